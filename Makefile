@@ -1,0 +1,36 @@
+# Two entry points for a newcomer: `make conformance` (install, then the main job) and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+
+.PHONY: setup conformance test lint typecheck pytest wheel-check bench
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh
+	bash scripts/install-system-deps.sh
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+## The main job: every conformance profile against the embedded default fleet.
+conformance: setup
+	$(BIN)/prime-rl-dynamo conformance --junit-xml reports/conformance.xml --json-report reports/conformance.json
+
+## Everything CI checks: lint, types, the test suite (integration tests included).
+test: setup lint typecheck pytest
+
+lint:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck:
+	$(BIN)/mypy
+
+pytest:
+	mkdir -p reports
+	$(BIN)/pytest --junit-xml=reports/pytest.xml
+
+bench: setup
+	$(BIN)/prime-rl-dynamo bench --json reports/bench.json --plot reports/bench.png

@@ -1,0 +1,1 @@
+"""Benchmarks behind ``prime-rl-dynamo bench``."""

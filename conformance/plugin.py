@@ -1,0 +1,1 @@
+"""pytest plugin of the conformance suite (options --rl-url, --rl-profile, --rl-strict)."""

@@ -1,0 +1,65 @@
+"""The ``prime-rl-dynamo`` command: a thin layer over the library.
+
+Each subcommand lives in its own module here, exposing ``add_parser(subparsers)`` that registers
+its arguments and sets ``func(args) -> int``. Heavy imports happen inside ``func`` so that
+``--help`` stays fast and works without the optional extras.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from prime_rl_dynamo.errors import PrimeRLDynamoError
+
+# Subcommand modules, in the order --help lists them.
+_SUBCOMMANDS = ("validate", "plan", "discover", "serve", "dynamo", "conformance", "bench")
+
+EXIT_OK = 0
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand whose module is present."""
+    parser = argparse.ArgumentParser(
+        prog="prime-rl-dynamo",
+        description="The Dynamo <-> Prime-RL discovery contract: validate, plan, discover, "
+        "serve a reference fleet, run real Dynamo, check conformance, benchmark.",
+    )
+    from prime_rl_dynamo import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"prime_rl_dynamo.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"prime_rl_dynamo.cli.{name}":
+                continue  # subcommand not built yet
+            raise
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except PrimeRLDynamoError as exc:
+        print(f"prime-rl-dynamo {args.command}: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
