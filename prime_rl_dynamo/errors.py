@@ -13,6 +13,7 @@ __all__ = [
     "AdminError",
     "ConfigError",
     "DialectError",
+    "HarnessError",
     "NotReadyError",
     "PendingError",
     "PrimeRLDynamoError",
@@ -174,3 +175,7 @@ class AdminError(PrimeRLDynamoError):
         super().__init__(message, requirement=requirement)
         self.engine = engine
         self.results = results
+
+
+class HarnessError(PrimeRLDynamoError):
+    """The real Dynamo harness could not start or operate its fleet (says which process and why)."""
