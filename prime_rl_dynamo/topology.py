@@ -24,6 +24,7 @@ __all__ = [
     "EngineFaults",
     "EngineGroup",
     "EngineSpec",
+    "MembershipEvent",
     "Topology",
     "default_topology",
     "load_topology",
@@ -66,6 +67,8 @@ class EngineGroup:
     admin: bool = True
     system: bool = True
     faults: EngineFaults = field(default_factory=EngineFaults)
+    admin_host: str | None = None  # host name advertised in URLs instead of the fleet's host
+    present: bool = True  # False: not listed until a schedule event joins it
 
     @property
     def engine_world_size(self) -> int:
@@ -95,11 +98,23 @@ class EngineSpec:
     system: bool
     faults: EngineFaults
     instance_id: int  # deterministic from the seed; the real runtime assigns its own
+    admin_host: str | None = None  # host name to advertise (e.g. "localhost"); None: the fleet's
+    present: bool = True  # listed from the start (False: joins via the schedule)
 
     @property
     def publishes_admin(self) -> bool:
         """Whether the listing carries admin_base_url and world_size for this engine."""
         return self.admin and not self.faults.dead and self.faults.reply_error is None
+
+
+@dataclass(frozen=True, slots=True)
+class MembershipEvent:
+    """One scheduled membership change: ``at`` seconds after the fleet starts."""
+
+    at: float
+    action: str  # "join" | "leave" | "resize" | "kill" | "revive"
+    engine: str  # EngineSpec.key
+    world_size: int | None = None  # for "resize"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +126,7 @@ class Topology:
     model: str | None = "Qwen/Qwen3-0.6B"
     seed: int = 0
     faults: tuple[str, ...] = ()
+    schedule: tuple[MembershipEvent, ...] = ()
 
     def engines(self) -> list[EngineSpec]:
         """Every engine, group by group, in file order."""
@@ -138,6 +154,8 @@ class Topology:
                         system=group.system,
                         faults=group.faults,
                         instance_id=_instance_id(self.seed, key),
+                        admin_host=group.admin_host,
+                        present=group.present,
                     )
                 )
         return out
@@ -194,14 +212,26 @@ def topology_from_dict(data: Mapping[str, Any], *, source: str = "<topology>") -
                 admin=raw.get("admin", True),
                 system=raw.get("system", True),
                 faults=faults,
+                admin_host=raw.get("admin_host"),
+                present=raw.get("present", True),
             )
         )
+    schedule = tuple(
+        MembershipEvent(
+            at=float(ev["at"]),
+            action=ev["action"],
+            engine=ev["engine"],
+            world_size=ev.get("world_size"),
+        )
+        for ev in data.get("schedule", ())
+    )
     return Topology(
         groups=tuple(groups),
         namespace=data.get("namespace", "dynamo"),
         model=data.get("model", "Qwen/Qwen3-0.6B"),
         seed=data.get("seed", 0),
         faults=tuple(data.get("faults", ())),
+        schedule=tuple(sorted(schedule, key=lambda ev: ev.at)),
     )
 
 

@@ -1,0 +1,110 @@
+"""Fault specifications of the reference frontend: parsing ``NAME[=VALUE][:COUNT]`` strings.
+
+A fault string names one way the RL listener misbehaves on purpose; ``:COUNT`` limits it to the
+first COUNT listing requests so that a client can be seen to recover. Pure parsing, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from prime_rl_dynamo.errors import ConfigError
+
+__all__ = ["FAULTS", "Fault", "parse_fault", "parse_faults"]
+
+#: Every fault name, with what its value means (None: takes no value) and a one-line description.
+FAULTS: dict[str, tuple[str | None, str]] = {
+    "latency": ("MS", "wait MS milliseconds before answering"),
+    "discovery-failed": (None, 'answer 500 {"error":"discovery_failed","message":...}'),
+    "rate-limit": ("RETRY_AFTER_S", "answer 429 with Retry-After: RETRY_AFTER_S"),
+    "unavailable": (None, "answer 503"),
+    "reset": (None, "close the connection without answering (TCP reset)"),
+    "truncate": (None, "send half the body under the full Content-Length, then close"),
+    "malformed-json": (None, "send a 200 application/json body that is not JSON"),
+    "break": ("REQUIREMENT_ID", "send a body that breaks exactly that one requirement"),
+    "error-workers": ("N", "list N workers (chosen by the seed) with an error"),
+    "churn": ("SECONDS", "change membership every SECONDS (leave, resize, join; by the seed)"),
+    "gzip": (None, "send the body with Content-Encoding: gzip"),
+    "oversized": ("BYTES", "pad the body past BYTES with a large unknown field (still valid)"),
+    "slow": ("BYTES_PER_SECOND", "dribble the body at BYTES_PER_SECOND"),
+}
+
+# Faults whose value is a number, with the smallest value that makes sense.
+_NUMERIC: dict[str, float] = {
+    "latency": 0,
+    "rate-limit": 0,
+    "error-workers": 1,
+    "churn": 0.01,
+    "oversized": 1,
+    "slow": 1,
+}
+
+_SYNTAX = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)(?:=(?P<value>[^:]*))?(?::(?P<count>[0-9]+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One parsed fault: ``count`` None means every listing request, else the first ``count``."""
+
+    name: str
+    value: str | None = None
+    count: int | None = None
+
+    def active(self, request_number: int) -> bool:
+        """Whether the fault applies to the listing request numbered ``request_number`` (from 1)."""
+        return self.count is None or request_number <= self.count
+
+    @property
+    def number(self) -> float:
+        """The value as a number (for numeric faults)."""
+        return float(self.value) if self.value is not None else 0.0
+
+    def __str__(self) -> str:
+        text = self.name if self.value is None else f"{self.name}={self.value}"
+        return text if self.count is None else f"{text}:{self.count}"
+
+
+def parse_fault(text: str) -> Fault:
+    """Parse one ``NAME[=VALUE][:COUNT]`` string, raising ConfigError with what was expected."""
+    match = _SYNTAX.match(text.strip())
+    if match is None:
+        raise ConfigError(f"fault {text!r}: expected NAME[=VALUE][:COUNT], e.g. rate-limit=1:2")
+    name, value, count = match["name"], match["value"], match["count"]
+    if name not in FAULTS:
+        raise ConfigError(
+            f"fault {text!r}: unknown name {name!r}; expected one of {sorted(FAULTS)}"
+        )
+    wanted, _ = FAULTS[name]
+    if value == "":
+        value = None
+    if wanted is None and value is not None:
+        raise ConfigError(f"fault {text!r}: {name} takes no value (found {value!r})")
+    if wanted is not None and value is None:
+        raise ConfigError(f"fault {text!r}: {name} needs a value {wanted}, e.g. {name}=1")
+    if name in _NUMERIC and value is not None:
+        try:
+            number = float(value)
+        except ValueError:
+            raise ConfigError(
+                f"fault {text!r}: {wanted} must be a number, found {value!r}"
+            ) from None
+        if number < _NUMERIC[name] or number != number:
+            raise ConfigError(
+                f"fault {text!r}: {wanted} must be >= {_NUMERIC[name]}, found {value}"
+            )
+    if name == "break":
+        from prime_rl_dynamo.reference.breaks import BREAKS
+
+        if value not in BREAKS:
+            raise ConfigError(
+                f"fault {text!r}: no body breaks requirement {value!r}; expected one of "
+                f"{', '.join(BREAKS)}"
+            )
+    return Fault(name, value, int(count) if count is not None else None)
+
+
+def parse_faults(texts: Iterable[str | Fault]) -> tuple[Fault, ...]:
+    """Parse several fault strings (already parsed faults pass through)."""
+    return tuple(t if isinstance(t, Fault) else parse_fault(t) for t in texts)

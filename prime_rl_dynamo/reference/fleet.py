@@ -1,0 +1,495 @@
+"""A whole reference fleet in one background thread: the RL listener plus every engine's servers.
+
+One asyncio loop runs one uvicorn server over many listening sockets (one per engine, plus the
+frontend's); a dispatcher routes each connection by its local port. This keeps a few hundred
+engines cheap on two cores (one accept loop each, no per-server tick). Every request is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+from starlette.types import Message, Receive, Scope, Send
+
+from prime_rl_dynamo.errors import ConfigError
+from prime_rl_dynamo.recording import RecordedRequest, Recorder
+from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
+from prime_rl_dynamo.reference.faults import Fault, parse_faults
+from prime_rl_dynamo.reference.frontend import DISCOVERY_PATH, Frontend
+from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
+from prime_rl_dynamo.topology import EngineSpec, Topology, load_topology
+
+__all__ = ["ReferenceFleet", "start_reference_fleet"]
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_START_TIMEOUT_S = 15.0
+_STOP_TIMEOUT_S = 10.0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def _host_of(headers: dict[str, str]) -> str:
+    host = headers.get("host", "")
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
+class _Dispatcher:
+    """Top-level ASGI app: routes by local port, records every request."""
+
+    def __init__(self, fleet: ReferenceFleet) -> None:
+        self.fleet = fleet
+        self.engine_app = engine_app()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        # uvicorn's send is a bound method of the request cycle, which holds the transport; the
+        # reset and truncate faults need it to close the connection with no (or half a) response.
+        cycle = getattr(send, "__self__", None)
+        scope["prd.transport"] = getattr(cycle, "transport", None)
+        port = scope["server"][1] if scope.get("server") else None
+        fleet = self.fleet
+        if port == fleet.frontend_port:
+            await self._recorded(fleet.frontend, scope, receive, send, engine="", server="frontend")
+            return
+        engine = fleet.state.by_port(port) if port is not None else None
+        if engine is None:
+            await _plain(send, 404, b"")
+            return
+        if not engine.alive or engine.spec.faults.dead:
+            # A killed engine: connections already open are cut, as its process would be gone.
+            from prime_rl_dynamo.reference.frontend import _abort
+
+            await _abort(scope)
+            return
+        scope["prd.engine"] = engine
+        path = scope["path"]
+        server = "system"
+        if path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/"):
+            server = "admin"
+        await self._recorded(
+            self.engine_app, scope, receive, send, engine=engine.key, server=server
+        )
+
+    async def _recorded(
+        self, app: Any, scope: Scope, receive: Receive, send: Send, *, engine: str, server: str
+    ) -> None:
+        received_at = time.time()
+        chunks = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        try:
+            parsed = json.loads(body) if body else None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            parsed = None
+        path = scope["path"]
+        if server == "admin":
+            path = path[len(ADMIN_PREFIX) :] or "/"
+        status = 0
+        done = False
+
+        def record() -> None:
+            nonlocal done
+            if done:
+                return
+            done = True
+            self.fleet.recorder.record(
+                RecordedRequest(
+                    engine=engine,
+                    server=server,
+                    method=scope["method"],
+                    path=path,
+                    query=scope.get("query_string", b"").decode("latin-1"),
+                    headers=headers,
+                    json=parsed,
+                    time=received_at,
+                    host=_host_of(headers),
+                    status=status,
+                )
+            )
+
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def recording_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                # Record before the last byte leaves, so a client that got its answer finds it.
+                record()
+            await send(message)
+
+        try:
+            await app(scope, replay, recording_send)
+        finally:
+            record()
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _plain(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class ReferenceFleet:
+    """A running reference fleet; use as a context manager or call ``stop()``.
+
+    Attributes: ``frontend_url``, ``discovery_url``, ``engines`` (ReferenceEngine: ``.spec``,
+    ``.system_url``, ``.admin_base_url``, plus live state), ``recorder``, ``topology``.
+    """
+
+    def __init__(
+        self,
+        topology: Topology,
+        *,
+        faults: Iterable[str | Fault] = (),
+        seed: int | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        recorder: Recorder | None = None,
+    ) -> None:
+        if host not in _LOOPBACK:
+            raise ConfigError(f"the reference fleet binds loopback only; got host {host!r}")
+        if seed is not None:
+            topology = replace(topology, seed=seed)  # instance ids follow the seed too
+        self.topology = topology
+        self.host = host
+        self.seed = topology.seed
+        self.recorder = recorder if recorder is not None else Recorder()
+        all_faults = parse_faults([*topology.faults, *faults])
+        self._sockets: dict[int, socket.socket] = {}
+        self._extra_servers: dict[int, uvicorn.Server] = {}
+        self._extra_tasks: dict[int, asyncio.Future[None]] = {}
+        specs = topology.engines()
+        if any(f.name == "churn" for f in all_faults) and specs:
+            specs.append(_spare(specs, topology))
+        frontend_sock = _bind(host, port)
+        self.frontend_port: int = frontend_sock.getsockname()[1]
+        self._sockets[self.frontend_port] = frontend_sock
+        engines = []
+        dead: list[socket.socket] = []
+        for spec in specs:
+            sock = _bind(host, 0)
+            engine_port = sock.getsockname()[1]
+            if spec.faults.dead:
+                dead.append(sock)
+            else:
+                self._sockets[engine_port] = sock
+            engines.append(
+                ReferenceEngine(spec=spec, port=engine_port, host=host, member=spec.present)
+            )
+        # Closed only now, so that no other engine is handed the port: nothing answers there.
+        for sock in dead:
+            sock.close()
+        self.state = FleetState(engines, topology.schedule)
+        self.frontend = Frontend(
+            self.state, namespace=topology.namespace, faults=all_faults, seed=self.seed
+        )
+        self._config = uvicorn.Config(
+            _Dispatcher(self),
+            lifespan="off",
+            http="h11",
+            loop="asyncio",
+            log_level="critical",
+            access_log=False,
+            server_header=False,
+            timeout_graceful_shutdown=1,
+        )
+        self._server = uvicorn.Server(self._config)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+
+    # -- addresses -----------------------------------------------------------------------------
+
+    @property
+    def frontend_url(self) -> str:
+        """Base URL of the RL listener."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.frontend_port}"
+
+    @property
+    def discovery_url(self) -> str:
+        """``frontend_url + "/v1/rl/workers"``."""
+        return self.frontend_url + DISCOVERY_PATH
+
+    @property
+    def engines(self) -> list[ReferenceEngine]:
+        """Every engine (listed or not), in topology order."""
+        return list(self.state.engines)
+
+    @property
+    def inference_world_size(self) -> int:
+        """Sum of the world sizes the listing currently publishes with an admin URL."""
+        return sum(e.world_size for e in self.state.members() if e.alive and e.spec.publishes_admin)
+
+    def engine(self, key: str) -> ReferenceEngine:
+        """The engine with this key."""
+        return self.state.by_key(key)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> ReferenceFleet:
+        """Serve in a background thread; returns once every socket is being served."""
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+
+            async def main() -> None:
+                task = asyncio.ensure_future(
+                    self._server.serve(sockets=list(self._sockets.values()))
+                )
+                deadline = time.monotonic() + _START_TIMEOUT_S
+                while not self._server.started and not task.done():
+                    if time.monotonic() > deadline:
+                        break
+                    await asyncio.sleep(0.005)
+                ready.set()
+                await task
+                extra = list(self._extra_servers.values())
+                for server in extra:
+                    server.should_exit = True
+                await asyncio.gather(*(asyncio.sleep(0) for _ in extra))
+
+            try:
+                loop.run_until_complete(main())
+                pending = asyncio.all_tasks(loop)
+                for task in pending:
+                    task.cancel()
+                if pending:
+                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            except BaseException as exc:  # reported to the starting thread
+                failure.append(exc)
+            finally:
+                ready.set()
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="reference-fleet", daemon=True)
+        self._thread.start()
+        if not ready.wait(_START_TIMEOUT_S) or failure or not self._server.started:
+            self.stop()
+            detail = f": {failure[0]!r}" if failure else ""
+            raise ConfigError(
+                f"the reference fleet did not start within {_START_TIMEOUT_S} s{detail}"
+            )
+        return self
+
+    @property
+    def running(self) -> bool:
+        """Whether the serving thread is alive."""
+        return self._thread is not None and self._thread.is_alive() and not self._stopped
+
+    def stop(self) -> None:
+        """Stop every server and join the thread (idempotent)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self._server.should_exit = True
+        for server in list(self._extra_servers.values()):
+            server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(_STOP_TIMEOUT_S)
+        for sock in self._sockets.values():
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def __enter__(self) -> ReferenceFleet:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- faults and membership -----------------------------------------------------------------
+
+    def set_faults(self, faults: Iterable[str | Fault]) -> None:
+        """Replace the frontend's faults (topology faults included) and restart their counting."""
+        self.frontend.set_faults(parse_faults(faults))
+
+    @property
+    def faults(self) -> tuple[Fault, ...]:
+        """The frontend's current faults."""
+        return self.frontend.faults
+
+    def remove(self, key: str) -> None:
+        """The engine leaves the fleet: no longer listed (its servers keep answering)."""
+        with self.state.lock:
+            self.state.by_key(key).member = False
+
+    def add(self, key: str) -> ReferenceEngine:
+        """A known engine (e.g. one with ``present: false``) joins: listed from now on."""
+        with self.state.lock:
+            engine = self.state.by_key(key)
+            engine.member = True
+        return engine
+
+    def resize(self, key: str, world_size: int) -> None:
+        """The engine now reports another world size."""
+        if world_size < 1:
+            raise ConfigError(f"world_size must be >= 1, got {world_size}")
+        with self.state.lock:
+            self.state.by_key(key).world_size = world_size
+
+    def kill(self, key: str) -> None:
+        """The engine's process dies: its port refuses connections; it stays listed with an error."""
+        engine = self.state.by_key(key)
+        with self.state.lock:
+            engine.alive = False
+        self._call(self._close_port(engine.port))
+
+    def restart(self, key: str) -> None:
+        """A killed engine comes back on the same port and is listed healthy again."""
+        engine = self.state.by_key(key)
+        if engine.alive:
+            return
+        self._call(self._open_port(engine.port))
+        with self.state.lock:
+            engine.alive = True
+
+    def _call(self, coro: Any) -> Any:
+        if self._loop is None or self._stopped:
+            coro.close()
+            raise ConfigError("the reference fleet is not running")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(_STOP_TIMEOUT_S)
+
+    async def _close_port(self, port: int) -> None:
+        extra = self._extra_servers.pop(port, None)
+        if extra is not None:
+            extra.should_exit = True
+        for server in getattr(self._server, "servers", []):
+            if any(s.getsockname()[1] == port for s in server.sockets):
+                server.close()
+        sock = self._sockets.pop(port, None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    async def _open_port(self, port: int) -> None:
+        sock = _bind(self.host, port)
+        self._sockets[port] = sock
+        server = uvicorn.Server(self._config)
+        self._extra_servers[port] = server
+        self._extra_tasks[port] = asyncio.ensure_future(server.serve(sockets=[sock]))
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not server.started and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+
+    # -- description ---------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        """Where everything listens, for printing."""
+        return {
+            "frontend_url": self.frontend_url,
+            "discovery_url": self.discovery_url,
+            "inference_world_size": self.inference_world_size,
+            "faults": [str(f) for f in self.faults],
+            "engines": [
+                {
+                    "key": e.key,
+                    "listed": e.member,
+                    "world_size": e.world_size,
+                    "system_url": e.system_url,
+                    "admin_base_url": e.admin_base_url,
+                }
+                for e in self.engines
+            ],
+        }
+
+    def iter_urls(self) -> Iterator[tuple[str, str]]:
+        """(key, admin_base_url) of every engine."""
+        for engine in self.engines:
+            yield engine.key, engine.admin_base_url
+
+
+def _spare(specs: list[EngineSpec], topology: Topology) -> EngineSpec:
+    """One unlisted engine like the first, for the churn fault's "join" step."""
+    from prime_rl_dynamo.topology import _instance_id
+
+    first = specs[0]
+    index = 1 + max(s.index for s in specs if s.component == first.component)
+    key = f"{first.namespace}.{first.component}#{index}"
+    return replace(
+        first, key=key, index=index, instance_id=_instance_id(topology.seed, key), present=False
+    )
+
+
+def start_reference_fleet(
+    topology: Topology | str | Path | None = None,
+    *,
+    faults: Iterable[str | Fault] = (),
+    seed: int | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    recorder: Recorder | None = None,
+) -> ReferenceFleet:
+    """Start a reference fleet in a background thread on free ports (``port`` for the frontend).
+
+    ``topology`` is a Topology, a topology file, or None for the default fleet (W = 16).
+    ``faults`` add to the topology's own; ``seed`` overrides the topology's seed for faults.
+    """
+    if not isinstance(topology, Topology):
+        topology = load_topology(topology)
+    fleet = ReferenceFleet(
+        topology, faults=faults, seed=seed, host=host, port=port, recorder=recorder
+    )
+    return fleet.start()

@@ -1,0 +1,247 @@
+"""The reference RL listener: ``GET``/``HEAD /v1/rl/workers`` as Dynamo 1.6.1 serves it, plus faults.
+
+An ASGI application (Starlette request/response types, served by uvicorn). Other methods get
+``405`` with ``Allow: GET,HEAD`` and an empty body, other paths ``404`` with an empty body, as the
+real listener answers. Faults (see faults.py) shape each listing request deterministically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import random
+import socket
+import struct
+import time
+from collections.abc import Callable
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+from prime_rl_dynamo.reference.breaks import break_body
+from prime_rl_dynamo.reference.faults import Fault, parse_faults
+from prime_rl_dynamo.reference.listing import (
+    WorkerView,
+    discovery_failed_body,
+    dumps,
+    listing_body,
+)
+from prime_rl_dynamo.reference.state import FleetState, churn_view
+
+__all__ = ["DISCOVERY_PATH", "Frontend"]
+
+DISCOVERY_PATH = "/v1/rl/workers"
+
+# Status faults, checked in this order: the first active one answers.
+_STATUS_FAULTS = ("reset", "discovery-failed", "rate-limit", "unavailable")
+
+
+class Frontend:
+    """ASGI app of the RL listener over a fleet's live state."""
+
+    def __init__(
+        self,
+        state: FleetState,
+        *,
+        namespace: str,
+        faults: tuple[Fault, ...] | list[str] = (),
+        seed: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.state = state
+        self.namespace = namespace
+        self.seed = seed
+        self._clock = clock
+        self.started = clock()
+        self.faults: tuple[Fault, ...] = parse_faults(faults)
+        self.listing_requests = 0
+
+    def set_faults(self, faults: tuple[Fault, ...] | list[str]) -> None:
+        """Replace the faults and restart the request count that ``:COUNT`` limits refer to."""
+        self.faults = parse_faults(faults)
+        self.listing_requests = 0
+
+    # -- the listing ---------------------------------------------------------------------------
+
+    def views(self, elapsed: float, request_faults: list[Fault]) -> list[WorkerView]:
+        """Workers listed at ``elapsed`` seconds, after the schedule and any churn."""
+        self.state.apply_schedule(elapsed)
+        with self.state.lock:
+            members = [
+                e
+                for e in self.state.members()
+                if e.spec.namespace == self.namespace or e.spec.namespace.startswith(self.namespace)
+            ]
+            spares = [e for e in self.state.engines if not e.member and e.alive]
+        churn = next((f for f in request_faults if f.name == "churn"), None)
+        if churn is not None:
+            return churn_view(members, spares, period=churn.number, elapsed=elapsed, seed=self.seed)
+        return [e.view() for e in members]
+
+    def body(self, request_faults: list[Fault]) -> tuple[int, Any]:
+        """Status and JSON value of one listing under the given active faults."""
+        views = self.views(self._clock() - self.started, request_faults)
+        erroring = next((f for f in request_faults if f.name == "error-workers"), None)
+        if erroring is not None:
+            views = _with_error_workers(views, int(erroring.number), self.seed)
+        body = listing_body(self.namespace, views)
+        broken = next((f for f in request_faults if f.name == "break"), None)
+        if broken is not None and broken.value is not None:
+            result = break_body(broken.value, body, self.seed)
+            return result.status, result.body
+        return 200, body
+
+    # -- ASGI ----------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["path"] != DISCOVERY_PATH:
+            await _empty(send, 404)
+            return
+        if scope["method"] not in ("GET", "HEAD"):
+            await _empty(send, 405, [(b"allow", b"GET,HEAD")])
+            return
+        self.listing_requests += 1
+        number = self.listing_requests
+        active = [f for f in self.faults if f.active(number)]
+        by_name = {f.name: f for f in active}
+
+        if "latency" in by_name:
+            await asyncio.sleep(by_name["latency"].number / 1000.0)
+        for name in _STATUS_FAULTS:
+            fault = by_name.get(name)
+            if fault is None:
+                continue
+            if name == "reset":
+                await _reset(scope)
+                return
+            if name == "discovery-failed":
+                message = f"injected fault discovery-failed (listing request {number})"
+                await _json(send, 500, dumps(discovery_failed_body(message)))
+                return
+            if name == "rate-limit":
+                retry_after = fault.value or "1"
+                payload = {"error": "rate_limited", "message": f"retry after {retry_after} s"}
+                await _json(send, 429, dumps(payload), [(b"retry-after", retry_after.encode())])
+                return
+            payload = {"error": "unavailable", "message": "injected fault unavailable"}
+            await _json(send, 503, dumps(payload))
+            return
+
+        status, value = self.body(active)
+        data = dumps(value)
+        if "oversized" in by_name:
+            data = _pad(value, data, int(by_name["oversized"].number))
+        if "malformed-json" in by_name:
+            # Balanced length, broken syntax: the closing brace becomes a bracket.
+            data = data[:-1] + b"]"
+        headers: list[tuple[bytes, bytes]] = []
+        if "gzip" in by_name:
+            data = gzip.compress(data, mtime=0)
+            headers.append((b"content-encoding", b"gzip"))
+        if "truncate" in by_name:
+            await _truncated(scope, send, status, data, headers)
+            return
+        if "slow" in by_name:
+            await _dribble(send, status, data, headers, by_name["slow"].number)
+            return
+        await _json(send, status, data, headers)
+
+
+def _with_error_workers(views: list[WorkerView], count: int, seed: int) -> list[WorkerView]:
+    from dataclasses import replace
+
+    healthy = [i for i, v in enumerate(views) if v.error is None]
+    rng = random.Random(f"{seed}:error-workers")
+    chosen = set(rng.sample(healthy, min(count, len(healthy))))
+    return [
+        replace(v, error="injected fault error-workers: worker probe failed") if i in chosen else v
+        for i, v in enumerate(views)
+    ]
+
+
+def _pad(value: Any, data: bytes, size: int) -> bytes:
+    """The body grown past ``size`` bytes by an unknown top-level field (clients ignore it)."""
+    if len(data) > size or not isinstance(value, dict):
+        return data
+    padded = dict(value)
+    padded["x_padding"] = ""
+    missing = size + 1 - len(dumps(padded))
+    padded["x_padding"] = "x" * max(missing, 0)
+    return dumps(padded)
+
+
+async def _json(
+    send: Send, status: int, data: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(data)).encode()),
+        *(extra or []),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _empty(send: Send, status: int, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    headers = [(b"content-length", b"0"), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _abort(scope: Scope) -> None:
+    """Close the client's connection with a TCP reset (uvicorn's transport, stashed in the scope)."""
+    transport = scope.get("prd.transport")
+    if transport is None:
+        raise ConnectionAbortedError("reference fault: no transport to reset")
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        # Linger 0: close() sends RST instead of FIN, which is what a crashed peer looks like.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+    # Let the server notice the connection is gone before the app returns (no 500 sent then).
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+
+async def _reset(scope: Scope) -> None:
+    await _abort(scope)
+
+
+async def _truncated(
+    scope: Scope, send: Send, status: int, data: bytes, extra: list[tuple[bytes, bytes]]
+) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(data)).encode()),
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    if scope["method"] != "HEAD":
+        await send(
+            {"type": "http.response.body", "body": data[: len(data) // 2], "more_body": True}
+        )
+    await _abort(scope)
+
+
+async def _dribble(
+    send: Send, status: int, data: bytes, extra: list[tuple[bytes, bytes]], rate: float
+) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(data)).encode()),
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    # Ten chunks a second at the given rate (at least one byte each).
+    chunk = max(1, int(rate / 10))
+    interval = chunk / rate
+    for start in range(0, len(data), chunk):
+        piece = data[start : start + chunk]
+        last = start + chunk >= len(data)
+        await send({"type": "http.response.body", "body": piece, "more_body": not last})
+        if not last:
+            await asyncio.sleep(interval)
+    if not data:
+        await send({"type": "http.response.body", "body": b""})
