@@ -1,0 +1,471 @@
+"""The ``frontend`` profile: a live RL listener judged against every server requirement.
+
+The dialect is identified first; status codes, content type, HEAD, 405, 404, stability, a bounded
+concurrent load and schemathesis' own checks follow; the validator judges every body received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import statistics
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from conformance._http import Reply, json_media, make_client, request
+from conformance.registry import CheckError, Failed, Skipped, check
+from conformance.runner import ProfileContext, RunContext, profile_setup
+from prime_rl_dynamo.errors import Violation
+from prime_rl_dynamo.requirements import all_requirements
+
+__all__ = ["BODY_REQUIREMENTS", "WORKERS_PATH", "FrontendContext"]
+
+WORKERS_PATH = "/v1/rl/workers"
+
+#: Requirements the validator judges on each body: one check each, so a broken body fails
+#: exactly the requirements it breaks.
+BODY_REQUIREMENTS: tuple[str, ...] = tuple(
+    r.id
+    for r in all_requirements().values()
+    if r.party == "server" and r.enforced_by in ("schema", "validator") and r.id != "HTTP-5"
+)
+
+
+def _validator() -> Any:
+    try:
+        from prime_rl_dynamo import validate
+    except ImportError as exc:  # the validator is part of the core; missing means a broken install
+        raise CheckError(f"prime_rl_dynamo.validate cannot be imported: {exc}") from exc
+    return validate
+
+
+class FrontendContext(ProfileContext):
+    """Shared state of the frontend profile: the replies received and what the validator said."""
+
+    def __init__(self, run: RunContext, client: httpx.Client) -> None:
+        super().__init__()
+        if not run.url:
+            raise CheckError("the frontend profile needs an RL listener URL")
+        self.run = run
+        self.base = run.url
+        self.client = client
+        self._main: Reply | None = None
+        self._dialect: str | None = None
+        # raw body bytes -> violations, for every distinct listing the suite received
+        self._judged: dict[bytes, list[Violation]] = {}
+        self._sources: dict[bytes, str] = {}
+        self.polls_done = False
+        self.load_done = False
+
+    @property
+    def workers_url(self) -> str:
+        """The listing's URL."""
+        return self.base + WORKERS_PATH
+
+    def get(self, path: str = WORKERS_PATH, method: str = "GET") -> Reply:
+        """One request to the RL listener; a connection failure is the harness's problem."""
+        url = self.base + path
+        try:
+            return request(self.client, method, url)
+        except httpx.HTTPError as exc:
+            raise CheckError(f"{method} {url} failed: {type(exc).__name__}: {exc}") from exc
+
+    def main(self) -> Reply:
+        """The first GET of the listing (cached)."""
+        if self._main is None:
+            self._main = self.get()
+            self.judge(self._main, "first GET")
+        return self._main
+
+    def listing(self) -> Any:
+        """The parsed listing of the first GET; errors when there is none to judge."""
+        reply = self.main()
+        # No listing is not this check's failure: HTTP-1 and HTTP-5 judge the status and body.
+        if reply.status != 200:
+            raise Skipped(f"no listing to judge: GET answered {reply.status} (see HTTP-1, HTTP-5)")
+        if reply.parse_error:
+            raise Skipped(f"no listing to judge: the body is {reply.parse_error} (see HTTP-1)")
+        return reply.parsed
+
+    def dialect(self) -> str:
+        """'dynamo-v1', 'smg' or 'unknown', from the validator's detector."""
+        if self._dialect is None:
+            self._dialect = str(_validator().detect_dialect(self.listing()))
+        return self._dialect
+
+    def require_dynamo_dialect(self) -> None:
+        """Skip a body check when the target speaks another protocol (DIALECT-1 says so once)."""
+        if self.dialect() == "smg":
+            raise Skipped("not judged: the target serves the SMG gateway's dialect (see DIALECT-1)")
+
+    def judge(self, reply: Reply, source: str) -> None:
+        """Validate a 200 JSON listing (once per distinct body) and keep its violations."""
+        if reply.status == 200 and not reply.parse_error:
+            self.judge_content(reply.content, source)
+
+    def judge_content(self, content: bytes, source: str) -> None:
+        """Validate one listing body (once per distinct body) and keep its violations."""
+        if content not in self._judged:
+            self._judged[content] = list(_validator().check_body(content))
+            self._sources[content] = source
+
+    @property
+    def judged(self) -> int:
+        """How many distinct bodies were judged."""
+        return len(self._judged)
+
+    def violations(self, requirement_id: str) -> list[tuple[str, Violation]]:
+        """(source, violation) for every violation of one requirement in any body received."""
+        self.listing()
+        out: list[tuple[str, Violation]] = []
+        seen: set[tuple[str, str, str]] = set()
+        for content, found in self._judged.items():
+            for v in found:
+                key = (v.requirement, v.pointer, v.message)
+                if v.requirement == requirement_id and key not in seen:
+                    seen.add(key)
+                    out.append((self._sources[content], v))
+        return out
+
+    def stray_violations(self) -> list[tuple[str, Violation]]:
+        """Violations naming a requirement no body check covers (reported under BODY-1)."""
+        covered = set(BODY_REQUIREMENTS) | {"DIALECT-1"}
+        out: list[tuple[str, Violation]] = []
+        for content, found in self._judged.items():
+            out.extend((self._sources[content], v) for v in found if v.requirement not in covered)
+        return out
+
+
+@profile_setup("frontend")
+@contextlib.contextmanager
+def _setup(run: RunContext) -> Iterator[FrontendContext]:
+    with make_client(run.options.timeout) as client:
+        yield FrontendContext(run, client)
+
+
+def _identities(body: Any) -> list[str]:
+    if not isinstance(body, dict) or not isinstance(body.get("workers"), list):
+        return []
+    out = []
+    for w in body["workers"]:
+        if isinstance(w, dict):
+            out.append(
+                f"{w.get('namespace')}.{w.get('component')}.{w.get('endpoint')}#{w.get('instance_id')}"
+            )
+    return out
+
+
+# --- dialect first --------------------------------------------------------------------------
+
+
+@check(
+    "frontend",
+    "DIALECT-1",
+    "dialect",
+    "The listing speaks Dynamo's protocol, not another gateway's",
+)
+def check_dialect(ctx: FrontendContext) -> str | None:
+    dialect = ctx.dialect()
+    if dialect == "smg":
+        raise Failed(
+            f"{ctx.workers_url} serves the SMG gateway's dialect (fields such as total, engine, "
+            "control_url), not Dynamo's /v1/rl/workers protocol; point the suite at Dynamo's RL "
+            "listener (DYN_RL_PORT). Body checks are skipped."
+        )
+    return f"dialect {dialect}"
+
+
+# --- HTTP -------------------------------------------------------------------------------------
+
+
+@check(
+    "frontend",
+    "HTTP-1",
+    "status-and-content-type",
+    "GET answers 200 (or 500 discovery_failed) with a JSON body",
+)
+def check_status(ctx: FrontendContext) -> str | None:
+    reply = ctx.main()
+    problems = []
+    if reply.status not in (200, 500):
+        problems.append(f"expected status 200 (or 500 discovery_failed), found {reply.status}")
+    if not json_media(reply.content_type):
+        problems.append(
+            f"expected Content-Type application/json, found {reply.content_type or 'none'!r}"
+        )
+    if reply.parse_error:
+        problems.append(f"expected a JSON body, found {reply.parse_error}")
+    if problems:
+        raise Failed("; ".join(problems) + f"\n  {reply.describe()}")
+    return f"{reply.status} {reply.content_type} in {reply.elapsed * 1000:.1f} ms"
+
+
+@check(
+    "frontend",
+    "HTTP-5",
+    "discovery-failed-body",
+    "A whole-listing failure is 500 {error: discovery_failed, message}",
+)
+def check_failure_body(ctx: FrontendContext) -> str | None:
+    reply = ctx.main()
+    if reply.status != 500:
+        raise Skipped(f"the frontend answered {reply.status}: no whole-listing failure to judge")
+    body = reply.parsed
+    if (
+        not isinstance(body, dict)
+        or body.get("error") != "discovery_failed"
+        or not isinstance(body.get("message"), str)
+    ):
+        raise Failed(
+            f'expected {{"error": "discovery_failed", "message": string}}, found {reply.describe()}'
+        )
+    return None
+
+
+@check("frontend", "HTTP-2", "head", "HEAD answers like GET, without a body")
+def check_head(ctx: FrontendContext) -> str | None:
+    get = ctx.main()
+    head = ctx.get(method="HEAD")
+    problems = []
+    if head.status != get.status:
+        problems.append(f"HEAD status {head.status}, GET status {get.status}")
+    if head.content_type.split(";")[0].strip() != get.content_type.split(";")[0].strip():
+        problems.append(f"HEAD Content-Type {head.content_type!r}, GET {get.content_type!r}")
+    if head.content:
+        problems.append(f"HEAD carried a body of {len(head.content)} bytes")
+    if problems:
+        raise Failed(f"HEAD {ctx.workers_url}: " + "; ".join(problems))
+    return f"{head.status} {head.content_type}"
+
+
+@check("frontend", "HTTP-3", "method-not-allowed", "Other methods answer 405 with Allow: GET, HEAD")
+def check_405(ctx: FrontendContext) -> str | None:
+    problems = []
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        reply = ctx.get(method=method)
+        allow = {t.strip().upper() for t in reply.headers.get("allow", "").split(",") if t.strip()}
+        if reply.status != 405:
+            problems.append(f"{method}: expected 405, found {reply.status}")
+        elif allow != {"GET", "HEAD"}:
+            found = reply.headers.get("allow")
+            problems.append(
+                f"{method}: expected Allow listing exactly GET and HEAD, found {found!r}"
+            )
+    if problems:
+        raise Failed(f"{ctx.workers_url}: " + "; ".join(problems))
+    return "POST, PUT, DELETE, PATCH -> 405, Allow: GET, HEAD"
+
+
+UNKNOWN_PATHS = ("/v1/rl/engine", "/v1/rl/unknown", "/v1/rl/workers/extra", "/v1/unknown", "/")
+
+
+@check("frontend", "HTTP-4", "unknown-paths", "Unknown paths on the RL listener answer 404")
+def check_404(ctx: FrontendContext) -> str | None:
+    problems = []
+    for path in UNKNOWN_PATHS:
+        reply = ctx.get(path)
+        if reply.status != 404:
+            problems.append(f"GET {path}: expected 404, found {reply.status}")
+    if problems:
+        raise Failed(f"{ctx.base}: " + "; ".join(problems))
+    return f"{len(UNKNOWN_PATHS)} unknown paths -> 404"
+
+
+@check(
+    "frontend",
+    "HTTP-6",
+    "stable-polls",
+    "Repeated polls of an unchanged fleet return the same listing",
+)
+def check_stability(ctx: FrontendContext) -> str | None:
+    first = ctx.listing()
+    polls = max(1, ctx.run.options.polls)
+    changed = []
+    for i in range(polls):
+        reply = ctx.get()
+        ctx.judge(reply, f"poll {i + 1}")
+        if reply.status != 200 or reply.parse_error:
+            changed.append(f"poll {i + 1}: {reply.describe()}")
+        elif reply.parsed != first:
+            before, after = set(_identities(first)), set(_identities(reply.parsed))
+            diff = ""
+            if before != after:
+                diff = f" (gone: {sorted(before - after)}, new: {sorted(after - before)})"
+            changed.append(f"poll {i + 1} differs from the first GET{diff}")
+    ctx.polls_done = True
+    if changed:
+        raise Failed(f"{len(changed)} of {polls} polls differed:\n  " + "\n  ".join(changed[:10]))
+    return f"{polls} polls identical"
+
+
+async def _load(
+    url: str, clients: int, per_client: int, budget: float, timeout: float
+) -> dict[str, Any]:
+    deadline = time.monotonic() + budget
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    bodies: dict[bytes, int] = {}
+    errors: list[str] = []
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(
+        timeout=timeout, limits=limits, trust_env=False, follow_redirects=False
+    ) as client:
+
+        async def poller() -> None:
+            for _ in range(per_client):
+                if time.monotonic() > deadline:
+                    return
+                started = time.perf_counter()
+                try:
+                    response = await client.get(url)
+                except httpx.HTTPError as exc:
+                    errors.append(f"{type(exc).__name__}: {exc}")
+                    continue
+                latencies.append(time.perf_counter() - started)
+                statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+                if response.status_code == 200:
+                    bodies[response.content] = bodies.get(response.content, 0) + 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(poller() for _ in range(clients)))
+        wall = time.perf_counter() - started
+    return {
+        "latencies": latencies,
+        "statuses": statuses,
+        "bodies": bodies,
+        "errors": errors,
+        "wall": wall,
+    }
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@check(
+    "frontend",
+    "HTTP-7",
+    "concurrent-polls",
+    "Concurrent polls: no 5xx, valid bodies, consistent membership",
+)
+def check_load(ctx: FrontendContext) -> str | None:
+    import json
+
+    opts = ctx.run.options
+    first = ctx.listing()
+    outcome = asyncio.run(
+        _load(
+            ctx.workers_url, opts.load_clients, opts.load_requests, opts.load_budget, opts.timeout
+        )
+    )
+    latencies: list[float] = outcome["latencies"]
+    total = opts.load_clients * opts.load_requests
+    done = sum(outcome["statuses"].values())
+    p50, p99 = _percentile(latencies, 0.50) * 1000, _percentile(latencies, 0.99) * 1000
+    figures = {
+        "clients": opts.load_clients,
+        "requests_planned": total,
+        "requests_done": done,
+        "transport_errors": len(outcome["errors"]),
+        "statuses": {str(k): v for k, v in sorted(outcome["statuses"].items())},
+        "p50_ms": round(p50, 2),
+        "p99_ms": round(p99, 2),
+        "mean_ms": round(statistics.fmean(latencies) * 1000, 2) if latencies else 0.0,
+        "wall_s": round(outcome["wall"], 3),
+        "distinct_bodies": len(outcome["bodies"]),
+    }
+    ctx.add_details("HTTP-7::concurrent-polls", **figures)
+    expected = sorted(_identities(first))
+    problems = []
+    server_errors = {k: v for k, v in outcome["statuses"].items() if k >= 500}
+    if server_errors:
+        problems.append(f"5xx answers under load: {server_errors}")
+    if outcome["errors"]:
+        problems.append(f"{len(outcome['errors'])} transport errors, first: {outcome['errors'][0]}")
+    for i, content in enumerate(outcome["bodies"]):
+        try:
+            parsed = json.loads(content)
+        except ValueError as exc:
+            problems.append(f"a body under load is not JSON: {exc}")
+            continue
+        ctx.judge_content(content, f"concurrent poll (distinct body {i + 1})")
+        found = sorted(_identities(parsed))
+        if found != expected:
+            gone, new = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+            problems.append(f"membership differs from the first GET: gone {gone}, new {new}")
+    ctx.load_done = True
+    summary = (
+        f"{done}/{total} requests by {opts.load_clients} clients in {outcome['wall']:.2f} s: "
+        f"p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+    )
+    if done < total and not outcome["errors"]:
+        summary += f" (cut short at the {opts.load_budget:g} s budget)"
+    if problems:
+        raise Failed(summary + "\n  " + "\n  ".join(problems[:10]), details=figures)
+    return summary
+
+
+# --- schemathesis' own checks ---------------------------------------------------------------
+
+
+@check(
+    "frontend",
+    "HTTP-1",
+    "schemathesis",
+    "schemathesis' checks pass from the bundled OpenAPI document",
+)
+def check_schemathesis(ctx: FrontendContext) -> str | None:
+    from conformance.st import run_schemathesis
+
+    ctx.listing()
+    ctx.require_dynamo_dialect()
+    failures = run_schemathesis(ctx.base, timeout=ctx.run.options.timeout)
+    unexplained = []
+    for failure in failures:
+        if failure.schema_failure and failure.body is not None:
+            # A schema failure on a body the validator also refuses is reported under the
+            # requirement the validator names (one failure per broken requirement).
+            found = _validator().check_body(failure.body)
+            if found:
+                ctx.judge_content(failure.body, "schemathesis")
+                continue
+        unexplained.append(failure.text)
+    if unexplained:
+        raise Failed("schemathesis failed:\n  " + "\n  ".join(unexplained[:10]))
+    return "not_a_server_error, status_code, content_type, response_headers, response_schema"
+
+
+# --- every body requirement, one check each ---------------------------------------------------
+
+
+def _make_body_check(req_id: str) -> None:
+    title = all_requirements()[req_id].title
+
+    def body_check(ctx: FrontendContext) -> str | None:
+        ctx.require_dynamo_dialect()
+        found = ctx.violations(req_id)
+        if req_id == "BODY-1":
+            found += ctx.stray_violations()
+        if found:
+            lines = [f"{v} (in {source})" for source, v in found[:20]]
+            more = f"\n  ... and {len(found) - 20} more" if len(found) > 20 else ""
+            raise Failed(
+                f"{len(found)} violation(s) in the listing of {ctx.workers_url}:\n  "
+                + "\n  ".join(lines)
+                + more
+            )
+        return f"{ctx.judged} distinct bodies judged"
+
+    body_check.__name__ = f"check_body_{req_id.replace('-', '_').lower()}"
+    check("frontend", req_id, "body", title)(body_check)
+
+
+for _req in BODY_REQUIREMENTS:
+    _make_body_check(_req)

@@ -1,0 +1,96 @@
+"""schemathesis inside the suite: its own checks run from the bundled OpenAPI document.
+
+Uses schemathesis' Python API (4.x): one positive case per documented operation of the RL
+listener, validated with every check schemathesis enables by default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.registry import CheckError
+
+__all__ = ["OPENAPI_DOCUMENT", "StFailure", "openapi_document", "run_schemathesis"]
+
+#: The RL listener's OpenAPI document, relative to the bundled contract directory.
+OPENAPI_DOCUMENT = "openapi/rl-frontend.openapi.json"
+
+
+@dataclass(frozen=True)
+class StFailure:
+    """One failure schemathesis reported."""
+
+    operation: str
+    title: str
+    text: str  # schemathesis' own message, with a curl reproducer
+    schema_failure: bool  # response_schema_conformance (the validator may name the requirement)
+    body: bytes | None
+
+
+def openapi_document() -> Path:
+    """Path of the bundled RL-listener OpenAPI document (works from the wheel too)."""
+    from prime_rl_dynamo._resources import schema_path
+
+    try:
+        return schema_path(OPENAPI_DOCUMENT)
+    except FileNotFoundError as exc:
+        raise CheckError(f"the bundled OpenAPI document is missing: {exc}") from exc
+
+
+def run_schemathesis(base_url: str, *, timeout: float = 10.0) -> list[StFailure]:
+    """Call every documented operation once and return what schemathesis' checks found."""
+    import schemathesis
+    from schemathesis.core.failures import Failure, FailureGroup
+
+    try:
+        schema = schemathesis.openapi.from_path(str(openapi_document()))
+    except CheckError:
+        raise
+    except Exception as exc:
+        raise CheckError(f"schemathesis cannot load {openapi_document()}: {exc}") from exc
+    schema.config.update(base_url=base_url)
+    failures: list[StFailure] = []
+    for loaded in schema.get_all_operations():
+        if not hasattr(loaded, "ok"):
+            raise CheckError(
+                f"schemathesis cannot load an operation of {openapi_document()}: {loaded}"
+            )
+        operation = loaded.ok()
+        case = operation.Case()
+        try:
+            response = case.call(base_url=base_url, timeout=timeout)
+        except Exception as exc:
+            raise CheckError(f"{operation.label}: request failed: {exc}") from exc
+        try:
+            case.validate_response(response)
+        except FailureGroup as group:
+            for failure in group.exceptions:
+                failures.append(
+                    _convert(operation.label, failure, response.content, case, base_url)
+                )
+        except Failure as failure:
+            failures.append(_convert(operation.label, failure, response.content, case, base_url))
+    return failures
+
+
+def _convert(
+    label: str, failure: object, body: bytes | None, case: object, base_url: str
+) -> StFailure:
+    title = str(getattr(failure, "title", type(failure).__name__))
+    message = str(getattr(failure, "message", failure)).strip()
+    curl = ""
+    try:
+        curl = case.as_curl_command(base_url=base_url)  # type: ignore[attr-defined]
+    except Exception:  # the reproducer is a courtesy
+        curl = ""
+    text = f"{label}: {title}: {message.splitlines()[0] if message else ''}"
+    if curl:
+        text += f" (reproduce: {curl})"
+    return StFailure(
+        operation=label,
+        title=title,
+        text=text,
+        schema_failure=type(failure).__name__ == "JsonSchemaError",
+        body=body,
+    )

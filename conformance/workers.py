@@ -1,0 +1,218 @@
+"""The ``workers`` profile: every worker the frontend lists is asked directly.
+
+Its system server (health, each advertised engine route) and its admin API's health must answer.
+Replies are parsed as JSON whatever their Content-Type; the Content-Type is judged on its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from conformance._http import Reply, is_http_url, json_media, make_client, request
+from conformance.registry import CheckError, Failed, Skipped, check
+from conformance.runner import ProfileContext, RunContext, profile_setup
+
+__all__ = ["ListedWorker", "WorkersContext"]
+
+WORKERS_PATH = "/v1/rl/workers"
+
+
+@dataclass(frozen=True)
+class ListedWorker:
+    """The parts of one listed worker the profile probes."""
+
+    label: str  # namespace.component.endpoint#instance_id
+    routes: tuple[str, ...]
+    system_url: str | None
+    admin_base_url: str | None
+
+
+class WorkersContext(ProfileContext):
+    """The listing, fetched once, and a cache of the probes (shared URLs are asked once)."""
+
+    def __init__(self, run: RunContext, client: httpx.Client) -> None:
+        super().__init__()
+        if not run.url:
+            raise CheckError("the workers profile needs an RL listener URL")
+        self.run = run
+        self.client = client
+        self.url = run.url + WORKERS_PATH
+        self._workers: list[ListedWorker] | None = None
+        self.unprobed: list[str] = []  # why some workers were left out
+        self._replies: dict[tuple[str, str], Reply | str] = {}
+
+    def workers(self) -> list[ListedWorker]:
+        """Healthy listed workers (error workers are not expected to answer)."""
+        if self._workers is not None:
+            return self._workers
+        try:
+            reply = request(self.client, "GET", self.url)
+        except httpx.HTTPError as exc:
+            raise CheckError(f"GET {self.url} failed: {type(exc).__name__}: {exc}") from exc
+        body = reply.parsed
+        if reply.status != 200 or reply.parse_error:
+            raise Skipped(f"no listing to probe: {reply.describe()} (see the frontend profile)")
+        if not isinstance(body, dict) or not isinstance(body.get("workers"), list):
+            raise Skipped("no listing to probe: the body has no workers array (see BODY-1, BODY-4)")
+        out = []
+        for w in body["workers"]:
+            if not isinstance(w, dict):
+                continue
+            label = f"{w.get('namespace')}.{w.get('component')}.{w.get('endpoint')}#{w.get('instance_id')}"
+            if "error" in w:
+                self.unprobed.append(f"{label}: listed with error {w.get('error')!r}")
+                continue
+            routes = w.get("routes")
+            out.append(
+                ListedWorker(
+                    label=label,
+                    routes=tuple(r for r in routes if isinstance(r, str) and r)
+                    if isinstance(routes, list)
+                    else (),
+                    system_url=w.get("system_url") if is_http_url(w.get("system_url")) else None,
+                    admin_base_url=w.get("admin_base_url")
+                    if is_http_url(w.get("admin_base_url"))
+                    else None,
+                )
+            )
+            for key in ("system_url", "admin_base_url"):
+                if key in w and not is_http_url(w[key]):
+                    self.unprobed.append(f"{label}: {key} {w[key]!r} is not a URL (see WORKER-7/8)")
+        self._workers = out
+        return out
+
+    def ask(self, method: str, url: str, **kwargs: Any) -> Reply | str:
+        """One probe (cached by method and URL); a transport failure comes back as its text."""
+        key = (method, url)
+        if key not in self._replies:
+            try:
+                self._replies[key] = request(self.client, method, url, **kwargs)
+            except httpx.HTTPError as exc:
+                self._replies[key] = f"{method} {url}: {type(exc).__name__}: {exc}"
+        return self._replies[key]
+
+
+@profile_setup("workers")
+@contextlib.contextmanager
+def _setup(run: RunContext) -> Iterator[WorkersContext]:
+    with make_client(run.options.timeout) as client:
+        yield WorkersContext(run, client)
+
+
+def _join(base: str, path: str) -> str:
+    return base.rstrip("/") + path
+
+
+def _engine_targets(ctx: WorkersContext) -> list[tuple[str, str]]:
+    """(worker label, engine route URL) for every advertised route, each URL once."""
+    seen: set[str] = set()
+    out = []
+    for w in ctx.workers():
+        if w.system_url is None:
+            continue
+        for route in w.routes:
+            url = _join(w.system_url, f"/engine/{route}")
+            if url not in seen:
+                seen.add(url)
+                out.append((w.label, url))
+    if not out:
+        raise Skipped("no listed worker advertises both a system_url and routes")
+    return out
+
+
+@check("workers", "ENGINE-3", "system-health", "GET {system_url}/health answers a JSON object")
+def check_system_health(ctx: WorkersContext) -> str | None:
+    urls: dict[str, str] = {}
+    for w in ctx.workers():
+        if w.system_url is not None:
+            urls.setdefault(_join(w.system_url, "/health"), w.label)
+    if not urls:
+        raise Skipped("no listed worker advertises a system_url")
+    problems = []
+    for url, label in urls.items():
+        reply = ctx.ask("GET", url)
+        if isinstance(reply, str):
+            problems.append(f"[{label}] {reply}")
+        elif not isinstance(reply.parsed, dict):
+            problems.append(f"[{label}] expected a JSON object, found {reply.describe()}")
+    if problems:
+        raise Failed(f"{len(problems)} of {len(urls)} system servers:\n  " + "\n  ".join(problems))
+    return f"{len(urls)} system servers answered"
+
+
+@check(
+    "workers",
+    "ENGINE-1",
+    "engine-routes",
+    "Every advertised route answers POST {system_url}/engine/{route} with a JSON object",
+)
+def check_engine_routes(ctx: WorkersContext) -> str | None:
+    targets = _engine_targets(ctx)
+    problems = []
+    for label, url in targets:
+        reply = ctx.ask("POST", url, json={})
+        if isinstance(reply, str):
+            problems.append(f"[{label}] {reply}")
+        elif not 200 <= reply.status < 300:
+            problems.append(f"[{label}] expected 2xx, found {reply.describe()}")
+        elif not isinstance(reply.parsed, dict):
+            why = reply.parse_error or f"a JSON {type(reply.parsed).__name__}"
+            problems.append(f"[{label}] expected a JSON object, found {why}: {reply.describe()}")
+    if problems:
+        raise Failed(
+            f"{len(problems)} of {len(targets)} engine routes:\n  " + "\n  ".join(problems)
+        )
+    return f"{len(targets)} engine routes answered a JSON object"
+
+
+@check(
+    "workers",
+    "ENGINE-2",
+    "engine-content-type",
+    "Engine route replies carry Content-Type application/json",
+)
+def check_engine_content_type(ctx: WorkersContext) -> str | None:
+    targets = _engine_targets(ctx)
+    wrong: dict[str, list[str]] = {}
+    answered = 0
+    for label, url in targets:
+        reply = ctx.ask("POST", url, json={})
+        if isinstance(reply, str) or not 200 <= reply.status < 300:
+            continue  # ENGINE-1 reports routes that do not answer
+        answered += 1
+        if not json_media(reply.content_type):
+            wrong.setdefault(reply.content_type or "no Content-Type", []).append(f"{label} {url}")
+    if answered == 0:
+        raise Skipped("no engine route answered 2xx (see ENGINE-1)")
+    if wrong:
+        lines = [f"{ct!r} on {len(urls)} route(s), e.g. {urls[0]}" for ct, urls in wrong.items()]
+        raise Failed("expected Content-Type application/json, found " + "; ".join(lines))
+    return f"{answered} replies with application/json"
+
+
+@check("workers", "ADMIN-1", "admin-health", "GET {admin_base_url}/health answers 2xx")
+def check_admin_health(ctx: WorkersContext) -> str | None:
+    urls: dict[str, str] = {}
+    for w in ctx.workers():
+        if w.admin_base_url is not None:
+            urls.setdefault(_join(w.admin_base_url, "/health"), w.label)
+    if not urls:
+        raise Skipped("no listed worker advertises an admin_base_url")
+    problems = []
+    for url, label in urls.items():
+        reply = ctx.ask("GET", url)
+        if isinstance(reply, str):
+            problems.append(f"[{label}] {reply}")
+        elif not 200 <= reply.status < 300:
+            problems.append(f"[{label}] expected 2xx, found {reply.describe()}")
+    if problems:
+        raise Failed(f"{len(problems)} of {len(urls)} admin APIs:\n  " + "\n  ".join(problems))
+    note = f"{len(urls)} admin APIs healthy"
+    if ctx.unprobed:
+        note += f"; not probed: {len(ctx.unprobed)} ({ctx.unprobed[0]}...)"
+    return note
