@@ -1,0 +1,80 @@
+"""A throw-away etcd server for the ``etcd`` discovery backend: loopback ports, temporary data dir.
+
+Uses the ``etcd`` binary on PATH (Debian package ``etcd-server``; scripts/install-system-deps.sh
+installs it in CI).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import httpx
+
+from prime_rl_dynamo.errors import HarnessError
+from prime_rl_dynamo.harness._process import ManagedProcess, free_port
+
+__all__ = ["EtcdServer", "find_etcd"]
+
+
+def find_etcd() -> str | None:
+    """Path of the etcd binary, or None."""
+    found = shutil.which("etcd")
+    if found:
+        return found
+    return "/usr/bin/etcd" if Path("/usr/bin/etcd").exists() else None
+
+
+class EtcdServer:
+    """One single-member etcd cluster on 127.0.0.1."""
+
+    def __init__(self, workdir: Path, env: dict[str, str]) -> None:
+        binary = find_etcd()
+        if binary is None:
+            raise HarnessError(
+                "the etcd discovery backend needs an etcd server binary and none was found on PATH; "
+                "install the Debian package etcd-server (scripts/install-system-deps.sh does it)"
+            )
+        self.client_port = free_port()
+        self.peer_port = free_port()
+        self.url = f"http://127.0.0.1:{self.client_port}"
+        peer = f"http://127.0.0.1:{self.peer_port}"
+        data = workdir / "etcd-data"
+        argv = [
+            binary,
+            "--name=harness",
+            f"--data-dir={data}",
+            f"--listen-client-urls={self.url}",
+            f"--advertise-client-urls={self.url}",
+            f"--listen-peer-urls={peer}",
+            f"--initial-advertise-peer-urls={peer}",
+            f"--initial-cluster=harness={peer}",
+            "--initial-cluster-state=new",
+            "--logger=zap",
+            "--log-level=warn",
+        ]
+        self.process = ManagedProcess("etcd", argv, env, workdir / "etcd.log", native=True)
+
+    def start(self, timeout: float) -> None:
+        """Start etcd and wait until its /health says so."""
+        self.process.start()
+        deadline = time.monotonic() + timeout
+        last = "no answer yet"
+        while time.monotonic() < deadline:
+            if not self.process.alive():
+                raise HarnessError(
+                    f"etcd exited during start-up: {self.process.describe()}\n{self.process.tail()}"
+                )
+            try:
+                response = httpx.get(f"{self.url}/health", timeout=1.0)
+                if response.status_code == 200 and response.json().get("health") == "true":
+                    return
+                last = f"{response.status_code} {response.text[:200]}"
+            except (httpx.HTTPError, ValueError) as exc:
+                last = repr(exc)
+            time.sleep(0.05)
+        raise HarnessError(
+            f"etcd at {self.url} was not healthy after {timeout:.0f} s (last: {last}): "
+            f"{self.process.describe()}\n{self.process.tail()}"
+        )

@@ -1,0 +1,729 @@
+"""DynamoFleet: the real Dynamo 1.6.1 frontend (RL listener on) and stub RL workers, as processes.
+
+Everything binds 127.0.0.1 on free ports, with a fresh discovery store per fleet (a temporary
+``DYN_FILE_KV`` directory, or a throw-away etcd). The fleet stops every process it started on
+``stop()``, on leaving its ``with`` block, at interpreter exit and on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+import httpx
+
+from prime_rl_dynamo.errors import HarnessError
+from prime_rl_dynamo.harness._etcd import EtcdServer
+from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
+from prime_rl_dynamo.recording import RecordedRequest, Recorder
+from prime_rl_dynamo.topology import (
+    DEFAULT_ROUTES,
+    EngineSpec,
+    Topology,
+    default_topology,
+    topology_from_dict,
+)
+
+__all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
+
+DISCOVERY_BACKENDS = ("file", "etcd")
+
+# Above this many engines a stub process hosts several (each with its own runtime): one Python
+# process per engine costs ~40 MB and a second of CPU to start on a 2-core machine.
+_AUTO_PACK_ABOVE = 16
+_AUTO_PACK_SIZE = 8
+
+# Variables of the caller's environment that would leak into the fleet's Dynamo configuration.
+_SCRUBBED_PREFIXES = ("DYN_", "ETCD_", "NATS_")
+
+
+@dataclass
+class DynamoEngine:
+    """One engine of the fleet as it runs now (URLs and instance_id change on restart)."""
+
+    spec: EngineSpec
+    system_url: str | None = None
+    admin_base_url: str | None = None
+    instance_id: int | None = None
+    process: str = ""
+    alive: bool = False
+
+    @property
+    def key(self) -> str:
+        """The topology key, e.g. "dynamo.prefill#0"."""
+        return self.spec.key
+
+    @property
+    def identity(self) -> tuple[str, str, str, int]:
+        """(namespace, component, endpoint, instance_id) as the frontend lists it."""
+        return (self.spec.namespace, self.spec.component, self.spec.endpoint, self.instance_id or 0)
+
+    @property
+    def label(self) -> str:
+        """The worker label used in messages: ns.component.endpoint#instance_id."""
+        return (
+            f"{self.spec.namespace}.{self.spec.component}.{self.spec.endpoint}#{self.instance_id}"
+        )
+
+
+class _StubProcess(ManagedProcess):
+    """A stub worker process and the engines it hosts."""
+
+    def __init__(
+        self, name: str, keys: list[str], env: dict[str, str], workdir: Path, python: str
+    ) -> None:
+        self.keys = keys
+        self.spec_file = workdir / f"{name}.spec.json"
+        self.ready_file = workdir / f"{name}.ready.json"
+        self.record_file = workdir / f"{name}.record.jsonl"
+        argv = [python, "-m", "prime_rl_dynamo.harness.stub_worker", "--spec", str(self.spec_file)]
+        super().__init__(name, argv, env, workdir / f"{name}.log")
+
+
+class _FleetRecorder(Recorder):
+    """A Recorder fed by the JSON-lines files the stub processes write (read on demand)."""
+
+    def __init__(self, files: Callable[[], list[Path]]) -> None:
+        super().__init__()
+        self._files = files
+        self._offsets: dict[Path, int] = {}
+
+    def _refresh(self) -> None:
+        fresh: list[RecordedRequest] = []
+        for file in self._files():
+            offset = self._offsets.get(file, 0)
+            try:
+                with file.open("rb") as fh:
+                    fh.seek(offset)
+                    data = fh.read()
+            except OSError:
+                continue
+            end = data.rfind(b"\n") + 1  # a stub may be half-way through a line
+            for line in data[:end].splitlines():
+                if line.strip():
+                    fresh.append(RecordedRequest.from_dict(json.loads(line)))
+            self._offsets[file] = offset + end
+        if fresh:
+            with self._lock:
+                self._items.extend(fresh)
+                self._items.sort(key=lambda r: r.time)
+
+    def requests(
+        self, *, engine: str | None = None, server: str | None = None, path: str | None = None
+    ) -> list[RecordedRequest]:
+        """Recorded requests, oldest first (reads what the stubs wrote since the last call)."""
+        self._refresh()
+        return super().requests(engine=engine, server=server, path=path)
+
+    def clear(self) -> None:
+        """Forget everything recorded so far."""
+        self._refresh()
+        super().clear()
+
+
+class DynamoFleet:
+    """The real Dynamo frontend plus stub RL workers for a topology (see ``start_dynamo_fleet``)."""
+
+    def __init__(
+        self,
+        topology: Topology | None = None,
+        *,
+        discovery: str = "file",
+        engines_per_process: int | None = None,
+        env: dict[str, str] | None = None,
+        startup_timeout: float | None = None,
+        python: str = sys.executable,
+        keep_workdir: bool = False,
+    ) -> None:
+        if discovery not in DISCOVERY_BACKENDS:
+            raise HarnessError(
+                f"discovery backend must be one of {list(DISCOVERY_BACKENDS)}, got {discovery!r}"
+            )
+        if engines_per_process is not None and engines_per_process < 1:
+            raise HarnessError(f"engines_per_process must be >= 1, got {engines_per_process}")
+        self.topology = topology if topology is not None else default_topology()
+        self.discovery = discovery
+        self.engines_per_process = engines_per_process
+        self.extra_env = dict(env or {})
+        self.python = python
+        self.keep_workdir = keep_workdir
+        n = len(self.topology.engines())
+        self.startup_timeout = startup_timeout if startup_timeout is not None else 60.0 + n
+        self.workdir = Path(tempfile.mkdtemp(prefix="prime-rl-dynamo-fleet-"))
+        self.http_port = 0
+        self.rl_port = 0
+        self.startup_seconds: float | None = None
+        self.etcd: EtcdServer | None = None
+        self.frontend: ManagedProcess | None = None
+        self._stubs: list[_StubProcess] = []
+        self._retired: list[_StubProcess] = []
+        self._engines: dict[str, DynamoEngine] = {}
+        self._stub_counter = 0
+        self._stopped = False
+        self._lock = threading.RLock()
+        self._old_sigterm: Any = None
+        self.recorder: Recorder = _FleetRecorder(
+            lambda: [s.record_file for s in [*self._retired, *self._stubs]]
+        )
+        self._client = httpx.Client(timeout=10.0)
+
+    # ----------------------------------------------------------------- addresses
+    @property
+    def http_url(self) -> str:
+        """Base URL of the frontend's main HTTP port (OpenAI API; no RL route there)."""
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def frontend_url(self) -> str:
+        """Base URL of the RL listener (what Prime-RL is given)."""
+        return f"http://127.0.0.1:{self.rl_port}"
+
+    @property
+    def discovery_url(self) -> str:
+        """The discovery endpoint: GET {frontend_url}/v1/rl/workers."""
+        return f"{self.frontend_url}/v1/rl/workers"
+
+    @property
+    def engines(self) -> list[DynamoEngine]:
+        """Engines of the fleet in topology order (killed ones included, removed ones not)."""
+        with self._lock:
+            return list(self._engines.values())
+
+    def engine(self, key: str) -> DynamoEngine:
+        """The engine with this topology key."""
+        with self._lock:
+            try:
+                return self._engines[key]
+            except KeyError:
+                known = ", ".join(self._engines) or "none"
+                raise HarnessError(f"no engine {key!r} in this fleet (engines: {known})") from None
+
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        """Every process the fleet started and still owns (frontend, etcd, stubs)."""
+        procs: list[ManagedProcess] = []
+        if self.etcd is not None:
+            procs.append(self.etcd.process)
+        if self.frontend is not None:
+            procs.append(self.frontend)
+        procs.extend(self._stubs)
+        return procs
+
+    def memory_bytes(self) -> int:
+        """Resident memory of every live process of the fleet, summed."""
+        return sum(p.rss_bytes() for p in self.processes)
+
+    # ----------------------------------------------------------------- lifecycle
+    def __enter__(self) -> DynamoFleet:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> DynamoFleet:
+        """Start the discovery store, the frontend and every stub; wait until all are listed."""
+        began = time.monotonic()
+        atexit.register(self.stop)
+        self._install_sigterm()
+        try:
+            if self.discovery == "etcd":
+                self.etcd = EtcdServer(self.workdir, self._base_env())
+                self.etcd.start(timeout=min(30.0, self.startup_timeout))
+            self._start_frontend(began + self.startup_timeout)
+            specs = self.topology.engines()
+            self._launch(specs)
+            self._await_listed([s.key for s in specs], began + self.startup_timeout)
+            dead = [s.key for s in specs if s.faults.dead]
+            if dead:
+                self._kill_keys(dead)
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - began
+        return self
+
+    def stop(self) -> None:
+        """Stop every process (SIGTERM, then SIGKILL), remove the temporary store. Idempotent."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        try:
+            stop_all(self._stubs, grace=3.0)
+            stop_all([p for p in (self.frontend,) if p is not None], grace=3.0)
+            if self.etcd is not None:
+                stop_all([self.etcd.process], grace=3.0)
+        finally:
+            self._client.close()
+            atexit.unregister(self.stop)
+            self._restore_sigterm()
+            if not self.keep_workdir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+            for engine in self.engines:
+                engine.alive = False
+
+    def _install_sigterm(self) -> None:
+        # A SIGTERM to the harness process would skip atexit: turn it into SystemExit so that
+        # the with-block and atexit stop the fleet. Only when nobody else handles SIGTERM.
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return
+
+        def on_sigterm(signum: int, frame: FrameType | None) -> None:
+            raise SystemExit(128 + signum)
+
+        self._old_sigterm = signal.signal(signal.SIGTERM, on_sigterm)
+
+    def _restore_sigterm(self) -> None:
+        if self._old_sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._old_sigterm)
+            self._old_sigterm = None
+
+    # ----------------------------------------------------------------- environment
+    def _base_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
+        env.update(
+            {
+                "PYTHONUNBUFFERED": "1",
+                "DYN_LOG": "warn",
+                "DYN_DISCOVERY_BACKEND": self.discovery,
+                "DYN_REQUEST_PLANE": "tcp",
+                "DYN_TCP_RPC_HOST": "127.0.0.1",
+                "DYN_TCP_RESPONSE_STREAM_HOST": "127.0.0.1",
+                "DYN_EVENT_PLANE_HOST": "127.0.0.1",
+                "DYN_SYSTEM_HOST": "127.0.0.1",
+            }
+        )
+        if self.discovery == "file":
+            store = self.workdir / "discovery"
+            store.mkdir(exist_ok=True)
+            env["DYN_FILE_KV"] = str(store)
+        elif self.etcd is not None:
+            env["ETCD_ENDPOINTS"] = self.etcd.url
+        env.update(self.extra_env)
+        return env
+
+    # ----------------------------------------------------------------- frontend
+    def _start_frontend(self, deadline: float) -> None:
+        for attempt in range(3):
+            self.http_port, self.rl_port = free_port(), free_port()
+            env = self._base_env()
+            env.update(
+                {
+                    "DYN_ENABLE_RL": "true",
+                    "DYN_RL_PORT": str(self.rl_port),
+                    "DYN_NAMESPACE": self.topology.namespace,
+                    "DYN_SYSTEM_PORT": "-1",
+                }
+            )
+            env.update(self.extra_env)
+            argv = [
+                self.python,
+                "-m",
+                "prime_rl_dynamo.harness.frontend",
+                "--http-port",
+                str(self.http_port),
+            ]
+            self.frontend = ManagedProcess(
+                f"frontend-{attempt}", argv, env, self.workdir / f"frontend-{attempt}.log"
+            )
+            self.frontend.start()
+            while time.monotonic() < deadline and self.frontend.alive():
+                try:
+                    response = self._client.get(self.discovery_url, timeout=2.0)
+                    if response.status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.05)
+            if self.frontend.alive():
+                break  # deadline passed
+            if "Address already in use" not in self.frontend.tail(40):
+                break  # died for another reason: report it
+        raise HarnessError(
+            f"the Dynamo frontend did not serve {self.discovery_url} in time\n" + self._log_tails()
+        )
+
+    # ----------------------------------------------------------------- stubs
+    def _pack(self, specs: Sequence[EngineSpec]) -> list[list[EngineSpec]]:
+        per = self.engines_per_process
+        if per is None:
+            total = len(self._engines) + len(specs)
+            per = 1 if total <= _AUTO_PACK_ABOVE else _AUTO_PACK_SIZE
+        # Engines that will be killed on purpose get a process of their own.
+        solo = [[s] for s in specs if s.faults.dead]
+        rest = [s for s in specs if not s.faults.dead]
+        return solo + [rest[i : i + per] for i in range(0, len(rest), per)]
+
+    def _launch(self, specs: Sequence[EngineSpec]) -> list[_StubProcess]:
+        started: list[_StubProcess] = []
+        env = self._base_env()
+        for chunk in self._pack(specs):
+            self._stub_counter += 1
+            stub = _StubProcess(
+                f"stub-{self._stub_counter:03d}",
+                [s.key for s in chunk],
+                env,
+                self.workdir,
+                self.python,
+            )
+            stub.spec_file.write_text(
+                json.dumps(
+                    {
+                        "discovery": self.discovery,
+                        "record": str(stub.record_file),
+                        "ready": str(stub.ready_file),
+                        "engines": [_spec_json(s) for s in chunk],
+                    }
+                ),
+                encoding="utf-8",
+            )
+            with self._lock:
+                for spec in chunk:
+                    self._engines[spec.key] = DynamoEngine(spec=spec, process=stub.name)
+                self._stubs.append(stub)
+            stub.start()
+            started.append(stub)
+        deadline = time.monotonic() + self.startup_timeout
+        pending = list(started)
+        while pending:
+            for stub in list(pending):
+                if stub.ready_file.exists():
+                    self._adopt(stub)
+                    pending.remove(stub)
+                elif not stub.alive():
+                    raise HarnessError(
+                        f"stub worker {stub.describe()} exited during start-up\n"
+                        + self._log_tails()
+                    )
+            if pending and time.monotonic() > deadline:
+                names = ", ".join(s.name for s in pending)
+                raise HarnessError(
+                    f"stub workers not ready after {self.startup_timeout:.0f} s: {names}\n"
+                    + self._log_tails()
+                )
+            if pending:
+                time.sleep(0.05)
+        return started
+
+    def _adopt(self, stub: _StubProcess) -> None:
+        ready = json.loads(stub.ready_file.read_text(encoding="utf-8"))
+        with self._lock:
+            for key, info in ready["engines"].items():
+                engine = self._engines[key]
+                engine.instance_id = int(info["instance_id"])
+                engine.system_url = info["system_url"]
+                engine.admin_base_url = info["admin_base_url"]
+                engine.process = stub.name
+                engine.alive = True
+
+    def _stub_of(self, key: str) -> _StubProcess:
+        name = self.engine(key).process
+        for stub in self._stubs:
+            if stub.name == name:
+                return stub
+        raise HarnessError(f"engine {key!r} has no stub process")  # pragma: no cover
+
+    # ----------------------------------------------------------------- listing
+    def listing(self) -> dict[str, Any]:
+        """One GET of the discovery endpoint, parsed (raises HarnessError unless 200 JSON)."""
+        try:
+            response = self._client.get(self.discovery_url)
+        except httpx.HTTPError as exc:
+            raise HarnessError(f"GET {self.discovery_url} failed: {exc!r}") from exc
+        if response.status_code != 200:
+            raise HarnessError(
+                f"GET {self.discovery_url}: expected 200, got {response.status_code} "
+                f"{response.text[:300]}"
+            )
+        data: dict[str, Any] = response.json()
+        return data
+
+    def _wait_listing(
+        self,
+        condition: Callable[[dict[str, Any]], bool],
+        timeout: float,
+        what: str,
+        watch: Iterable[ManagedProcess] = (),
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        last: dict[str, Any] | None = None
+        last_error = ""
+        watched = list(watch)
+        while True:
+            try:
+                last = self.listing()
+                if condition(last):
+                    return last
+            except HarnessError as exc:
+                last_error = str(exc)
+            for proc in [self.frontend, *watched]:
+                if proc is not None and not proc.alive():
+                    raise HarnessError(
+                        f"while waiting for {what}: {proc.describe()} died\n" + self._log_tails()
+                    )
+            if time.monotonic() >= deadline:
+                raise HarnessError(
+                    f"timed out after {timeout:.1f} s waiting for {what}; last listing: "
+                    f"{_summary(last) if last is not None else last_error}\n" + self._log_tails()
+                )
+            time.sleep(0.1)
+
+    def _await_listed(self, keys: Sequence[str], deadline: float) -> dict[str, Any]:
+        wanted = {self.engine(k).identity: k for k in keys}
+
+        def listed(body: dict[str, Any]) -> bool:
+            seen = {_identity(w): w for w in body.get("workers", [])}
+            for ident, key in wanted.items():
+                worker = seen.get(ident)
+                if worker is None:
+                    return False
+                spec = self.engine(key).spec
+                if spec.faults.reply_error is None and "error" in worker:
+                    return False
+            return True
+
+        stubs = {self._stub_of(k) for k in keys}
+        return self._wait_listing(
+            listed,
+            max(0.0, deadline - time.monotonic()),
+            f"{len(wanted)} engine(s) to be listed",
+            watch=stubs,
+        )
+
+    def expected_ready(self) -> int:
+        """How many workers a settled listing shows without error (live, no reply_error)."""
+        return sum(1 for e in self.engines if e.alive and e.spec.faults.reply_error is None)
+
+    def wait_ready(self, n: int | None = None, timeout: float = 60.0) -> dict[str, Any]:
+        """Poll the RL listener until exactly ``n`` workers are listed without an error.
+
+        ``n`` defaults to ``expected_ready()``. Returns the parsed listing; raises HarnessError
+        (with the last listing and the log tails) at the deadline.
+        """
+        want = self.expected_ready() if n is None else n
+
+        def ready(body: dict[str, Any]) -> bool:
+            return sum(1 for w in body.get("workers", []) if "error" not in w) == want
+
+        return self._wait_listing(ready, timeout, f"{want} ready worker(s)")
+
+    def wait_settled(self, timeout: float = 60.0) -> dict[str, Any]:
+        """Wait until the listing shows exactly the live engines (stale killed ones forgotten)."""
+        with self._lock:
+            live = [e for e in self._engines.values() if e.alive]
+        expected = {e.identity: e for e in live}
+
+        def settled(body: dict[str, Any]) -> bool:
+            workers = body.get("workers", [])
+            seen = {_identity(w): w for w in workers}
+            if len(workers) != len(seen) or set(seen) != set(expected):
+                return False
+            return all(
+                ("error" in seen[i]) == (e.spec.faults.reply_error is not None)
+                for i, e in expected.items()
+            )
+
+        return self._wait_listing(settled, timeout, f"exactly the {len(expected)} live engine(s)")
+
+    # ----------------------------------------------------------------- operations
+    def kill(self, key: str) -> list[str]:
+        """SIGKILL the stub process hosting ``key``; returns every engine key it hosted.
+
+        The frontend keeps listing the dead instances with an ``error`` until the discovery
+        store forgets them (lease expiry).
+        """
+        return self._kill_keys([key])
+
+    def _kill_keys(self, keys: Sequence[str]) -> list[str]:
+        killed: list[str] = []
+        for stub in {self._stub_of(k) for k in keys}:
+            stub.kill()
+            killed.extend(stub.keys)
+            with self._lock:
+                for key in stub.keys:
+                    if key in self._engines:
+                        self._engines[key].alive = False
+        return killed
+
+    def restart(self, key: str) -> list[DynamoEngine]:
+        """(Re)start the stub process hosting ``key`` (new instance_ids); returns its engines.
+
+        A live process is stopped gracefully first (it deregisters); a killed one is replaced.
+        Waits until the new instances are listed.
+        """
+        stub = self._stub_of(key)
+        specs = [self.engine(k).spec for k in stub.keys if k in self._engines]
+        return self._replace(stub, specs)
+
+    def remove(self, key: str) -> None:
+        """Take the engine out of the fleet: its process stops gracefully (deregistering).
+
+        Other engines hosted by the same process are restarted in a new one.
+        """
+        stub = self._stub_of(key)
+        companions = [self.engine(k).spec for k in stub.keys if k != key and k in self._engines]
+        with self._lock:
+            del self._engines[key]
+        self._replace(stub, companions)
+
+    def resize(self, key: str, world_size: int) -> DynamoEngine:
+        """Restart the engine with another world size (a new instance_id, as a real restart)."""
+        if world_size < 1:
+            raise HarnessError(f"world_size must be >= 1, got {world_size}")
+        stub = self._stub_of(key)
+        specs = [self.engine(k).spec for k in stub.keys if k in self._engines]
+        specs = [replace(s, world_size=world_size) if s.key == key else s for s in specs]
+        self._replace(stub, specs)
+        return self.engine(key)
+
+    def add(
+        self,
+        component: str,
+        *,
+        count: int = 1,
+        world_size: int = 1,
+        namespace: str | None = None,
+        endpoint: str = "rl",
+        routes: Sequence[str] = DEFAULT_ROUTES,
+        admin: bool = True,
+        system: bool = True,
+    ) -> list[DynamoEngine]:
+        """Start ``count`` more engines of one component; waits until they are listed."""
+        ns = namespace or self.topology.namespace
+        with self._lock:
+            taken = [
+                e.spec.index
+                for e in self._engines.values()
+                if e.spec.key.startswith(f"{ns}.{component}#")
+            ]
+        start = max(taken, default=-1) + 1
+        group: dict[str, Any] = {
+            "component": component,
+            "count": start + count,
+            "world_size": world_size,
+            "namespace": ns,
+            "endpoint": endpoint,
+            "routes": list(routes),
+            "admin": admin,
+            "system": system,
+        }
+        grown = topology_from_dict(
+            {"namespace": self.topology.namespace, "seed": self.topology.seed, "engines": [group]},
+            source="DynamoFleet.add",
+        )
+        specs = grown.engines()[start:]
+        self._launch(specs)
+        self._await_listed([s.key for s in specs], time.monotonic() + self.startup_timeout)
+        return [self.engine(s.key) for s in specs]
+
+    def _replace(self, stub: _StubProcess, specs: list[EngineSpec]) -> list[DynamoEngine]:
+        if stub.alive():
+            stop_all([stub], grace=5.0)
+        with self._lock:
+            self._stubs.remove(stub)
+            # Keep the old recordings readable after the process is gone.
+            self._retired.append(stub)
+        if not specs:
+            return []
+        self._launch(specs)
+        self._await_listed([s.key for s in specs], time.monotonic() + self.startup_timeout)
+        return [self.engine(s.key) for s in specs]
+
+    # ----------------------------------------------------------------- diagnostics
+    def _log_tails(self, lines: int = 12) -> str:
+        parts = []
+        procs = self.processes
+        # With many stubs, show the dead ones and a few others so the message stays readable.
+        stubs = [p for p in procs if isinstance(p, _StubProcess)]
+        others = [p for p in procs if not isinstance(p, _StubProcess)]
+        shown = others + [s for s in stubs if not s.alive()]
+        shown += [s for s in stubs if s.alive()][: max(0, 8 - len(shown))]
+        for proc in shown:
+            parts.append(f"--- {proc.describe()} ---\n{proc.tail(lines)}")
+        if len(shown) < len(procs):
+            parts.append(f"--- ({len(procs) - len(shown)} more processes; logs in {self.workdir})")
+        return "\n".join(parts)
+
+
+def _spec_json(spec: EngineSpec) -> dict[str, Any]:
+    return {
+        "key": spec.key,
+        "namespace": spec.namespace,
+        "component": spec.component,
+        "endpoint": spec.endpoint,
+        "world_size": spec.world_size,
+        "routes": list(spec.routes),
+        "admin": spec.admin,
+        "system": spec.system,
+        "reply_error": spec.faults.reply_error,
+        "admin_fail": list(spec.faults.admin_fail),
+        "admin_latency_ms": spec.faults.admin_latency_ms,
+    }
+
+
+def _identity(worker: dict[str, Any]) -> tuple[str, str, str, int]:
+    return (
+        str(worker.get("namespace")),
+        str(worker.get("component")),
+        str(worker.get("endpoint")),
+        int(worker.get("instance_id") or 0),
+    )
+
+
+def _summary(body: dict[str, Any]) -> str:
+    workers = body.get("workers", [])
+    ready = sum(1 for w in workers if "error" not in w)
+    errors = [
+        f"{w.get('namespace')}.{w.get('component')}.{w.get('endpoint')}#{w.get('instance_id')}: "
+        f"{w['error']}"
+        for w in workers
+        if "error" in w
+    ]
+    text = f"{len(workers)} worker(s), {ready} ready"
+    if errors:
+        text += "; errors: " + "; ".join(errors[:5]) + (" ..." if len(errors) > 5 else "")
+    return text
+
+
+def start_dynamo_fleet(
+    topology: Topology | None = None,
+    *,
+    discovery: str = "file",
+    engines_per_process: int | None = None,
+    env: dict[str, str] | None = None,
+    startup_timeout: float | None = None,
+) -> DynamoFleet:
+    """Start the real Dynamo frontend and stub workers for ``topology`` (default: the default fleet).
+
+    Returns a started DynamoFleet (a context manager); every engine is listed when this returns
+    (engines with the ``dead`` fault have been killed). ``engines_per_process`` packs several
+    engines (each with its own runtime, instance_id and system server) into one stub process;
+    by default engines get a process each up to 16 engines, then 8 per process.
+    """
+    fleet = DynamoFleet(
+        topology,
+        discovery=discovery,
+        engines_per_process=engines_per_process,
+        env=env,
+        startup_timeout=startup_timeout,
+    )
+    return fleet.start()
