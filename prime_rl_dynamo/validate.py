@@ -1,0 +1,456 @@
+"""The discovery-body validator: bytes or parsed JSON -> an immutable typed Snapshot, or every violation.
+
+A fast path decodes straight into the generated msgspec models and checks the rest in a few lines;
+anything it does not accept goes to the exhaustive path (jsonschema on the bundled schema, mapping
+each error to the ``x-requirement`` of its subschema, plus the semantic checks), which lists EVERY
+violation with its requirement ID, JSON pointer, worker label and an expected/found message.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from decimal import Decimal
+from functools import cache
+from typing import Any
+
+import msgspec
+
+from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
+from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo.errors import DialectError, ProtocolError, Violation
+
+__all__ = [
+    "SCHEMA_NAME",
+    "Snapshot",
+    "Transport",
+    "Worker",
+    "check_body",
+    "detect_dialect",
+    "json_pointer",
+    "validate_body",
+]
+
+SCHEMA_NAME = "rl-workers.v1.schema.json"
+_U64_MAX = 2**64 - 1
+
+# A JSON null *value* is always preceded by ':', '[' or ',' (plus whitespace). msgspec's Optional
+# fields would take null for "absent", so any such byte sequence sends the body down the exhaustive
+# path (which reports WORKER-6); a "null" inside a string only costs speed, never correctness.
+_NULL_VALUE = re.compile(rb"[:\[,][ \t\r\n]*null")
+
+_DECODER = msgspec.json.Decoder(Snapshot)
+
+# The fast path checks every schema pattern itself (msgspec would run one re.search per value at
+# ~2 us each). request_plane_url's pattern is implied by the LIST-3 equality check it must pass.
+_FAST_PATTERNS = {"Worker.request_plane_url", "Worker.system_url", "Worker.admin_base_url"}
+if set(PATTERNS) != _FAST_PATTERNS:  # a new pattern in the schema must not be skipped silently
+    raise ImportError(
+        f"validate.py checks patterns {sorted(_FAST_PATTERNS)}, the schema has {sorted(PATTERNS)}"
+    )
+_SYSTEM_URL = re.compile(PATTERNS["Worker.system_url"]).search
+_ADMIN_BASE_URL = re.compile(PATTERNS["Worker.admin_base_url"]).search
+
+# Keys only the SMG gateway's /v1/rl/workers shape carries (research/dynamo.md section 7).
+_SMG_TOP_KEYS = frozenset({"total"})
+_SMG_WORKER_KEYS = frozenset(
+    {"id", "engine", "control_url", "capabilities", "health", "connection_mode", "base_url"}
+)
+_DYNAMO_WORKER_KEYS = frozenset({"request_plane_url", "component", "instance_id", "transport"})
+
+_IDENTITY = ("namespace", "component", "endpoint", "instance_id")
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+
+
+def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> Snapshot:
+    """Parse and validate a discovery body; raise ProtocolError (DialectError) listing every violation."""
+    violations, snapshot = _check(data)
+    if snapshot is not None:
+        return snapshot
+    body = bytes(data) if isinstance(data, bytes | bytearray | memoryview) else None
+    ids = list(dict.fromkeys(v.requirement for v in violations))
+    more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+    message = (
+        f"discovery body breaks {', '.join(ids)}: {violations[0]}{more}"
+        if violations
+        else "discovery body refused"
+    )
+    if any(v.requirement == "DIALECT-1" for v in violations):
+        raise DialectError(message, violations=violations, body=body)
+    raise ProtocolError(message, violations=violations, body=body)
+
+
+def check_body(data: object) -> list[Violation]:
+    """Every violation of the discovery contract in ``data`` (empty when valid); never raises for content."""
+    return _check(data)[0]
+
+
+def detect_dialect(parsed: object) -> str:
+    """Which protocol a parsed body speaks: ``"dynamo-v1"``, ``"smg"`` or ``"unknown"``."""
+    if not isinstance(parsed, Mapping):
+        return "unknown"
+    workers = parsed.get("workers")
+    worker_keys: set[str] = set()
+    if isinstance(workers, list):
+        for worker in workers:
+            if isinstance(worker, Mapping):
+                worker_keys.update(k for k in worker if isinstance(k, str))
+    # Dynamo markers win: a Dynamo body with a new unknown field named like an SMG one stays Dynamo.
+    if "namespace" in parsed or worker_keys & _DYNAMO_WORKER_KEYS:
+        return "dynamo-v1"
+    if _SMG_TOP_KEYS & parsed.keys() or worker_keys & _SMG_WORKER_KEYS:
+        return "smg"
+    return "unknown"
+
+
+def json_pointer(parts: Iterable[str | int]) -> str:
+    """RFC 6901 pointer of a path (``~`` and ``/`` escaped); ``""`` is the whole document."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+# --------------------------------------------------------------------------------------------
+# Dispatch
+
+
+def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
+    raw: bytes | None = None
+    if isinstance(data, bytes | bytearray | memoryview):
+        raw = bytes(data)
+    elif isinstance(data, str):
+        try:
+            raw = data.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: only the exhaustive path can say more
+            return _exhaustive_text(data)
+    elif isinstance(data, Mapping):
+        try:
+            raw = json.dumps(data, allow_nan=False).encode("ascii")
+        except (TypeError, ValueError):  # not JSON-native values: let the schema name them
+            return _exhaustive(data)
+    else:
+        return _exhaustive(data)
+    snapshot = _fast(raw)
+    if snapshot is not None:
+        return [], snapshot
+    return _exhaustive_text(raw)
+
+
+def _fast(raw: bytes) -> Snapshot | None:
+    """The snapshot if ``raw`` is certainly valid, else None (then the exhaustive path decides)."""
+    if b"null" in raw and _NULL_VALUE.search(raw):
+        return None
+    try:
+        snapshot = _DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return snapshot if _fast_rules_hold(snapshot) else None
+
+
+def _fast_rules_hold(snapshot: Snapshot) -> bool:
+    """What msgspec cannot express: exactly one transport, error-worker rules, u64 bound, URL
+    patterns, routes strictly increasing (unique and sorted), request_plane_url, scope, order,
+    unique admin URLs. Any doubt returns False: the exhaustive path then decides."""
+    scope = snapshot.namespace
+    lt = operator.lt
+    previous: tuple[str, str, str, int] | None = None
+    admins: list[str] = []
+    systems: list[str] = []
+    for w in snapshot.workers:
+        t = w.transport
+        if (t.tcp is None) + (t.nats_tcp is None) + (t.http is None) != 2:
+            return False
+        ns, comp, ep, iid = w.namespace, w.component, w.endpoint, w.instance_id
+        if iid > _U64_MAX:
+            return False
+        routes = w.routes
+        if w.error is not None:
+            if routes or w.system_url is not None or w.admin_base_url is not None:
+                return False
+            if w.world_size is not None:
+                return False
+        else:
+            if w.admin_base_url is not None:
+                if w.world_size is None:
+                    return False
+                admins.append(w.admin_base_url)
+            if w.system_url is not None:
+                systems.append(w.system_url)
+        if len(routes) > 1 and not all(map(lt, routes, routes[1:])):
+            return False
+        if w.request_plane_url != f"dyn://{ns}.{comp}.{ep}":
+            return False
+        if not ns.startswith(scope):
+            return False
+        key = (ns, comp, ep, iid)
+        if previous is not None and not previous < key:
+            return False
+        previous = key
+    if len(set(admins)) != len(admins):
+        return False
+    return all(map(_ADMIN_BASE_URL, admins)) and all(map(_SYSTEM_URL, systems))
+
+
+# --------------------------------------------------------------------------------------------
+# Exhaustive path
+
+
+class _NotJSON(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotJSON(f"{name} is not a JSON value")
+
+
+def _exhaustive_text(raw: bytes | str) -> tuple[list[Violation], Snapshot | None]:
+    try:
+        # Decimal keeps a number written as 9240623910170889651.0 exact; plain ints stay exact anyway.
+        parsed = json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        found = raw[:60] if isinstance(raw, str) else raw[:60].decode("utf-8", "replace")
+        violation = Violation(
+            "BODY-1",
+            "",
+            f"expected a JSON document, found text that does not parse ({exc}): {found!r}",
+        )
+        return [violation], None
+    return _exhaustive(parsed)
+
+
+def _exhaustive(parsed: object) -> tuple[list[Violation], Snapshot | None]:
+    if detect_dialect(parsed) == "smg":
+        return [_dialect_violation(parsed)], None
+    schema_violations, bad = _schema_violations(parsed)
+    violations = schema_violations + list(_semantic_violations(parsed, bad))
+    if violations:
+        violations.sort(key=lambda v: _pointer_sort_key(v.pointer))
+        return violations, None
+    return [], _to_snapshot(parsed)
+
+
+def _dialect_violation(parsed: Any) -> Violation:
+    keys = sorted(k for k in parsed if isinstance(k, str))
+    return Violation(
+        "DIALECT-1",
+        "",
+        "expected a Dynamo discovery body (namespace; workers with component, instance_id, "
+        "transport, request_plane_url), found the SMG gateway's shape (total; workers with id, "
+        f"engine, control_url, capabilities, health); top-level keys {keys}. This is another "
+        "protocol served at the same path, not a broken Dynamo body",
+    )
+
+
+@cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator, validators
+
+    def is_integer(_checker: object, instance: object) -> bool:
+        # JSON Schema: a number with a zero fractional part is an integer (1.0 included).
+        if isinstance(instance, bool):
+            return False
+        if isinstance(instance, int):
+            return True
+        if isinstance(instance, float):
+            return instance.is_integer()
+        if isinstance(instance, Decimal):
+            return instance.is_finite() and instance == instance.to_integral_value()
+        return False
+
+    type_checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_integer)
+    cls = validators.extend(Draft202012Validator, type_checker=type_checker)
+    return cls(load_json(SCHEMA_NAME))
+
+
+def _schema_violations(parsed: object) -> tuple[list[Violation], set[tuple[int, str]]]:
+    """Violations the bundled schema finds, and the (worker index, field) pairs they touch."""
+    out: list[Violation] = []
+    seen: set[tuple[str, str]] = set()
+    bad: set[tuple[int, str]] = set()
+    for error in _validator().iter_errors(parsed):
+        path = list(error.absolute_path)
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        requirement = schema.get("x-requirement") or "BODY-1"
+        description = schema.get("description", "a value the schema allows")
+        if error.validator == "required":
+            instance = error.instance if isinstance(error.instance, Mapping) else {}
+            missing = [p for p in error.validator_value if p not in instance]
+            items = [
+                ([*path, p], f"expected property {p!r} ({description}), found it missing")
+                for p in missing
+            ]
+        else:
+            items = [
+                (path, f"expected {description}, found {_render(error.instance, error.validator)}")
+            ]
+        for where, message in items:
+            pointer = json_pointer(where)
+            if (requirement, pointer) in seen:
+                continue  # e.g. transport "x": both "type" and "oneOf" fail; one defect, one entry
+            seen.add((requirement, pointer))
+            if len(where) >= 2 and where[0] == "workers" and isinstance(where[1], int):
+                bad.add((where[1], str(where[2]) if len(where) > 2 else ""))
+            out.append(Violation(requirement, pointer, message, worker=_label_at(parsed, where)))
+    return out, bad
+
+
+def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[Violation]:
+    """LIST-1..6: what JSON Schema cannot say. Fields the schema already refused are skipped, so
+    one defect is reported under one requirement."""
+    if not isinstance(parsed, Mapping) or not isinstance(parsed.get("workers"), list):
+        return
+    workers: list[Any] = parsed["workers"]
+    scope = parsed.get("namespace")
+    scope_ok = isinstance(scope, str)
+
+    def good(i: int, w: Mapping[str, Any], field: str, kind: type) -> bool:
+        value = w.get(field)
+        if (i, field) in bad:
+            return False
+        return isinstance(value, kind) and not isinstance(value, bool)
+
+    first_seen: dict[tuple[Any, ...], int] = {}
+    admin_seen: dict[str, int] = {}
+    previous: tuple[int, tuple[Any, ...]] | None = None
+    for i, w in enumerate(workers):
+        if not isinstance(w, Mapping):
+            continue
+        label = _label(w)
+        names_ok = all(good(i, w, f, str) for f in ("namespace", "component", "endpoint"))
+        if names_ok and good(i, w, "request_plane_url", str):
+            expected = f"dyn://{w['namespace']}.{w['component']}.{w['endpoint']}"
+            if w["request_plane_url"] != expected:
+                yield Violation(
+                    "LIST-3",
+                    json_pointer(["workers", i, "request_plane_url"]),
+                    f"expected {expected!r} (dyn://namespace.component.endpoint of this worker), "
+                    f"found {w['request_plane_url']!r}",
+                    worker=label,
+                )
+        routes: Any = w.get("routes")
+        if good(i, w, "routes", list) and all(isinstance(r, str) for r in routes):
+            for j in range(1, len(routes)):
+                if routes[j] < routes[j - 1]:
+                    yield Violation(
+                        "LIST-4",
+                        json_pointer(["workers", i, "routes", j]),
+                        f"expected routes sorted ascending by code point, found {routes[j]!r} "
+                        f"after {routes[j - 1]!r}",
+                        worker=label,
+                    )
+                    break
+        if scope_ok and good(i, w, "namespace", str) and not w["namespace"].startswith(scope):
+            yield Violation(
+                "LIST-5",
+                json_pointer(["workers", i, "namespace"]),
+                f"expected the body's namespace {scope!r} or a namespace starting with it, "
+                f"found {w['namespace']!r}",
+                worker=label,
+            )
+        if names_ok and good(i, w, "instance_id", int):
+            key = tuple(w[f] for f in _IDENTITY)
+            if key in first_seen:
+                j = first_seen[key]
+                yield Violation(
+                    "LIST-2",
+                    json_pointer(["workers", i]),
+                    f"expected a unique (namespace, component, endpoint, instance_id), found the "
+                    f"same identity {label} as /workers/{j}",
+                    worker=label,
+                )
+            else:
+                first_seen[key] = i
+                if previous is not None and key < previous[1]:
+                    k = previous[0]
+                    yield Violation(
+                        "LIST-1",
+                        json_pointer(["workers", i]),
+                        "expected workers sorted by (namespace, component, endpoint, instance_id), "
+                        f"found {label} after {_label(workers[k])} (/workers/{k})",
+                        worker=label,
+                    )
+                previous = (i, key)
+        admin: Any = w.get("admin_base_url")
+        if good(i, w, "admin_base_url", str):
+            if admin in admin_seen:
+                j = admin_seen[admin]
+                yield Violation(
+                    "LIST-6",
+                    json_pointer(["workers", i, "admin_base_url"]),
+                    f"expected an admin_base_url no other worker advertises, found {admin!r}, "
+                    f"also advertised by {_label(workers[j])} (/workers/{j})",
+                    worker=label,
+                )
+            else:
+                admin_seen[admin] = i
+
+
+def _to_snapshot(parsed: Any) -> Snapshot:
+    """Build the typed snapshot of a body the exhaustive path accepted (integral numbers as int)."""
+
+    def as_int(value: Any) -> Any:
+        if isinstance(value, float | Decimal) and not isinstance(value, bool):
+            return int(value)
+        return value
+
+    body = dict(parsed)
+    body["protocol_version"] = as_int(body["protocol_version"])
+    workers = []
+    for w in body["workers"]:
+        w = dict(w)
+        w["instance_id"] = as_int(w["instance_id"])
+        if "world_size" in w:
+            w["world_size"] = as_int(w["world_size"])
+        workers.append(w)
+    body["workers"] = workers
+    try:
+        return msgspec.convert(body, Snapshot)
+    except msgspec.ValidationError as exc:  # a disagreement between schema and models is a bug
+        raise AssertionError(
+            f"schema accepted a body the generated models refuse ({exc}); regenerate _models.py"
+        ) from exc
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _label(w: Any) -> str | None:
+    """``namespace.component.endpoint#instance_id`` of a (possibly broken) worker; ``?`` for gaps."""
+    if not isinstance(w, Mapping):
+        return None
+
+    def part(name: str) -> str:
+        value = w.get(name)
+        return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else "?"
+
+    return f"{part('namespace')}.{part('component')}.{part('endpoint')}#{part('instance_id')}"
+
+
+def _label_at(parsed: Any, path: list[Any]) -> str | None:
+    if len(path) >= 2 and path[0] == "workers" and isinstance(parsed, Mapping):
+        workers = parsed.get("workers")
+        if isinstance(workers, list) and isinstance(path[1], int) and path[1] < len(workers):
+            return _label(workers[path[1]])
+    return None
+
+
+def _render(value: Any, keyword: str) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, Decimal):
+        return str(value)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) > 120:
+        text = text[:117] + "..."
+    if keyword == "uniqueItems" and isinstance(value, list):
+        dupes = sorted({json.dumps(v, default=str) for v in value if value.count(v) > 1})
+        return f"{text} (repeated: {', '.join(dupes)})"
+    return text
+
+
+def _pointer_sort_key(pointer: str) -> list[tuple[int, Any]]:
+    return [(0, int(p)) if p.isdigit() else (1, p) for p in pointer.split("/")[1:]]
