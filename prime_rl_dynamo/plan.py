@@ -11,9 +11,9 @@ import enum
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from prime_rl_dynamo.errors import ConfigError, TopologyError
+from prime_rl_dynamo.errors import ConfigError, TopologyDiff, TopologyError
 
 __all__ = [
     "BroadcastPlan",
@@ -23,6 +23,7 @@ __all__ = [
     "canonical_key",
     "canonical_order",
     "plan_broadcast",
+    "topology_diff",
     "worker_rank",
 ]
 
@@ -94,7 +95,10 @@ def _label(identity: Identity) -> str:
     return f"{namespace}.{component}.{endpoint}#{instance_id}"
 
 
-def canonical_order(workers: Iterable[PlannableWorker]) -> list[PlannableWorker]:
+_W = TypeVar("_W", bound=PlannableWorker)
+
+
+def canonical_order(workers: Iterable[_W]) -> list[_W]:
     """Workers sorted canonically (RANK-1): strings by code point, instance_id as an integer."""
     return sorted(workers, key=canonical_key)
 
@@ -414,3 +418,44 @@ def worker_rank(
             requirement="RANK-7",
         )
     return rank
+
+
+def topology_diff(
+    before: Iterable[PlannableWorker | EnginePlan], after: Iterable[PlannableWorker | EnginePlan]
+) -> TopologyDiff:
+    """How the engines ``after`` differ from ``before`` (TOPO-1), keyed by worker identity.
+
+    added/removed: identities present on one side only; resized: same identity, another
+    world_size; moved: same identity, another admin_base_url.
+    """
+
+    def index(
+        items: Iterable[PlannableWorker | EnginePlan],
+    ) -> dict[Identity, tuple[int | None, str | None]]:
+        out: dict[Identity, tuple[int | None, str | None]] = {}
+        for item in items:
+            key = item.identity if isinstance(item, EnginePlan) else canonical_key(item)
+            out[key] = (item.world_size, item.admin_base_url)
+        return out
+
+    old, new = index(before), index(after)
+    added = [
+        f"{_label(k)} (world_size {new[k][0]}, admin {new[k][1]})"
+        for k in sorted(new.keys() - old.keys())
+    ]
+    removed = [
+        f"{_label(k)} (world_size {old[k][0]}, admin {old[k][1]})"
+        for k in sorted(old.keys() - new.keys())
+    ]
+    common = sorted(old.keys() & new.keys())
+    resized = [
+        f"{_label(k)}: world_size {old[k][0]} -> {new[k][0]}"
+        for k in common
+        if old[k][0] != new[k][0]
+    ]
+    moved = [
+        f"{_label(k)}: admin_base_url {old[k][1]} -> {new[k][1]}"
+        for k in common
+        if old[k][1] != new[k][1]
+    ]
+    return TopologyDiff(added=added, removed=removed, resized=resized, moved=moved)

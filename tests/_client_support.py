@@ -1,0 +1,309 @@
+"""Test support for the client, admin and CLI tests: bodies, a scripted loopback HTTP server, a clock.
+
+``VALIDATE`` is the real validator when prime_rl_dynamo.validate exists, else a tiny stand-in that
+checks only what the client tests rely on (kept here, never shipped).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from prime_rl_dynamo.errors import DialectError, ProtocolError, Violation
+
+# --- bodies -------------------------------------------------------------------------------------
+
+
+def worker(
+    component: str,
+    instance_id: int,
+    world_size: int | None = 1,
+    *,
+    namespace: str = "dynamo",
+    admin: str | None = "auto",
+    model: str | None = "m",
+    error: str | None = None,
+    system_url: str | None = None,
+) -> dict[str, Any]:
+    """One worker object as Dynamo 1.6.1 sends it (optional fields omitted, never null)."""
+    w: dict[str, Any] = {
+        "namespace": namespace,
+        "component": component,
+        "endpoint": "rl",
+        "instance_id": instance_id,
+        "transport": {"tcp": f"127.0.0.1:40000/x/{namespace}/{component}/rl"},
+        "request_plane_url": f"dyn://{namespace}.{component}.rl",
+        "routes": [] if error else ["pause_generation", "resume_generation"],
+    }
+    if error:
+        w["error"] = error
+        return w
+    if admin == "auto":
+        admin = f"http://127.0.0.1:{9000 + instance_id % 1000}/{component}"
+    if admin is not None:
+        w["admin_base_url"] = admin
+    if world_size is not None:
+        w["world_size"] = world_size
+    if model is not None:
+        w["model"] = model
+    if system_url is not None:
+        w["system_url"] = system_url
+    return w
+
+
+def body(*workers: dict[str, Any], namespace: str = "dynamo", version: Any = 1) -> bytes:
+    """A discovery body, workers sorted canonically as the frontend does."""
+    ordered = sorted(
+        workers, key=lambda w: (w["namespace"], w["component"], w["endpoint"], w["instance_id"])
+    )
+    return json.dumps(
+        {"protocol_version": version, "namespace": namespace, "workers": ordered}
+    ).encode()
+
+
+SMG_BODY = json.dumps(
+    {
+        "protocol_version": 1,
+        "total": 1,
+        "workers": [
+            {
+                "id": "w1",
+                "engine": "vllm",
+                "control_url": "http://x",
+                "capabilities": [],
+                "health": "ok",
+            }
+        ],
+    }
+).encode()
+
+
+# --- validator stand-in -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Worker:
+    namespace: str
+    component: str
+    endpoint: str
+    instance_id: int
+    routes: tuple[str, ...] = ()
+    system_url: str | None = None
+    admin_base_url: str | None = None
+    model: str | None = None
+    error: str | None = None
+    world_size: int | None = None
+
+    @property
+    def identity(self) -> tuple[str, str, str, int]:
+        return (self.namespace, self.component, self.endpoint, self.instance_id)
+
+    @property
+    def label(self) -> str:
+        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    protocol_version: int
+    namespace: str
+    workers: tuple[_Worker, ...]
+
+
+def _standin_validate(data: bytes | str) -> _Snapshot:
+    parsed = json.loads(data)
+    if not isinstance(parsed, dict):
+        raise ProtocolError("not an object", violations=[Violation("BODY-1", "", "not an object")])
+    if "total" in parsed or any(
+        isinstance(w, dict) and "control_url" in w for w in parsed.get("workers", [])
+    ):
+        raise DialectError("SMG dialect", violations=[Violation("DIALECT-1", "", "smg")])
+    if parsed.get("protocol_version") != 1 or isinstance(parsed.get("protocol_version"), bool):
+        raise ProtocolError(
+            "bad version", violations=[Violation("BODY-2", "/protocol_version", "expected 1")]
+        )
+    keys = set(_Worker.__dataclass_fields__)
+    workers = []
+    for i, w in enumerate(parsed.get("workers", [])):
+        if not isinstance(w, dict) or not isinstance(w.get("instance_id"), int):
+            raise ProtocolError(
+                "bad worker", violations=[Violation("WORKER-2", f"/workers/{i}", "bad")]
+            )
+        if "world_size" in w and (not isinstance(w["world_size"], int) or w["world_size"] < 1):
+            raise ProtocolError(
+                "bad ws", violations=[Violation("WORKER-9", f"/workers/{i}/world_size", "bad")]
+            )
+        args = {k: v for k, v in w.items() if k in keys}
+        args["routes"] = tuple(args.get("routes", ()))
+        workers.append(_Worker(**args))
+    return _Snapshot(1, parsed.get("namespace", ""), tuple(workers))
+
+
+try:  # switch to the real validator as soon as it exists
+    from prime_rl_dynamo.validate import validate_body as _real_validate
+
+    VALIDATE: Callable[[bytes], Any] = _real_validate
+    REAL_VALIDATOR = True
+except ImportError:  # pragma: no cover - only before the validator lands
+    VALIDATE = _standin_validate
+    REAL_VALIDATOR = False
+
+
+# --- a fake clock -------------------------------------------------------------------------------
+
+
+@dataclass
+class FakeClock:
+    """Monotonic time that only moves when the client sleeps."""
+
+    now: float = 0.0
+    wall: float = 1_800_000_000.0
+    sleeps: list[float] = field(default_factory=list)
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def time(self) -> float:
+        return self.wall + self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+# --- a scripted loopback server -----------------------------------------------------------------
+
+
+@dataclass
+class Seen:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    port: int
+
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+Reply = tuple[int, dict[str, str], bytes]
+Handler = Callable[[Seen], Reply]
+
+
+class ScriptedServer:
+    """A real HTTP server on 127.0.0.1 whose replies are Python callables keyed by method and path.
+
+    An unknown route answers 404. ``script(method, path, *replies)`` queues replies: each request
+    takes the next one and the last one repeats.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[Seen] = []
+        self.routes: dict[tuple[str, str], Handler] = {}
+        self._lock = threading.Lock()
+        outer = self
+
+        class _H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                seen = Seen(
+                    self.command,
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    raw,
+                    outer.port,
+                )
+                with outer._lock:
+                    outer.requests.append(seen)
+                    handler = outer.routes.get((self.command, self.path.split("?")[0]))
+                if handler is None:
+                    status, headers, payload = (
+                        404,
+                        {"content-type": "application/json"},
+                        b'{"error":"not found"}',
+                    )
+                else:
+                    status, headers, payload = handler(seen)
+                stream = headers.pop("x-stream-no-length", None)
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                if stream:
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    self.close_connection = True
+                    for i in range(0, len(payload), 65536):
+                        self.wfile.write(payload[i : i + 65536])
+                    return
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = do_PUT = _serve
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    def route(self, method: str, path: str, handler: Handler) -> None:
+        with self._lock:
+            self.routes[(method, path)] = handler
+
+    def script(self, method: str, path: str, *replies: Reply) -> None:
+        queue = list(replies)
+
+        def handler(_: Seen) -> Reply:
+            with self._lock:
+                status, headers, payload = queue.pop(0) if len(queue) > 1 else queue[0]
+            return status, dict(headers), payload
+
+        self.route(method, path, handler)
+
+    def seen(self, method: str | None = None, path: str | None = None) -> list[Seen]:
+        with self._lock:
+            return [
+                r
+                for r in self.requests
+                if (method is None or r.method == method)
+                and (path is None or r.path.split("?")[0] == path)
+            ]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ok(payload: bytes, **headers: str) -> Reply:
+    return 200, {"content-type": "application/json", **headers}, payload
+
+
+def jreply(status: int, obj: Any, **headers: str) -> Reply:
+    return status, {"content-type": "application/json", **headers}, json.dumps(obj).encode()
+
+
+def labels(items: Iterable[Any]) -> list[str]:
+    return [i.label for i in items]
