@@ -190,16 +190,22 @@ async def _empty(send: Send, status: int, extra: list[tuple[bytes, bytes]] | Non
     await send({"type": "http.response.body", "body": b""})
 
 
-async def _abort(scope: Scope) -> None:
-    """Close the client's connection with a TCP reset (uvicorn's transport, stashed in the scope)."""
+async def _abort(scope: Scope, *, reset: bool = True) -> None:
+    """Close the client's connection (uvicorn's transport, stashed in the scope by the fleet).
+
+    ``reset``: a TCP reset, as a crashed peer gives; otherwise a clean close after what was sent.
+    """
     transport = scope.get("prd.transport")
     if transport is None:
-        raise ConnectionAbortedError("reference fault: no transport to reset")
-    sock = transport.get_extra_info("socket")
-    if sock is not None:
-        # Linger 0: close() sends RST instead of FIN, which is what a crashed peer looks like.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    transport.abort()
+        raise ConnectionAbortedError("reference fault: no transport to close")
+    if not reset:
+        transport.close()
+    else:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            # Linger 0: close() sends RST instead of FIN.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
     # Let the server notice the connection is gone before the app returns (no 500 sent then).
     for _ in range(3):
         await asyncio.sleep(0)
@@ -222,7 +228,7 @@ async def _truncated(
         await send(
             {"type": "http.response.body", "body": data[: len(data) // 2], "more_body": True}
         )
-    await _abort(scope)
+    await _abort(scope, reset=False)
 
 
 async def _dribble(
