@@ -548,6 +548,25 @@ class DiscoveryClient:
         response = await self._get(self.request_timeout if timeout is None else timeout)
         return self._classify(response)
 
+    async def snapshot(self, *, timeout: float | None = None) -> SnapshotLike:
+        """One validated snapshot, retrying transport errors, 5xx and 429 until ``timeout``.
+
+        No readiness rules apply: this is what ``AdminPool.verify_topology`` compares to its plan.
+        """
+        budget = self.request_timeout if timeout is None else float(timeout)
+        deadline = self._clock() + budget
+        failures = 0
+        while True:
+            remaining = deadline - self._clock()
+            try:
+                return await self.fetch(timeout=max(0.001, min(self.request_timeout, remaining)))
+            except TransportError as exc:
+                failures += 1
+                delay = self._backoff(failures)
+                if not exc.retryable or self._clock() + delay >= deadline:
+                    raise
+            await self._sleep(delay)
+
     def _classify(self, response: _Response) -> SnapshotLike:
         status = response.status
         preview = response.body[:300].decode("utf-8", "replace")
