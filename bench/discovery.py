@@ -1,0 +1,342 @@
+"""Discovery latency and time to a ready snapshot against fleet size, on both frontends.
+
+For each fleet size both frontends run at once (the reference fleet in a process of its own, the
+real Dynamo frontend through the harness) and requests alternate between them, so that both see
+the same machine noise. A frontend that cannot run here is reported as skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import httpx
+
+from bench.progress import NullReporter, Reporter
+from bench.stats import interleaved, paired_ratio, summarize
+from prime_rl_dynamo.errors import PrimeRLDynamoError
+
+__all__ = [
+    "FRONTENDS",
+    "DiscoveryConfig",
+    "fleet_topology",
+    "run_discovery",
+]
+
+#: Frontends in the order they are reported; ratios are dynamo / reference.
+FRONTENDS = ("reference", "dynamo")
+
+#: Neither fleet reports a model: the harness's stub workers register no model card with the real
+#: frontend, so the reference fleet omits it too and both listings have the same shape.
+MODEL: str | None = None
+
+
+@dataclass(frozen=True)
+class DiscoveryConfig:
+    """What the discovery benchmark measures and how hard."""
+
+    sizes: tuple[int, ...] = (1, 8, 64)
+    requests: int = 300  # GET /v1/rl/workers per frontend and fleet size
+    ready_repetitions: int = 15  # DiscoveryClient runs to a ready snapshot, per frontend and size
+    frontends: tuple[str, ...] = FRONTENDS
+    engine_world_size: int = 2
+    warmup: int = 5
+    start_timeout_s: float = 180.0
+
+
+class FleetUnavailable(Exception):
+    """A frontend could not be started here; the message says why.
+
+    ``permanent`` means no fleet size can work (a missing package), so the series is skipped.
+    """
+
+    def __init__(self, reason: str, *, permanent: bool = False) -> None:
+        super().__init__(reason)
+        self.permanent = permanent
+
+
+def fleet_topology(engines: int, world_size: int, *, namespace: str = "bench") -> dict[str, Any]:
+    """A topology of ``engines`` identical decode engines (topology.v1 document)."""
+    if engines < 1:
+        raise ValueError(f"a benchmark fleet needs at least one engine, got {engines}")
+    return {
+        "version": 1,
+        "namespace": namespace,
+        "model": MODEL,
+        "seed": 7,
+        "engines": [{"component": "decode", "count": engines, "world_size": world_size}],
+    }
+
+
+@dataclass
+class _Frontend:
+    name: str
+    discovery_url: str
+    startup_s: float
+
+
+@contextlib.contextmanager
+def _reference_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[_Frontend]:
+    start = time.perf_counter()
+    try:
+        import prime_rl_dynamo.reference  # noqa: F401  (only to fail early with a clear reason)
+    except ImportError as exc:
+        raise FleetUnavailable(
+            f"the reference fleet is not importable: {exc}", permanent=True
+        ) from exc
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.fleet_server", json.dumps(topology)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = _readline_with_deadline(proc, timeout_s)
+        if not line:
+            err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
+            raise FleetUnavailable(
+                f"the reference fleet process exited before announcing its URL: {err[-600:]}"
+            )
+        urls = json.loads(line)
+        frontend = _Frontend("reference", urls["discovery_url"], 0.0)
+        _wait_listing_ready(frontend.discovery_url, _engine_count(topology), start + timeout_s)
+        frontend.startup_s = time.perf_counter() - start
+        yield frontend
+    finally:
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _readline_with_deadline(proc: subprocess.Popen[str], timeout_s: float) -> str:
+    # A reader thread keeps a hung child from hanging the benchmark.
+    import threading
+
+    box: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        box.append(proc.stdout.readline())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    if not box:
+        proc.kill()
+        raise FleetUnavailable(f"the reference fleet did not announce its URL within {timeout_s}s")
+    return box[0]
+
+
+@contextlib.contextmanager
+def _dynamo_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[_Frontend]:
+    start = time.perf_counter()
+    try:
+        import dynamo.runtime  # noqa: F401
+
+        from prime_rl_dynamo.harness import start_dynamo_fleet
+    except ImportError as exc:
+        raise FleetUnavailable(
+            f"real Dynamo is unavailable ({exc}); install prime-rl-dynamo[dynamo]", permanent=True
+        ) from exc
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    try:
+        fleet = start_dynamo_fleet(
+            topology_from_dict(topology, source="<bench topology>"), startup_timeout=timeout_s
+        )
+    except Exception as exc:  # the harness may fail in many ways; report, never guess
+        raise FleetUnavailable(f"the Dynamo harness failed to start: {exc!r}") from exc
+    with fleet:
+        _wait_listing_ready(fleet.discovery_url, _engine_count(topology), start + timeout_s)
+        yield _Frontend("dynamo", fleet.discovery_url, time.perf_counter() - start)
+
+
+def _engine_count(topology: dict[str, Any]) -> int:
+    return sum(int(group.get("count", 1)) for group in topology["engines"])
+
+
+def _wait_listing_ready(url: str, engines: int, deadline: float) -> None:
+    """Wait until the listing shows every engine with an admin URL and no error."""
+    last = "no answer yet"
+    with httpx.Client(timeout=10.0) as client:
+        while time.perf_counter() < deadline:
+            try:
+                response = client.get(url)
+                if response.status_code == 200:
+                    workers = response.json().get("workers", [])
+                    healthy = [w for w in workers if "error" not in w and "admin_base_url" in w]
+                    if len(healthy) == engines and len(workers) == engines:
+                        return
+                    last = f"{len(healthy)} healthy of {len(workers)} listed, want {engines}"
+                else:
+                    last = f"HTTP {response.status_code}"
+            except (httpx.HTTPError, ValueError) as exc:
+                last = repr(exc)
+            time.sleep(0.1)  # polling a server we do not control; bounded by the deadline
+    raise FleetUnavailable(f"{url} did not list {engines} ready engines in time ({last})")
+
+
+def _get_call(client: httpx.Client, url: str, sizes: list[int]) -> Callable[[], None]:
+    def get() -> None:
+        response = client.get(url)
+        if response.status_code != 200:
+            raise RuntimeError(f"GET {url}: expected 200, found {response.status_code}")
+        sizes.append(len(response.content))
+
+    return get
+
+
+#: DiscoveryClient settings for the time-to-ready figure: no pause between polls, so the figure is
+#: the client's own work (stable_polls=2 by default: two GETs, each validated and assessed).
+READY_CLIENT_SETTINGS: dict[str, Any] = {"poll_interval": 0.0, "timeout": 20.0}
+
+
+def _ready_call(url: str, world_size: int) -> Callable[[], object]:
+    """One end-to-end DiscoveryClient run: construct, poll, validate, return a ready snapshot."""
+    from prime_rl_dynamo.client import discover_sync
+
+    def ready() -> object:
+        return discover_sync(
+            url, inference_world_size=world_size, model=MODEL, **READY_CLIENT_SETTINGS
+        )
+
+    return ready
+
+
+def run_discovery(
+    config: DiscoveryConfig | None = None, reporter: Reporter | None = None
+) -> dict[str, Any]:
+    """Measure every fleet size on every frontend; returns the ``discovery`` section of the report."""
+    config = config or DiscoveryConfig()
+    reporter = reporter or NullReporter()
+    starters = {"reference": _reference_frontend, "dynamo": _dynamo_frontend}
+    unknown = [f for f in config.frontends if f not in starters]
+    if unknown:
+        raise ValueError(f"unknown frontends {unknown}; expected some of {list(starters)}")
+
+    series: dict[str, dict[str, Any]] = {
+        name: {"status": "ok", "reason": None, "points": []} for name in config.frontends
+    }
+    ratios: list[dict[str, Any]] = []
+    steps_per_size = config.requests + config.ready_repetitions + 1
+    phase = reporter.phase("discovery", steps_per_size * len(config.sizes))
+    ready_reason = _ready_unavailable_reason()
+
+    for engines in config.sizes:
+        topology = fleet_topology(engines, config.engine_world_size)
+        world_size = engines * config.engine_world_size
+        with contextlib.ExitStack() as stack:
+            running: dict[str, _Frontend] = {}
+            for name in config.frontends:
+                if series[name]["status"] == "skipped":
+                    continue  # unavailable at a smaller size: it will not work at a larger one
+                phase.note(f"starting {name} fleet of {engines}")
+                try:
+                    running[name] = stack.enter_context(
+                        starters[name](topology, config.start_timeout_s)
+                    )
+                except FleetUnavailable as exc:
+                    reason = str(exc)
+                    if exc.permanent:
+                        series[name].update(status="skipped", reason=reason)
+                    else:
+                        series[name]["status"] = "partial"
+                        series[name]["points"].append({"engines": engines, "skipped": reason})
+                    reporter.log(f"{name} at {engines} engines skipped: {reason}")
+            phase.advance()
+            if not running:
+                phase.advance(steps_per_size - 1)
+                continue
+
+            clients = {name: stack.enter_context(httpx.Client(timeout=30.0)) for name in running}
+            body_sizes: dict[str, list[int]] = {name: [] for name in running}
+            gets = {
+                name: _get_call(clients[name], fe.discovery_url, body_sizes[name])
+                for name, fe in running.items()
+            }
+            phase.note(f"GET /v1/rl/workers at {engines} engines")
+            for _ in range(config.warmup):
+                for get in gets.values():
+                    get()
+            latency = interleaved(gets, config.requests, after_each=lambda _rep: phase.advance())
+
+            ready: dict[str, list[float]] = {}
+            ready_failed: dict[str, str] = {}
+            if ready_reason is None:
+                phase.note(f"time to a ready snapshot at {engines} engines")
+                calls = {}
+                for name, fe in running.items():
+                    call = _ready_call(fe.discovery_url, world_size)
+                    try:
+                        call()  # warm-up, and proof that a ready snapshot comes before timing
+                    except PrimeRLDynamoError as exc:
+                        ready_failed[name] = f"DiscoveryClient failed: {exc}"[:800]
+                        reporter.log(f"{name} at {engines} engines: {ready_failed[name]}")
+                        continue
+                    calls[name] = call
+                if calls:
+                    ready = interleaved(
+                        calls, config.ready_repetitions, after_each=lambda _rep: phase.advance()
+                    )
+                else:
+                    phase.advance(config.ready_repetitions)
+            else:
+                phase.advance(config.ready_repetitions)
+
+            for name, fe in running.items():
+                point: dict[str, Any] = {
+                    "engines": engines,
+                    "inference_world_size": world_size,
+                    "startup_s": fe.startup_s,
+                    "body_bytes": max(body_sizes[name]) if body_sizes[name] else None,
+                    "latency_s": summarize(latency[name]),
+                    "ready_s": summarize(ready[name]) if name in ready else None,
+                }
+                if name not in ready:
+                    point["ready_skipped"] = ready_failed.get(name, ready_reason)
+                series[name]["points"].append(point)
+            if "reference" in running and "dynamo" in running:
+                ratio: dict[str, Any] = {
+                    "engines": engines,
+                    "latency_p50": _ratio(latency["dynamo"], latency["reference"], 50),
+                    "latency_p99": _ratio(latency["dynamo"], latency["reference"], 99),
+                    "latency_paired": paired_ratio(latency["dynamo"], latency["reference"]),
+                }
+                if "reference" in ready and "dynamo" in ready:
+                    ratio["ready_paired"] = paired_ratio(ready["dynamo"], ready["reference"])
+                ratios.append(ratio)
+    phase.done()
+    return {
+        "config": asdict(config),
+        "ready_client_settings": READY_CLIENT_SETTINGS,
+        "ratio_of": "dynamo / reference",
+        "series": series,
+        "ratios": ratios,
+    }
+
+
+def _ratio(numerator: list[float], denominator: list[float], q: float) -> float:
+    a = summarize(numerator)["p50" if q == 50 else "p99"]
+    b = summarize(denominator)["p50" if q == 50 else "p99"]
+    return float(a / b) if b > 0 else float("inf")
+
+
+def _ready_unavailable_reason() -> str | None:
+    try:
+        from prime_rl_dynamo.client import discover_sync  # noqa: F401
+    except ImportError as exc:
+        return f"the discovery client is not available: {exc}"
+    return None

@@ -1,0 +1,150 @@
+"""The whole benchmark: validation, discovery and conformance-suite figures in one report.
+
+``run_bench(config)`` returns the report dictionary written as JSON by ``prime-rl-dynamo bench``;
+``quick_config()`` and ``full_config()`` are the two presets of the command.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bench.discovery import DiscoveryConfig, run_discovery
+from bench.machine import describe_machine
+from bench.progress import NullReporter, Reporter
+from bench.suite import SuiteConfig, run_suite
+from bench.validation_figures import ValidationConfig, run_validation
+
+__all__ = [
+    "REPORT_FORMAT",
+    "BenchConfig",
+    "full_config",
+    "quick_config",
+    "run_bench",
+    "write_report",
+]
+
+#: Identifies the layout of the JSON report; bump when keys change meaning.
+REPORT_FORMAT = "prime-rl-dynamo-bench/1"
+
+SECTIONS = ("validation", "discovery", "suite")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What one benchmark run measures; a section set to None is not run."""
+
+    mode: str = "custom"
+    validation: ValidationConfig | None = field(default_factory=ValidationConfig)
+    discovery: DiscoveryConfig | None = field(default_factory=DiscoveryConfig)
+    suite: SuiteConfig | None = field(default_factory=SuiteConfig)
+
+    def only(self, sections: list[str] | tuple[str, ...]) -> BenchConfig:
+        """The same run restricted to some sections."""
+        unknown = [s for s in sections if s not in SECTIONS]
+        if unknown:
+            raise ValueError(f"unknown sections {unknown}; expected some of {list(SECTIONS)}")
+        return replace(
+            self,
+            validation=self.validation if "validation" in sections else None,
+            discovery=self.discovery if "discovery" in sections else None,
+            suite=self.suite if "suite" in sections else None,
+        )
+
+    def without_dynamo(self) -> BenchConfig:
+        """The same run on the reference frontend only."""
+        discovery = self.discovery and replace(
+            self.discovery, frontends=tuple(f for f in self.discovery.frontends if f != "dynamo")
+        )
+        suite = self.suite and replace(
+            self.suite, targets=tuple(t for t in self.suite.targets if t != "dynamo")
+        )
+        return replace(self, discovery=discovery, suite=suite)
+
+
+def full_config() -> BenchConfig:
+    """The full run quoted in the documentation (several minutes)."""
+    return BenchConfig(
+        mode="full",
+        validation=ValidationConfig(),
+        discovery=DiscoveryConfig(),
+        suite=SuiteConfig(),
+    )
+
+
+def quick_config() -> BenchConfig:
+    """A run that finishes in well under two minutes on two shared cores."""
+    return BenchConfig(
+        mode="quick",
+        validation=ValidationConfig(repetitions=5, budget_s=25.0),
+        discovery=DiscoveryConfig(sizes=(1, 8, 64), requests=40, ready_repetitions=4, warmup=2),
+        suite=SuiteConfig(targets=("reference",), repetitions=1, timeout_s=60.0),
+    )
+
+
+def _skipped(reason: str) -> dict[str, Any]:
+    return {"status": "skipped", "reason": reason}
+
+
+def run_bench(
+    config: BenchConfig | None = None,
+    reporter: Reporter | None = None,
+    *,
+    command: str | None = None,
+) -> dict[str, Any]:
+    """Run every configured section and return the report (see docs/bench.md for its keys)."""
+    config = config or full_config()
+    reporter = reporter or NullReporter()
+    started = time.perf_counter()
+    report: dict[str, Any] = {
+        "format": REPORT_FORMAT,
+        "mode": config.mode,
+        "command": command,
+        "machine": describe_machine(),
+    }
+    # Cheapest and most CPU-bound first: the validation figures suffer most from a busy machine.
+    report["validation"] = (
+        run_validation(config.validation, reporter)
+        if config.validation is not None
+        else _skipped("not selected")
+    )
+    report["discovery"] = (
+        run_discovery(config.discovery, reporter)
+        if config.discovery is not None
+        else _skipped("not selected")
+    )
+    report["suite"] = (
+        run_suite(config.suite, reporter) if config.suite is not None else _skipped("not selected")
+    )
+    report["config"] = {
+        name: (asdict(value) if value is not None else None)
+        for name, value in (
+            ("validation", config.validation),
+            ("discovery", config.discovery),
+            ("suite", config.suite),
+        )
+    }
+    report["wall_s"] = time.perf_counter() - started
+    report["machine"]["load_average_after"] = describe_machine()["load_average"]
+    return report
+
+
+def write_report(report: dict[str, Any], path: str | Path) -> Path:
+    """Write the report as indented JSON (infinite ratios become null)."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(_finite(report), indent=2) + "\n", encoding="utf-8")
+    return out
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None  # JSON has no infinity; a null ratio means "denominator was zero"
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

@@ -1,0 +1,126 @@
+"""Wall time of the default conformance run, against the reference frontend and real Dynamo.
+
+Each run is a fresh process (what a user of ``prime-rl-dynamo conformance`` waits for, imports and
+fleet start-up included); the two targets alternate within each repetition.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bench.progress import NullReporter, Reporter
+from bench.stats import paired_ratio, summarize
+
+__all__ = ["SuiteConfig", "run_suite"]
+
+TARGETS = ("reference", "dynamo")
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    """Which targets the default conformance run is timed on, and how often."""
+
+    targets: tuple[str, ...] = TARGETS
+    repetitions: int = 3
+    timeout_s: float = 900.0  # one whole suite run
+
+
+# Run in the child: the default conformance run against one target, its outcome as JSON.
+_CHILD = """
+import json, sys, time
+start = time.perf_counter()
+from conformance.runner import run
+report = run(target=sys.argv[1])
+print(json.dumps({"run_s": time.perf_counter() - start, "ok": report.ok,
+                  "counts": report.counts(), "target": report.target.get("kind")}))
+"""
+
+
+def _unavailable(target: str) -> str | None:
+    try:
+        import conformance.runner  # noqa: F401
+    except ImportError as exc:
+        return f"the conformance suite is not importable: {exc}"
+    if target == "dynamo":
+        from conformance.runner import dynamo_available
+
+        if not dynamo_available():
+            return "real Dynamo is unavailable (install prime-rl-dynamo[dynamo] and the harness)"
+    return None
+
+
+def _one_run(target: str, timeout_s: float) -> tuple[float, dict[str, Any]]:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, target],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+    wall = time.perf_counter() - start
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"conformance run against {target} exited {proc.returncode}: {proc.stderr[-800:]}"
+        )
+    outcome: dict[str, Any] = json.loads(lines[-1])
+    if outcome.get("target") != target:
+        raise RuntimeError(
+            f"conformance run asked for target {target!r} but ran against {outcome.get('target')!r}"
+        )
+    return wall, outcome
+
+
+def run_suite(
+    config: SuiteConfig | None = None, reporter: Reporter | None = None
+) -> dict[str, Any]:
+    """Time the default conformance run per target; returns the ``suite`` section of the report."""
+    config = config or SuiteConfig()
+    reporter = reporter or NullReporter()
+    series: dict[str, dict[str, Any]] = {}
+    targets = []
+    for target in config.targets:
+        reason = _unavailable(target)
+        if reason is None:
+            targets.append(target)
+            series[target] = {"status": "ok", "reason": None}
+        else:
+            series[target] = {"status": "skipped", "reason": reason}
+    phase = reporter.phase("conformance suite", config.repetitions * max(len(targets), 1))
+    walls: dict[str, list[float]] = {t: [] for t in targets}
+    outcomes: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
+    for rep in range(config.repetitions):
+        shift = rep % len(targets) if targets else 0
+        for target in targets[shift:] + targets[:shift]:
+            if series[target]["status"] != "ok":
+                continue
+            phase.note(f"run {rep + 1}/{config.repetitions} against {target}")
+            try:
+                wall, outcome = _one_run(target, config.timeout_s)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
+                series[target] = {"status": "skipped", "reason": str(exc)[-800:]}
+                reporter.log(f"conformance against {target} skipped: {exc}")
+                continue
+            finally:
+                phase.advance()
+            walls[target].append(wall)
+            outcomes[target].append(outcome)
+    phase.done()
+    for target in targets:
+        if series[target]["status"] == "ok" and walls[target]:
+            series[target].update(
+                wall_s=summarize(walls[target]),
+                run_s=summarize([o["run_s"] for o in outcomes[target]]),
+                counts=outcomes[target][-1]["counts"],
+                ok=all(o["ok"] for o in outcomes[target]),
+            )
+    result: dict[str, Any] = {"config": asdict(config), "series": series}
+    if all(series.get(t, {}).get("status") == "ok" for t in TARGETS):
+        result["ratio_dynamo_over_reference"] = paired_ratio(walls["dynamo"], walls["reference"])
+    return result

@@ -1,0 +1,154 @@
+"""The printed form of a benchmark report: one rich table per section, plus skipped reasons.
+
+Times are shown in milliseconds as ``median [min-max]``; ratios as ``x`` multiples.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["fmt_ms", "fmt_ratio", "render_tables"]
+
+
+def fmt_ms(summary: dict[str, Any] | None, key: str = "median", *, spread: bool = True) -> str:
+    """``12.3 [11.9-14.0]`` (milliseconds) from a summary, or ``-``."""
+    if not summary:
+        return "-"
+    text = _num(summary[key] * 1000.0)
+    if spread:
+        text += f" [{_num(summary['min'] * 1000.0)}-{_num(summary['max'] * 1000.0)}]"
+    return text
+
+
+def fmt_ratio(ratio: dict[str, Any] | float | None, *, spread: bool = True) -> str:
+    """``1.42x [1.30-1.55]`` from a paired ratio, ``1.42x`` from a number, or ``-``."""
+    if ratio is None:
+        return "-"
+    if isinstance(ratio, int | float):
+        return f"{ratio:.2f}x"
+    if ratio.get("median") is None:
+        return "-"
+    text = f"{ratio['median']:.2f}x"
+    if spread and ratio.get("min") is not None and ratio.get("max") is not None:
+        text += f" [{ratio['min']:.2f}-{ratio['max']:.2f}]"
+    return text
+
+
+def _num(ms: float) -> str:
+    if ms >= 100:
+        return f"{ms:.0f}"
+    if ms >= 1:
+        return f"{ms:.2f}"
+    return f"{ms:.4f}"
+
+
+def _validation_table(section: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    contenders = section.get("contenders", [])
+    table = Table(title="Validation: time per body, ms median [min-max]; ratio = full / other")
+    table.add_column("workers", justify="right")
+    for name in contenders:
+        table.add_column(name, justify="right")
+    for key in section.get("ratio_columns", []):
+        table.add_column(key, justify="right")
+    for point in section.get("points", []):
+        row = [f"{point['workers']:,}"]
+        row += [fmt_ms(point["times_s"].get(name)) for name in contenders]
+        row += [fmt_ratio(point["ratios"].get(key)) for key in section.get("ratio_columns", [])]
+        table.add_row(*row)
+    return table
+
+
+def _discovery_table(section: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(
+        title="Discovery, ms: GET /v1/rl/workers p50 and p99; DiscoveryClient to a ready snapshot, median [min-max]"
+    )
+    for column in ("frontend", "engines", "p50", "p99", "ready", "start-up s"):
+        table.add_column(column, justify="right")
+    for name, series in section.get("series", {}).items():
+        for point in series.get("points", []):
+            if "skipped" in point:
+                table.add_row(name, str(point["engines"]), "skipped", "", "", "")
+                continue
+            table.add_row(
+                name,
+                str(point["engines"]),
+                fmt_ms(point["latency_s"], "p50", spread=False),
+                fmt_ms(point["latency_s"], "p99", spread=False),
+                fmt_ms(point.get("ready_s")),
+                f"{point['startup_s']:.1f}",
+            )
+    for ratio in section.get("ratios", []):
+        table.add_row(
+            "dynamo/ref",
+            str(ratio["engines"]),
+            fmt_ratio(ratio["latency_p50"]),
+            fmt_ratio(ratio["latency_p99"]),
+            fmt_ratio(ratio.get("ready_paired")),
+            "",
+        )
+    return table
+
+
+def _suite_table(section: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Default conformance run: wall time, s median [min-max]")
+    for column in ("target", "wall s", "runs", "checks"):
+        table.add_column(column, justify="right")
+    for target, series in section.get("series", {}).items():
+        if series.get("status") != "ok":
+            continue
+        wall = series["wall_s"]
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(series.get("counts", {}).items()))
+        table.add_row(
+            target,
+            f"{wall['median']:.1f} [{wall['min']:.1f}-{wall['max']:.1f}]",
+            str(wall["n"]),
+            counts,
+        )
+    if section.get("ratio_dynamo_over_reference"):
+        table.add_row("dynamo/ref", fmt_ratio(section["ratio_dynamo_over_reference"]), "", "")
+    return table
+
+
+def _skips(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for name in ("validation", "discovery", "suite"):
+        section = report.get(name) or {}
+        if section.get("status") == "skipped":
+            lines.append(f"{name}: skipped ({section.get('reason')})")
+        for key, series in (section.get("series") or {}).items():
+            if series.get("status") == "skipped":
+                lines.append(f"{name} / {key}: skipped ({series.get('reason')})")
+            for point in series.get("points", []):
+                if "skipped" in point:
+                    lines.append(f"{name} / {key} at {point['engines']}: {point['skipped']}")
+    return lines
+
+
+def render_tables(report: dict[str, Any], console: Any = None) -> None:
+    """Print every section of the report as a table on ``console`` (stdout by default)."""
+    from rich.console import Console
+
+    console = console or Console()
+    if report.get("validation", {}).get("points"):
+        console.print(_validation_table(report["validation"]))
+        for line in report["validation"].get("verdicts", []):
+            console.print(line)
+    if report.get("discovery", {}).get("series"):
+        console.print(_discovery_table(report["discovery"]))
+    if any(s.get("status") == "ok" for s in (report.get("suite", {}).get("series") or {}).values()):
+        console.print(_suite_table(report["suite"]))
+    for line in _skips(report):
+        console.print(f"[yellow]{line}[/yellow]")
+    machine = report.get("machine", {})
+    console.print(
+        f"machine: {machine.get('cpu_count')} CPU {machine.get('cpu_model')}, "
+        f"{(machine.get('memory_bytes') or 0) / 2**30:.1f} GiB, Python {machine.get('python')}, "
+        f"load {machine.get('load_average')} -> {machine.get('load_average_after')}; "
+        f"wall {report.get('wall_s', 0):.0f} s"
+    )

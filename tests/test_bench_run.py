@@ -1,0 +1,110 @@
+"""The benchmark end to end, tiny: every section produces the keys the docs promise, ratios follow
+from the measured times, the JSON round-trips and the PNG is a PNG. Structure only, never timing.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.discovery import DiscoveryConfig
+from bench.plot import plot_report
+from bench.run import REPORT_FORMAT, BenchConfig, run_bench, write_report
+from bench.suite import SuiteConfig, run_suite
+from bench.table import render_tables
+from bench.validation_figures import ValidationConfig
+
+pytestmark = pytest.mark.integration
+
+TINY = BenchConfig(
+    mode="tiny",
+    validation=ValidationConfig(sizes=(1, 8), repetitions=2, budget_s=5.0),
+    discovery=DiscoveryConfig(
+        sizes=(1, 2), requests=3, ready_repetitions=2, frontends=("reference",), warmup=1
+    ),
+    suite=None,
+)
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    return run_bench(TINY, command="test")
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} does not start with the PNG signature"
+    assert data[12:16] == b"IHDR", f"{path}: first chunk is {data[12:16]!r}, expected IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_report_top_level(report: dict[str, Any]) -> None:
+    assert report["format"] == REPORT_FORMAT
+    assert report["mode"] == "tiny"
+    assert report["command"] == "test"
+    assert report["wall_s"] > 0
+    machine = report["machine"]
+    for key in ("cpu_count", "cpu_model", "memory_bytes", "python", "packages", "timestamp"):
+        assert key in machine, f"machine description lacks {key}"
+    assert machine["packages"]["prime-rl-dynamo"], "own version missing from the machine record"
+    assert report["suite"] == {"status": "skipped", "reason": "not selected"}
+    assert set(report["config"]) == {"validation", "discovery", "suite"}
+
+
+def test_discovery_section_has_every_size_and_ratio_free_when_alone(
+    report: dict[str, Any],
+) -> None:
+    section = report["discovery"]
+    assert section["ratio_of"] == "dynamo / reference"
+    reference = section["series"]["reference"]
+    assert reference["status"] == "ok", reference
+    assert [p["engines"] for p in reference["points"]] == [1, 2]
+    for point in reference["points"]:
+        assert point["inference_world_size"] == 2 * point["engines"]
+        latency = point["latency_s"]
+        assert latency["n"] == 3
+        assert latency["min"] <= latency["p50"] <= latency["p99"] <= latency["max"]
+        assert point["ready_s"]["n"] == 2
+        assert point["body_bytes"] > 0
+    # Only one frontend measured: no dynamo/reference ratio may be invented.
+    assert section["ratios"] == []
+
+
+def test_json_round_trip_and_png(report: dict[str, Any], tmp_path: Path) -> None:
+    json_path = write_report(report, tmp_path / "out" / "bench.json")
+    loaded = json.loads(json_path.read_text(encoding="utf-8"))
+    assert loaded["discovery"]["series"]["reference"]["points"][0]["engines"] == 1
+    png = plot_report(loaded, tmp_path / "bench.png")
+    width, height = _png_size(png)
+    assert width > 800 and height > 300
+
+
+def test_tables_print_every_measured_point(report: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    render_tables(report, console)
+    text = console.export_text()
+    assert "Discovery" in text
+    assert "reference" in text
+    assert "machine:" in text
+
+
+def test_suite_section_reports_skips_with_reasons() -> None:
+    # No target selected: nothing is run, nothing is invented.
+    section = run_suite(SuiteConfig(targets=(), repetitions=1))
+    assert section["series"] == {}
+    assert "ratio_dynamo_over_reference" not in section
+
+
+def test_only_and_without_dynamo_select_sections() -> None:
+    config = BenchConfig().only(["discovery"]).without_dynamo()
+    assert config.validation is None and config.suite is None
+    assert config.discovery is not None and config.discovery.frontends == ("reference",)
+    with pytest.raises(ValueError, match="unknown sections"):
+        BenchConfig().only(["nope"])
