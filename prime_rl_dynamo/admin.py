@@ -293,8 +293,13 @@ class AdminPool:
 
     @classmethod
     def from_urls(cls, urls: Sequence[str], **kwargs: Any) -> AdminPool:
-        """A pool over a static admin URL list (labels are the URLs)."""
-        return cls([AdminEngine(u, u) for u in urls], **kwargs)
+        """A pool over a static admin URL list (labels are the URLs, user info redacted)."""
+        return cls([AdminEngine(_redact(u), u) for u in urls], **kwargs)
+
+    @staticmethod
+    def check_url(url: str) -> str:
+        """Refuse an unusable admin URL (CRED-1, WORKER-8); returns the base URL the pool uses."""
+        return str(_admin_url(AdminEngine(_redact(url), url)))
 
     async def __aenter__(self) -> AdminPool:
         return self
@@ -660,6 +665,15 @@ def _admin_url(engine: AdminEngine) -> httpx.URL:
         )
     # A trailing slash lets httpx append the admin paths under any base path (/admin -> /admin/pause).
     return url.copy_with(path=url.path.rstrip("/") + "/")
+
+
+def _redact(url: str) -> str:
+    """The URL without user info, for labels and messages (secrets never reach a log)."""
+    if "@" not in url:
+        return url
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}{sep}***@{authority.rsplit('@', 1)[-1]}{slash}{path}"
 
 
 def _summary(results: Mapping[str, EngineResult]) -> str:

@@ -1,0 +1,287 @@
+"""Prime-RL's knobs for Dynamo-managed inference, and the rules that make a configuration usable.
+
+Exactly one inference source (Dynamo discovery, a static admin URL list, elastic DNS discovery);
+Dynamo needs an explicit inference_world_size; the "at least 2 local GPUs" NCCL check is skipped
+when that world size is external. Plain dataclasses: the core takes no pydantic dependency.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from prime_rl_dynamo.admin import AdminPool, Credentials
+from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient, normalize_discovery_url
+from prime_rl_dynamo.errors import ConfigError
+from prime_rl_dynamo.plan import Convention
+
+__all__ = [
+    "WEIGHT_BROADCAST_TYPES",
+    "DynamoClientConfig",
+    "ElasticConfig",
+    "check_local_gpus",
+    "local_gpu_check_applies",
+]
+
+#: Accepted ``weight_broadcast`` values and the convention each plans with (None: no rank plan).
+WEIGHT_BROADCAST_TYPES: dict[str, Convention | None] = {
+    "nccl": Convention.PRIME_NCCL,
+    "prime-nccl": Convention.PRIME_NCCL,
+    "vllm-native-nccl": Convention.VLLM_NATIVE_NCCL,
+    "nixl": Convention.NIXL,
+    "filesystem": None,
+}
+
+
+@dataclass(frozen=True)
+class ElasticConfig:
+    """Elastic DNS discovery: every address of ``hostname`` serving the model joins the pool."""
+
+    hostname: str
+    port: int = 8000
+    sync_interval: float = 5.0
+
+
+@dataclass(frozen=True)
+class DynamoClientConfig:
+    """The client side of a Prime-RL run against Dynamo (validated on construction).
+
+    ``api_key`` wins over ``api_key_var`` (the environment variable read otherwise; ``"EMPTY"``
+    or unset means no key). ``headers_from_env`` maps header name -> environment variable.
+    ``admin_allowed_hosts`` None means credentials go to every discovered engine.
+    """
+
+    dynamo_discovery_url: str | None = None
+    admin_base_url: tuple[str, ...] | None = None
+    elastic: ElasticConfig | None = None
+    inference_world_size: int | None = None
+    model: str | None = None
+    components: tuple[str, ...] | None = None
+    weight_broadcast: str = "nccl"
+    trainer_world_size: int = 1
+    discovery_timeout: float = 1800.0
+    request_timeout: float = 30.0
+    poll_interval: float = 1.0
+    admin_timeout: float = 300.0
+    update_timeout: float = 720.0
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    api_key_var: str | None = "VLLM_API_KEY"
+    api_key: str | None = field(default=None, repr=False)
+    headers_from_env: Mapping[str, str] = field(default_factory=dict)
+    admin_allowed_hosts: tuple[str, ...] | None = None
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_concurrency: int = 16
+    trust_env: bool = False
+
+    def __post_init__(self) -> None:
+        # Lists from TOML/JSON become tuples, so the frozen config stays hashable-ish and immutable.
+        for name in ("admin_base_url", "components", "admin_allowed_hosts"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                raise ConfigError(f"{name} must be a list of strings, not the string {value!r}")
+            if value is not None:
+                object.__setattr__(self, name, tuple(value))
+        problems = self._problems()
+        if problems:
+            raise ConfigError(
+                "invalid Dynamo client configuration:\n  " + "\n  ".join(problems),
+                requirement=_first_id(problems),
+            )
+
+    def _problems(self) -> list[str]:
+        problems: list[str] = []
+        sources = [
+            name
+            for name, on in (
+                ("dynamo_discovery_url", self.dynamo_discovery_url is not None),
+                ("admin_base_url", bool(self.admin_base_url)),
+                ("elastic", self.elastic is not None),
+            )
+            if on
+        ]
+        if len(sources) != 1:
+            found = " and ".join(sources) if sources else "none of them"
+            problems.append(
+                "exactly one inference source is needed (dynamo_discovery_url, admin_base_url or "
+                f"elastic); found {found}"
+            )
+        if self.dynamo_discovery_url is not None:
+            try:
+                normalize_discovery_url(self.dynamo_discovery_url)
+            except ConfigError as exc:
+                problems.append(f"dynamo_discovery_url: {exc}")
+            if self.inference_world_size is None:
+                problems.append(
+                    "RANK-2: Dynamo inference requires an explicit inference_world_size (the sum of "
+                    "the engines' world sizes the run expects); it is not derived from the listing"
+                )
+        if self.inference_world_size is not None and (
+            isinstance(self.inference_world_size, bool)
+            or not isinstance(self.inference_world_size, int)
+            or self.inference_world_size < 1
+        ):
+            problems.append(
+                f"RANK-2: inference_world_size must be an integer >= 1; found {self.inference_world_size!r}"
+            )
+        if self.weight_broadcast not in WEIGHT_BROADCAST_TYPES:
+            problems.append(
+                f"weight_broadcast must be one of {sorted(WEIGHT_BROADCAST_TYPES)}; found {self.weight_broadcast!r}"
+            )
+        elif (
+            WEIGHT_BROADCAST_TYPES[self.weight_broadcast] is Convention.VLLM_NATIVE_NCCL
+            and self.trainer_world_size != 1
+        ):
+            problems.append(
+                f"RANK-4: vllm-native-nccl admits only a single-process trainer at rank 0; "
+                f"trainer_world_size is {self.trainer_world_size}"
+            )
+        if not isinstance(self.trainer_world_size, int) or self.trainer_world_size < 1:
+            problems.append(
+                f"trainer_world_size must be an integer >= 1; found {self.trainer_world_size!r}"
+            )
+        for url in self.admin_base_url or ():
+            try:
+                AdminPool.check_url(url)
+            except ConfigError as exc:
+                problems.append(f"admin_base_url: {exc}")
+        for name in (
+            "discovery_timeout",
+            "request_timeout",
+            "poll_interval",
+            "admin_timeout",
+            "update_timeout",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                problems.append(f"{name} must be a finite number > 0; found {value!r}")
+        for name in ("max_body_bytes", "max_concurrency"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                problems.append(f"{name} must be an integer >= 1; found {value!r}")
+        if self.components is not None and not self.components:
+            problems.append("components, when set, must name at least one component")
+        if self.elastic is not None and not self.elastic.hostname:
+            problems.append("elastic.hostname must be a non-empty host name")
+        try:
+            Credentials(allowed_hosts=self.admin_allowed_hosts)
+        except ConfigError as exc:
+            problems.append(f"admin_allowed_hosts: {exc}")
+        return problems
+
+    # --- derived views ---------------------------------------------------------------------------
+
+    @property
+    def inference_source(self) -> str:
+        """``"dynamo"``, ``"static"`` or ``"elastic"``."""
+        if self.dynamo_discovery_url is not None:
+            return "dynamo"
+        return "static" if self.admin_base_url else "elastic"
+
+    @property
+    def is_dynamo(self) -> bool:
+        """Whether engines come from Dynamo discovery."""
+        return self.inference_source == "dynamo"
+
+    @property
+    def convention(self) -> Convention | None:
+        """The rank-numbering convention of the weight broadcast (None for filesystem)."""
+        return WEIGHT_BROADCAST_TYPES[self.weight_broadcast]
+
+    def credentials(self, environ: Mapping[str, str] | None = None) -> Credentials:
+        """The credentials admin calls carry (the API key from ``api_key`` or ``api_key_var``)."""
+        if self.api_key is not None:
+            return Credentials(
+                api_key=self.api_key,
+                headers=dict(self.headers),
+                headers_from_env=dict(self.headers_from_env),
+                allowed_hosts=self.admin_allowed_hosts,
+            )
+        return Credentials.from_env(
+            api_key_var=self.api_key_var,
+            headers=self.headers,
+            headers_from_env=self.headers_from_env,
+            allowed_hosts=self.admin_allowed_hosts,
+            environ=environ,
+        )
+
+    def discovery_client(self, **overrides: Any) -> DiscoveryClient:
+        """A DiscoveryClient with this configuration (keyword arguments override it)."""
+        if self.dynamo_discovery_url is None:
+            raise ConfigError(
+                f"no dynamo_discovery_url: the inference source is {self.inference_source}"
+            )
+        kwargs: dict[str, Any] = {
+            "inference_world_size": self.inference_world_size,
+            "model": self.model,
+            "components": self.components,
+            "require_world_size": self.convention is not None,
+            "timeout": self.discovery_timeout,
+            "request_timeout": self.request_timeout,
+            "poll_interval": self.poll_interval,
+            "max_body_bytes": self.max_body_bytes,
+            "trust_env": self.trust_env,
+        }
+        kwargs.update(overrides)
+        return DiscoveryClient(self.dynamo_discovery_url, **kwargs)
+
+    def pool_options(self, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Keyword arguments for AdminPool constructors (credentials, timeouts, concurrency)."""
+        return {
+            "credentials": self.credentials(environ),
+            "timeout": self.admin_timeout,
+            "update_timeout": self.update_timeout,
+            "max_concurrency": self.max_concurrency,
+            "environ": environ,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DynamoClientConfig:
+        """Build from parsed TOML/JSON; unknown keys are refused rather than silently ignored."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown Dynamo client settings: {', '.join(unknown)}")
+        values = dict(data)
+        if isinstance(values.get("elastic"), Mapping):
+            values["elastic"] = ElasticConfig(**values["elastic"])
+        return cls(**values)
+
+
+def local_gpu_check_applies(config: DynamoClientConfig, *, has_local_inference: bool) -> bool:
+    """Whether Prime-RL's "NCCL needs at least 2 local GPUs" check applies to this run.
+
+    It applies to NCCL broadcasts only, and not when inference is external (no local inference
+    section) with an explicit inference_world_size: the inference ranks are then remote.
+    """
+    if config.convention not in (Convention.PRIME_NCCL, Convention.VLLM_NATIVE_NCCL):
+        return False
+    external = not has_local_inference and config.inference_world_size is not None
+    return not external
+
+
+def check_local_gpus(
+    config: DynamoClientConfig,
+    *,
+    num_train_gpus: int,
+    num_infer_gpus: int,
+    has_local_inference: bool,
+) -> None:
+    """Raise ConfigError when the local-GPU check applies and fewer than 2 local GPUs are used."""
+    if not local_gpu_check_applies(config, has_local_inference=has_local_inference):
+        return
+    local = num_train_gpus + (num_infer_gpus if has_local_inference else 0)
+    if local < 2:
+        raise ConfigError(
+            f"NCCL weight broadcast requires at least 2 local GPUs (found {local}) or an explicit "
+            "external inference_world_size"
+        )
+
+
+def _first_id(problems: list[str]) -> str | None:
+    for problem in problems:
+        head = problem.split(":", 1)[0]
+        if "-" in head and head.split("-", 1)[1].isdigit():
+            return head
+    return None
