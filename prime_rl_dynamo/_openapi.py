@@ -707,9 +707,10 @@ DOCUMENTS: dict[str, Callable[[Loader], JSON]] = {
 }
 
 
-def build_documents(load: Loader = load_json) -> dict[str, JSON]:
-    """Every OpenAPI document by file name, built from the JSON Schemas that ``load`` returns."""
-    return {name: build(load) for name, build in DOCUMENTS.items()}
+def build_documents(load: Loader | None = None) -> dict[str, JSON]:
+    """Every OpenAPI document by file name, built from the JSON Schemas ``load`` (default: bundled)."""
+    loader = load if load is not None else load_json
+    return {name: build(loader) for name, build in DOCUMENTS.items()}
 
 
 def render(document: Mapping[str, Any]) -> str:
