@@ -1,0 +1,220 @@
+"""The fast path (msgspec + a few lines) must agree with the exhaustive path (jsonschema on the
+bundled schema + semantic checks): it may hand a body over, but never accept what the schema
+refuses, and it must accept the valid bodies Dynamo sends so that validation stays cheap."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from prime_rl_dynamo._models import PATTERNS
+from prime_rl_dynamo.validate import _exhaustive_text, _fast, check_body
+
+U64 = 2**64 - 1
+text = st.text(min_size=1, max_size=6)
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
+    ),
+    max_leaves=6,
+)
+# Unknown fields of valid bodies carry no null anywhere: a null value sends a body to the slow path.
+json_values_without_null = st.recursive(
+    st.booleans() | st.integers() | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
+    ),
+    max_leaves=4,
+)
+
+
+@st.composite
+def http_urls(draw: st.DrawFn, *, for_admin: bool = True) -> str:
+    scheme = draw(st.sampled_from(["http", "https", "HTTP", "Https"]))
+    host = draw(st.from_regex(r"[a-z0-9][a-z0-9.-]{0,8}|\[::1\]|127\.0\.0\.1", fullmatch=True))
+    port = draw(st.one_of(st.just(""), st.integers(1, 65535).map(lambda p: f":{p}")))
+    path = draw(st.from_regex(r"(/[A-Za-z0-9._~%-]{0,6}){0,3}", fullmatch=True))
+    tail = "" if for_admin else draw(st.sampled_from(["", "?a=1", "#x"]))
+    return f"{scheme}://{host}{port}{path}{tail}"
+
+
+@st.composite
+def valid_bodies(draw: st.DrawFn, *, unknown_fields: bool = True) -> dict[str, Any]:
+    """Bodies the contract accepts: sorted, unique, consistent, optional fields omitted."""
+    scope = draw(st.sampled_from(["dynamo", "dyn", "", "team.a"]))
+    workers: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    for i in range(draw(st.integers(0, 6))):
+        ns = scope + draw(st.sampled_from(["", "", "-x", "b"])) or "ns"
+        comp = draw(st.one_of(st.sampled_from(["prefill", "decode", "backend"]), text))
+        ep = draw(st.one_of(st.just("rl"), text))
+        iid = draw(st.one_of(st.integers(0, U64), st.sampled_from([0, 7, 2**53 + 1, U64])))
+        w: dict[str, Any] = {
+            "namespace": ns,
+            "component": comp,
+            "endpoint": ep,
+            "instance_id": iid,
+            "transport": {
+                draw(st.sampled_from(["tcp", "nats_tcp", "http"])): draw(st.text(max_size=20))
+            },
+            "request_plane_url": f"dyn://{ns}.{comp}.{ep}",
+            "routes": sorted(draw(st.sets(text, max_size=4))),
+        }
+        if draw(st.booleans()):
+            w["error"] = draw(text)
+            w["routes"] = []
+        else:
+            if draw(st.booleans()):
+                w["system_url"] = draw(http_urls(for_admin=False))
+            if draw(st.booleans()):
+                w["admin_base_url"] = draw(http_urls()) + f"/w{i}"  # unique per worker (LIST-6)
+                w["world_size"] = draw(st.integers(1, 2**32 - 1))
+            elif draw(st.booleans()):
+                w["world_size"] = draw(st.integers(1, 2**32 - 1))
+        if draw(st.booleans()):
+            w["model"] = draw(text)
+        if unknown_fields and draw(st.booleans()):
+            w[draw(st.sampled_from(["weight_transfer_backend", "x_extra"]))] = draw(
+                json_values_without_null
+            )
+        workers[(ns, comp, ep, iid)] = w
+    doc = {
+        "protocol_version": 1,
+        "namespace": scope,
+        "workers": [workers[k] for k in sorted(workers)],
+    }
+    if unknown_fields and draw(st.booleans()):
+        doc["generated_by"] = draw(st.text(max_size=5))
+    return doc
+
+
+FIELDS = [
+    "namespace", "component", "endpoint", "instance_id", "transport", "request_plane_url",
+    "routes", "system_url", "admin_base_url", "model", "world_size", "error",
+]  # fmt: skip
+
+
+@st.composite
+def mutated_bodies(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid body with one to three defects (or harmless changes) of many kinds."""
+    doc = draw(valid_bodies())
+    for _ in range(draw(st.integers(1, 3))):
+        workers = doc.get("workers")
+        kind = draw(st.integers(0, 9))
+        if kind == 0 or not isinstance(workers, list) or not workers:
+            key = draw(st.sampled_from(["protocol_version", "namespace", "workers", "extra"]))
+            if draw(st.booleans()):
+                doc.pop(key, None)
+            else:
+                doc[key] = draw(json_values)
+            continue
+        i = draw(st.integers(0, len(workers) - 1))
+        w = workers[i]
+        if not isinstance(w, dict):
+            continue
+        if kind == 1:
+            w[draw(st.sampled_from(FIELDS))] = draw(json_values)
+        elif kind == 2:
+            w.pop(draw(st.sampled_from(FIELDS)), None)
+        elif kind == 3:
+            workers.insert(draw(st.integers(0, len(workers))), dict(w))
+        elif kind == 4:
+            workers.reverse()
+        elif kind == 5 and isinstance(w.get("transport"), dict):
+            w["transport"][draw(st.sampled_from(["tcp", "nats_tcp", "http", "grpc"]))] = draw(
+                st.one_of(st.text(max_size=3), json_values)
+            )
+        elif kind == 6 and isinstance(w.get("routes"), list):
+            w["routes"] = list(reversed(w["routes"])) + draw(
+                st.lists(st.text(max_size=2), max_size=2)
+            )
+        elif kind == 7:
+            url = draw(http_urls(for_admin=False)) + draw(
+                st.sampled_from(["", "\n", " x", "@", "?", "#", "\x7f"])
+            )
+            w[draw(st.sampled_from(["admin_base_url", "system_url"]))] = (
+                draw(st.sampled_from(["user@", ""])) + url
+            )
+        elif kind == 8:
+            w["instance_id"] = draw(st.sampled_from([-1, U64, U64 + 1, 2**63, 1.0, 1.5, True, "1"]))
+        else:
+            workers[i] = draw(json_values)
+    return doc
+
+
+def _agree(doc: Any) -> None:
+    raw = json.dumps(doc).encode()
+    fast = _fast(raw)
+    slow_violations, slow_snapshot = _exhaustive_text(raw)
+    if fast is not None:
+        assert slow_violations == [], (
+            f"fast path accepted what the schema refuses: {slow_violations}"
+        )
+        assert slow_snapshot == fast
+    assert (check_body(raw) == []) == (slow_violations == [])
+    assert (check_body(doc) == []) == (slow_violations == [])
+
+
+@settings(max_examples=150)
+@given(mutated_bodies())
+@example(
+    {
+        "protocol_version": 1,
+        "namespace": "d",
+        "workers": [
+            {
+                "namespace": "d",
+                "component": "c",
+                "endpoint": "rl",
+                "instance_id": 2**64,
+                "transport": {"tcp": ""},
+                "request_plane_url": "dyn://d.c.rl",
+                "routes": [],
+            }
+        ],
+    }
+)
+@example(
+    {
+        "protocol_version": 1,
+        "namespace": "d",
+        "workers": [
+            {
+                "namespace": "d",
+                "component": "c",
+                "endpoint": "rl",
+                "instance_id": 1,
+                "transport": {"tcp": "", "http": ""},
+                "request_plane_url": "dyn://d.c.rl",
+                "routes": [],
+            }
+        ],
+    }
+)
+def test_fast_path_never_accepts_what_the_schema_refuses(doc: Any) -> None:
+    _agree(doc)
+
+
+@settings(max_examples=80)
+@given(valid_bodies())
+def test_fast_path_accepts_valid_bodies(doc: dict[str, Any]) -> None:
+    raw = json.dumps(doc).encode()
+    assert _exhaustive_text(raw)[0] == [], "the generator must make valid bodies"
+    assert _fast(raw) is not None, "a valid body without null values must not need the slow path"
+    assert check_body(raw) == []
+
+
+@given(text, text, text)
+def test_request_plane_url_pattern_is_implied_by_the_list_3_equality(
+    ns: str, comp: str, ep: str
+) -> None:
+    # The fast path skips this pattern because it checks request_plane_url == dyn://ns.comp.ep.
+    assert re.search(PATTERNS["Worker.request_plane_url"], f"dyn://{ns}.{comp}.{ep}")
