@@ -1,0 +1,88 @@
+"""``prime-rl-dynamo discover URL --inference-world-size W [...]``: wait for a ready fleet, print its plan.
+
+Polls the frontend's /v1/rl/workers with the client's readiness rules until a ready snapshot or
+the timeout, then prints the engines and the rank plan. Exit 0 ready, 1 not ready by the deadline
+or refused, 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
+
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the ``discover`` subcommand."""
+    parser = subparsers.add_parser(
+        "discover",
+        help="wait for a ready Dynamo fleet and print its rank plan",
+        description="Poll GET /v1/rl/workers at URL (http://host:8001, .../v1 or the full path) "
+        "until a ready snapshot (every matching engine healthy, world sizes summing to W, two "
+        "identical polls) or the timeout. Exit 0 ready, 1 not ready or refused, 2 usage.",
+    )
+    parser.add_argument(
+        "url", metavar="URL", help="the frontend's RL listener, e.g. http://127.0.0.1:8001"
+    )
+    add_common_arguments(parser)
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, metavar="S", help="deadline in seconds (default 60)"
+    )
+    parser.add_argument(
+        "--poll-interval",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="seconds between polls (default 1)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="refuse larger bodies (default 8 MiB)",
+    )
+    parser.add_argument(
+        "--trust-env", action="store_true", help="honour proxy environment variables"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Discover, plan, print; returns the exit code."""
+    from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
+    from prime_rl_dynamo.errors import ConfigError, NotReadyError, PrimeRLDynamoError
+
+    async def go() -> Any:
+        async with DiscoveryClient(
+            args.url,
+            inference_world_size=args.inference_world_size,
+            model=args.model,
+            components=components_of(args),
+            timeout=args.timeout,
+            poll_interval=args.poll_interval,
+            max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+            trust_env=args.trust_env,
+        ) as client:
+            return await client.wait_ready()
+
+    try:
+        ready = asyncio.run(go())
+        plan = ready.plan(args.convention, trainer_world_size=args.trainer_world_size)
+    except ConfigError as exc:
+        print(f"prime-rl-dynamo discover: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except NotReadyError as exc:
+        print(f"prime-rl-dynamo discover: not ready: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except PrimeRLDynamoError as exc:
+        print(f"prime-rl-dynamo discover: refused: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    extra = {"url": ready.url, "polls": ready.polls}
+    print(render(plan, as_json=args.json, extra=extra))
+    return EXIT_OK

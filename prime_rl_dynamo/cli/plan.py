@@ -1,0 +1,145 @@
+"""``prime-rl-dynamo plan FILE --inference-world-size W [--convention C] [--json]``: rank plan offline.
+
+Reads a saved discovery body, applies the readiness rules (READY-1..6) and prints the engines with
+their rank offsets and ranges. Exit 0 planned, 1 not ready or refused, 2 usage or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+CONVENTIONS = ("prime-nccl", "vllm-native-nccl", "nixl")
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments shared by ``plan`` and ``discover``."""
+    parser.add_argument(
+        "--inference-world-size",
+        "-W",
+        type=int,
+        required=True,
+        metavar="W",
+        help="the sum of engine world sizes the run expects (required: never derived)",
+    )
+    parser.add_argument("--model", help="only workers serving this model (others are ignored)")
+    parser.add_argument(
+        "--components", help="comma-separated component names to keep (default: all)"
+    )
+    parser.add_argument(
+        "--convention",
+        choices=CONVENTIONS,
+        default="prime-nccl",
+        help="rank numbering of the weight broadcast (default: prime-nccl)",
+    )
+    parser.add_argument(
+        "--trainer-world-size",
+        type=int,
+        default=1,
+        metavar="N",
+        help="trainer processes (vllm-native-nccl admits only 1)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the ``plan`` subcommand."""
+    parser = subparsers.add_parser(
+        "plan",
+        help="rank plan from a saved GET /v1/rl/workers body",
+        description="Validate a saved discovery body, check it is ready for the given inference "
+        "world size, and print each engine's rank_offset and ranks. Exit 0 planned, 1 not ready "
+        "or refused, 2 usage or unreadable input.",
+    )
+    parser.add_argument("file", metavar="FILE", help="the saved body; - reads stdin")
+    add_common_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def components_of(args: argparse.Namespace) -> frozenset[str] | None:
+    """The --components filter as a set (None: all components)."""
+    if not args.components:
+        return None
+    return frozenset(c.strip() for c in args.components.split(",") if c.strip())
+
+
+def render(plan: Any, *, as_json: bool, extra: dict[str, Any] | None = None) -> str:
+    """The plan as a table (or JSON): engines in canonical order, offsets, rank ranges."""
+    data = plan.to_dict()
+    if extra:
+        data = {**extra, **data}
+    if as_json:
+        return json.dumps(data, indent=2)
+    rows = [("engine", "admin_base_url", "world_size", "rank_offset", "ranks")]
+    for e in data["engines"]:
+        start, stop = e["ranks"]
+        rows.append(
+            (
+                e["label"],
+                e["admin_base_url"] or "-",
+                str(e["world_size"]),
+                str(e["rank_offset"]),
+                f"[{start}, {stop})",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    trainer = data["trainer_rank"]
+    tail = f"trainer rank {trainer}" if trainer is not None else "no collective group"
+    lines.append(
+        f"{len(data['engines'])} engine(s), inference_world_size {data['inference_world_size']}, "
+        f"group_world_size {data['group_world_size']} ({data['convention']}, {tail})"
+    )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read, validate, assess, plan; returns the exit code."""
+    from prime_rl_dynamo.client import assess_snapshot
+    from prime_rl_dynamo.errors import ConfigError, PrimeRLDynamoError
+    from prime_rl_dynamo.plan import plan_broadcast
+    from prime_rl_dynamo.validate import validate_body
+
+    name = "<stdin>" if args.file == "-" else args.file
+    try:
+        if args.file == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.file, "rb") as handle:
+                data = handle.read()
+    except OSError as exc:
+        print(f"prime-rl-dynamo plan: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        snapshot = validate_body(data)
+        matching, reasons = assess_snapshot(
+            snapshot,
+            inference_world_size=args.inference_world_size,
+            model=args.model,
+            components=components_of(args),
+        )
+        if reasons:
+            print(f"prime-rl-dynamo plan: {name} is not ready:", file=sys.stderr)
+            for reason in reasons:
+                print(f"  {reason}", file=sys.stderr)
+            return EXIT_REFUSED
+        plan = plan_broadcast(
+            matching,
+            args.inference_world_size,
+            args.convention,
+            trainer_world_size=args.trainer_world_size,
+        )
+    except ConfigError as exc:
+        print(f"prime-rl-dynamo plan: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except PrimeRLDynamoError as exc:
+        print(f"prime-rl-dynamo plan: {name}: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    print(render(plan, as_json=args.json, extra={"file": name}))
+    return EXIT_OK
