@@ -1,16 +1,257 @@
-"""The ``roundtrip`` profile: generated topologies registered on the real Dynamo frontend."""
+"""The ``roundtrip`` profile: generated topologies registered on the real Dynamo frontend.
+
+Through the harness (real frontend, stub RL workers on the real runtime) the listing must equal
+what was registered: nothing lost, duplicated or invented (LIST-7). Then the fleet churns (kill,
+restart, resize) and the listing must follow (LIST-8). Needs the ``dynamo`` extra.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
-from conformance.registry import Skipped
-from conformance.runner import RunContext, profile_setup
+from conformance.registry import CheckError, Failed, Skipped, check
+from conformance.runner import ProfileContext, RunContext, dynamo_available, profile_setup
+
+__all__ = ["RoundtripContext", "compare_listing"]
+
+Identity = tuple[str, str, str, int]
+
+# Generated roundtrip topologies stay small: each one is real processes on a 2-core machine.
+MAX_ROUNDTRIP_TOPOLOGIES = 3
+
+
+def _identity(worker: dict[str, Any]) -> Identity:
+    return (worker["namespace"], worker["component"], worker["endpoint"], worker["instance_id"])
+
+
+def _label(identity: Identity) -> str:
+    return f"{identity[0]}.{identity[1]}.{identity[2]}#{identity[3]}"
+
+
+def expected_entry(engine: Any) -> dict[str, Any]:
+    """What the listing must say about one live engine of the harness (identity aside)."""
+    spec = engine.spec
+    if spec.faults.reply_error is not None:
+        return {"error": True}
+    out: dict[str, Any] = {"routes": sorted(set(spec.routes)), "error": False}
+    out["admin_base_url"] = engine.admin_base_url if spec.admin else None
+    out["system_url"] = engine.system_url if spec.system else None
+    out["world_size"] = spec.world_size if spec.admin else None
+    out["model"] = spec.model
+    return out
+
+
+def compare_listing(
+    body: dict[str, Any], live: list[Any], dead: set[Identity], *, when: str
+) -> list[str]:
+    """Differences between a listing and the live engines (dead instances may linger with error)."""
+    problems: list[str] = []
+    workers = body.get("workers") if isinstance(body, dict) else None
+    if not isinstance(workers, list):
+        return [f"{when}: the listing has no workers array"]
+    seen: dict[Identity, dict[str, Any]] = {}
+    for w in workers:
+        try:
+            ident = _identity(w)
+        except (KeyError, TypeError):
+            problems.append(f"{when}: an entry without a complete identity: {w!r:.200}")
+            continue
+        if ident in seen:
+            problems.append(f"{when}: {_label(ident)} listed twice")
+        seen[ident] = w
+    wanted = {e.identity: e for e in live}
+    for ident, engine in wanted.items():
+        w = seen.get(ident)
+        if w is None:
+            problems.append(f"{when}: {_label(ident)} ({engine.key}) is registered but not listed")
+            continue
+        want = expected_entry(engine)
+        if want["error"]:
+            if "error" not in w:
+                problems.append(
+                    f"{when}: {_label(ident)} answers routes with an error, listed without one"
+                )
+            continue
+        if "error" in w:
+            problems.append(
+                f"{when}: {_label(ident)} is live and healthy, listed with error {w['error']!r}"
+            )
+            continue
+        for key in ("routes", "admin_base_url", "system_url", "world_size", "model"):
+            if w.get(key) != want[key]:
+                problems.append(
+                    f"{when}: {_label(ident)} ({engine.key}): expected {key} {want[key]!r}, "
+                    f"listed {w.get(key)!r}"
+                )
+    for ident, w in seen.items():
+        if ident in wanted:
+            continue
+        if ident in dead and "error" in w:
+            continue  # a dead instance the store has not forgotten yet: allowed, with its error
+        what = "a dead instance listed without error" if ident in dead else "never registered"
+        problems.append(f"{when}: {_label(ident)} is listed but {what}")
+    return problems
+
+
+@dataclass
+class RoundtripContext(ProfileContext):
+    """What the roundtrip saw: membership problems (LIST-7) and churn problems (LIST-8)."""
+
+    membership: list[str] = field(default_factory=list)
+    churn: list[str] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)  # what was done, for the pass message
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+
+def _live(fleet: Any) -> list[Any]:
+    return [e for e in fleet.engines if e.alive]
+
+
+def _poll_until(fleet: Any, condition: Any, timeout: float) -> tuple[bool, list[dict[str, Any]]]:
+    """Poll the listing until ``condition(body)`` or the deadline; returns every body seen."""
+    deadline = time.monotonic() + timeout
+    bodies: list[dict[str, Any]] = []
+    while True:
+        body = fleet.listing()
+        bodies.append(body)
+        if condition(body):
+            return True, bodies
+        if time.monotonic() >= deadline:
+            return False, bodies
+        time.sleep(0.2)
+
+
+def _converge(fleet: Any, dead: set[Identity], when: str, timeout: float = 30.0) -> list[str]:
+    """Poll until the listing equals the live fleet; the last differences if it never does."""
+    problems: list[str] = []
+
+    def equal(body: dict[str, Any]) -> bool:
+        problems[:] = compare_listing(body, _live(fleet), dead, when=when)
+        return not problems
+
+    ok, bodies = _poll_until(fleet, equal, timeout)
+    if not ok:
+        return [f"{p} (still after {timeout:g} s, {len(bodies)} polls)" for p in problems]
+    return []
+
+
+def _churn(fleet: Any, ctx: RoundtripContext) -> None:
+    dead: set[Identity] = set()
+    candidates = [e for e in _live(fleet) if e.spec.publishes_admin]
+    if not candidates:
+        ctx.steps.append("no healthy engine to churn")
+        return
+    victim = candidates[0]
+    before = {e.key: e.identity for e in _live(fleet)}
+    killed = fleet.kill(victim.key)
+    gone = {before[k] for k in killed if k in before}
+    dead |= gone
+    started = time.monotonic()
+
+    def dead_reported(body: dict[str, Any]) -> bool:
+        listed = {_identity(w): w for w in body.get("workers", [])}
+        return all(i not in listed or "error" in listed[i] for i in gone)
+
+    ok, bodies = _poll_until(fleet, dead_reported, 30.0)
+    ctx.steps.append(
+        f"killed {victim.key} (its process hosted {', '.join(killed)}; "
+        f"reported dead after {time.monotonic() - started:.1f} s)"
+    )
+    if not ok:
+        listed = {_identity(w): w for w in bodies[-1].get("workers", [])}
+        healthy = [_label(i) for i in gone if i in listed and "error" not in listed[i]]
+        ctx.churn.append(
+            f"after kill -9 of {victim.key}: still listed without error after 30 s: "
+            f"{', '.join(healthy)}"
+        )
+    ctx.membership += _converge(fleet, dead, f"after killing {victim.key}")
+    restarted = fleet.restart(victim.key)
+    ctx.steps.append(f"restarted {victim.key} as {', '.join(e.label for e in restarted)}")
+    listed = {_identity(w): w for w in fleet.listing().get("workers", [])}
+    for engine in restarted:
+        w = listed.get(engine.identity)
+        if w is None or ("error" in w) != (engine.spec.faults.reply_error is not None):
+            ctx.churn.append(
+                f"after restart: {engine.label} ({engine.key}) not listed as it answers: {w!r:.200}"
+            )
+    ctx.membership += _converge(fleet, dead, f"after restarting {victim.key}")
+    target = next((e for e in _live(fleet) if e.spec.publishes_admin), None)
+    if target is None:
+        return
+    old = {e.key: e.identity for e in _live(fleet)}
+    new_size = target.spec.world_size * 2 if target.spec.world_size < 8 else 1
+    resized = fleet.resize(target.key, new_size)
+    dead |= {i for k, i in old.items() if fleet.engine(k).identity != i}
+    ctx.steps.append(f"resized {target.key} to world_size {new_size} ({resized.label})")
+    w = {_identity(x): x for x in fleet.listing().get("workers", [])}.get(resized.identity)
+    if w is None or w.get("world_size") != new_size:
+        ctx.churn.append(
+            f"after resize: {resized.label} expected world_size {new_size}, listed {w!r:.200}"
+        )
+    ctx.membership += _converge(fleet, dead, f"after resizing {target.key}")
 
 
 @profile_setup("roundtrip")
 @contextlib.contextmanager
-def _setup(run: RunContext) -> Iterator[None]:
-    raise Skipped("the roundtrip profile is being built")
-    yield
+def _setup(run: RunContext) -> Iterator[RoundtripContext]:
+    if not dynamo_available():
+        raise Skipped(
+            "the dynamo extra is not installed (pip install 'prime-rl-dynamo[dynamo]'): "
+            "the roundtrip needs the real Dynamo runtime"
+        )
+    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.strategies import sample, topologies
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    ctx = RoundtripContext()
+    count = max(1, min(run.options.topologies, MAX_ROUNDTRIP_TOPOLOGIES))
+    drawn = sample(
+        topologies(max_groups=3, max_count=2, error_workers=True, admin_hosts=("127.0.0.1",)),
+        count,
+        run.seed,
+    )
+    for index, data in enumerate(drawn):
+        topology = topology_from_dict(data, source=f"generated topology {index}")
+        try:
+            with start_dynamo_fleet(topology) as fleet:
+                fleet.wait_ready()
+                engines = len(fleet.engines)
+                ctx.steps.append(f"topology {index}: {engines} engines registered")
+                ctx.membership += _converge(fleet, set(), f"topology {index} after start")
+                if index == 0:
+                    _churn(fleet, ctx)
+        except Exception as exc:
+            raise CheckError(f"the harness failed on generated topology {index}: {exc}") from exc
+    yield ctx
+
+
+@check(
+    "roundtrip",
+    "LIST-7",
+    "listing-equals-fleet",
+    "The listing equals the registered fleet: nothing lost, duplicated or invented",
+)
+def check_membership(ctx: RoundtripContext) -> str | None:
+    if ctx.membership:
+        raise Failed("\n".join(ctx.membership[:30]))
+    return "; ".join(ctx.steps)
+
+
+@check(
+    "roundtrip",
+    "LIST-8",
+    "listing-follows-churn",
+    "After kill, restart and resize the listing follows",
+)
+def check_churn(ctx: RoundtripContext) -> str | None:
+    if not any(s.startswith("killed") for s in ctx.steps):
+        raise Skipped("no churn was possible on the generated topology")
+    if ctx.churn:
+        raise Failed("\n".join(ctx.churn[:30]))
+    return "; ".join(s for s in ctx.steps if not s.startswith("topology"))

@@ -55,7 +55,7 @@ class Options:
     load_clients: int = 32  # concurrent pollers for HTTP-7
     load_requests: int = 20  # requests per poller
     load_budget: float = 30.0  # seconds the load may take before it is cut short
-    topologies: int = 3  # generated topologies per client / roundtrip run
+    topologies: int = 3  # generated topologies per client / roundtrip run (plus the pinned one)
     client_timeout: float = 60.0  # seconds a client under test may take per topology
 
     def resolved_profiles(self) -> tuple[str, ...]:
