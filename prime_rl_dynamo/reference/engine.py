@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -53,33 +55,56 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"status": "error", "message": message}, status_code=status)
 
 
+def _no_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON, though Python's parser takes them.
+    raise ValueError(f"{name} is not JSON")
+
+
 async def _json_object(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
-        data = json.loads(raw) if raw else None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = json.loads(raw, parse_constant=_no_constant) if raw else None
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise _BadRequest(f"body is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise _BadRequest(f"body must be a JSON object, found {type(data).__name__}")
     return data
 
 
-def _field(data: dict[str, Any], name: str, kinds: tuple[type, ...], *, required: bool) -> Any:
-    if name not in data:
-        if required:
-            raise _BadRequest(f"field {name!r} is required")
-        return None
-    value = data[name]
-    # bool is an int in Python; JSON true is never an integer here.
-    if isinstance(value, bool) and bool not in kinds:
-        raise _BadRequest(f"field {name!r} must be {_kind_names(kinds)}, found a boolean")
-    if not isinstance(value, kinds):
-        raise _BadRequest(
-            f"field {name!r} must be {_kind_names(kinds)}, found {type(value).__name__}"
-        )
-    if isinstance(value, float) and not math.isfinite(value):
-        raise _BadRequest(f"field {name!r} must be finite")
-    return value
+_U32 = 4294967295
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """What one body field of the admin API may hold (as the admin OpenAPI document says)."""
+
+    kinds: tuple[type, ...]
+    required: bool = True
+    minimum: float | None = None
+    maximum: float | None = None
+    positive: bool = False  # exclusive minimum 0
+    min_length: int | None = None
+
+
+_BODIES: dict[str, dict[str, _Rule]] = {
+    "init_broadcaster": {
+        "host": _Rule((str,), min_length=1),
+        "port": _Rule((int,), minimum=1, maximum=65535),
+        "rank_offset": _Rule((int,), minimum=0, maximum=_U32),
+        "inference_world_size": _Rule((int,), minimum=1, maximum=_U32),
+        "engine_world_size": _Rule((int,), minimum=1, maximum=_U32),
+        "timeout": _Rule((int, float), positive=True),
+        "quantize_in_weight_transfer": _Rule((bool,)),
+        "session_id": _Rule((str,), required=False, min_length=1),
+    },
+    "update_weights": {"weight_dir": _Rule((str, type(None)), min_length=1)},
+    "collective_rpc": {
+        "method": _Rule((str,), min_length=1),
+        "args": _Rule((list,)),
+        "kwargs": _Rule((dict,)),
+        "timeout": _Rule((int, float), required=False, positive=True),
+    },
+}
 
 
 def _kind_names(kinds: tuple[type, ...]) -> str:
@@ -90,8 +115,36 @@ def _kind_names(kinds: tuple[type, ...]) -> str:
         bool: "a boolean",
         list: "an array",
         dict: "an object",
+        type(None): "null",
     }
     return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _check_field(data: dict[str, Any], name: str, rule: _Rule) -> None:
+    if name not in data:
+        if rule.required:
+            raise _BadRequest(f"field {name!r} is required")
+        return
+    value = data[name]
+    kinds = _kind_names(rule.kinds)
+    # bool is an int in Python, but JSON true is never an integer or a number.
+    if isinstance(value, bool) and bool not in rule.kinds:
+        raise _BadRequest(f"field {name!r} must be {kinds}, found a boolean")
+    # JSON Schema counts 2.0 as an integer; so does the admin API.
+    integral = int in rule.kinds and isinstance(value, float) and value.is_integer()
+    if not isinstance(value, rule.kinds) and not integral:
+        raise _BadRequest(f"field {name!r} must be {kinds}, found {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _BadRequest(f"field {name!r} must be finite, found {value}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if rule.minimum is not None and value < rule.minimum:
+            raise _BadRequest(f"field {name!r} must be >= {rule.minimum}, found {value}")
+        if rule.maximum is not None and value > rule.maximum:
+            raise _BadRequest(f"field {name!r} must be <= {rule.maximum}, found {value}")
+        if rule.positive and value <= 0:
+            raise _BadRequest(f"field {name!r} must be > 0, found {value}")
+    if isinstance(value, str) and rule.min_length is not None and len(value) < rule.min_length:
+        raise _BadRequest(f"field {name!r} must be a non-empty string")
 
 
 async def _admin(request: Request, operation: str) -> Response:
@@ -107,31 +160,10 @@ async def _admin(request: Request, operation: str) -> Response:
                 raise _BadRequest(f"query mode must be one of {list(_PAUSE_MODES)}, found {mode!r}")
             if clear not in _BOOLEAN_WORDS:
                 raise _BadRequest(f"query clear_cache must be true or false, found {clear!r}")
-        elif operation == "init_broadcaster":
+        elif operation in _BODIES:
             data = await _json_object(request)
-            for name in ("port", "rank_offset", "inference_world_size", "engine_world_size"):
-                _field(data, name, (int,), required=True)
-            _field(data, "host", (str,), required=True)
-            _field(data, "timeout", (int, float), required=False)
-            _field(data, "quantize_in_weight_transfer", (bool,), required=False)
-            _field(data, "session_id", (str,), required=False)
-            if data["port"] < 0 or data["port"] > 65535:
-                raise _BadRequest(f"field 'port' must be in 0..65535, found {data['port']}")
-            for name in ("rank_offset",):
-                if data[name] < 0:
-                    raise _BadRequest(f"field {name!r} must be >= 0, found {data[name]}")
-            for name in ("inference_world_size", "engine_world_size"):
-                if data[name] < 1:
-                    raise _BadRequest(f"field {name!r} must be >= 1, found {data[name]}")
-        elif operation == "update_weights":
-            data = await _json_object(request)
-            _field(data, "weight_dir", (str, type(None)), required=False)
-        elif operation == "collective_rpc":
-            data = await _json_object(request)
-            _field(data, "method", (str,), required=True)
-            _field(data, "args", (list,), required=False)
-            _field(data, "kwargs", (dict,), required=False)
-            _field(data, "timeout", (int, float), required=False)
+            for name, rule in _BODIES[operation].items():
+                _check_field(data, name, rule)
     except _BadRequest as exc:
         return _error(400, f"{operation}: {exc}")
 
@@ -175,14 +207,25 @@ async def _engine_route(request: Request) -> Response:
             status_code=404,
         )
     try:
-        data = await _json_object(request)
+        # An empty body counts as {} (the route takes no arguments then).
+        data = await _json_object(request) if await request.body() else {}
     except _BadRequest as exc:
         return _error(400, f"engine route {route}: {exc}")
     if route == "pause_generation":
         engine.paused = True
     elif route == "resume_generation":
         engine.paused = False
-    return JSONResponse({"status": "ok", "route": route, "request": data})
+    return JSONResponse({"status": "ok", "message": f"{route} done", "arguments": data})
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    # Unknown paths and methods answer with the error object both OpenAPI documents describe.
+    assert isinstance(exc, HTTPException)
+    return JSONResponse(
+        {"status": "error", "message": f"{exc.detail}: {request.method} {request.url.path}"},
+        status_code=exc.status_code,
+        headers=exc.headers,
+    )
 
 
 def engine_app() -> Starlette:
@@ -197,4 +240,4 @@ def engine_app() -> Starlette:
         _admin_route("update_weights", "POST"),
         _admin_route("collective_rpc", "POST"),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
