@@ -472,3 +472,30 @@ def test_schemathesis_passes_on_the_reference_fleet() -> None:
     assert frontend.returncode == 0, frontend.stdout[-3000:]
     assert system.returncode == 0, system.stdout[-3000:]
     assert admin.returncode == 0, admin.stdout[-3000:]
+
+
+@pytest.mark.integration
+@pytest.mark.dynamo
+def test_schemathesis_passes_on_real_dynamo() -> None:
+    pytest.importorskip("schemathesis")
+    pytest.importorskip("dynamo.runtime")
+    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    topology = topology_from_dict(
+        {
+            "version": 1,
+            "namespace": "dynamo",
+            "model": "Qwen/Qwen3-0.6B",
+            "engines": [
+                {"component": "prefill", "count": 1, "tp": 2},
+                {"component": "decode", "count": 1, "tp": 2, "dp": 2},
+            ],
+        }
+    )
+    with start_dynamo_fleet(topology) as fleet:
+        frontend = _schemathesis("rl-frontend.openapi.json", fleet.frontend_url)
+        system = _schemathesis("worker-system.openapi.json", fleet.engines[0].system_url)
+    # Dynamo's own RL listener and system server keep the documented contract, text/plain included.
+    assert frontend.returncode == 0, frontend.stdout[-3000:]
+    assert system.returncode == 0, system.stdout[-3000:]
