@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+import httpx
+
 from prime_rl_dynamo.admin import AdminPool, Credentials
 from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient, normalize_discovery_url
 from prime_rl_dynamo.errors import ConfigError
@@ -50,7 +52,8 @@ class DynamoClientConfig:
 
     ``api_key`` wins over ``api_key_var`` (the environment variable read otherwise; ``"EMPTY"``
     or unset means no key). ``headers_from_env`` maps header name -> environment variable.
-    ``admin_allowed_hosts`` None means credentials go to every discovered engine.
+    ``admin_allowed_hosts`` None means credentials go to every discovered engine; it also
+    governs ``discovery_credentials``.
     """
 
     dynamo_discovery_url: str | None = None
@@ -74,6 +77,8 @@ class DynamoClientConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_concurrency: int = 16
     trust_env: bool = False
+    #: Send the credentials to the RL listener too (Dynamo's has no auth; a gateway in front may).
+    discovery_credentials: bool = False
 
     def __post_init__(self) -> None:
         # Lists from TOML/JSON become tuples, so the frozen config stays hashable-ish and immutable.
@@ -206,12 +211,25 @@ class DynamoClientConfig:
             environ=environ,
         )
 
-    def discovery_client(self, **overrides: Any) -> DiscoveryClient:
+    def discovery_client(
+        self, environ: Mapping[str, str] | None = None, **overrides: Any
+    ) -> DiscoveryClient:
         """A DiscoveryClient with this configuration (keyword arguments override it)."""
         if self.dynamo_discovery_url is None:
             raise ConfigError(
                 f"no dynamo_discovery_url: the inference source is {self.inference_source}"
             )
+        headers: dict[str, str] = {}
+        if self.discovery_credentials:
+            creds = self.credentials(environ)
+            host = httpx.URL(normalize_discovery_url(self.dynamo_discovery_url)).host
+            if not creds.allows(host):
+                raise ConfigError(
+                    f"CRED-3: discovery_credentials is set but the discovery host {host} is outside "
+                    f"the admin host allow-list {list(creds.allowed_hosts or ())}",
+                    requirement="CRED-3",
+                )
+            headers = creds.resolve(environ)
         kwargs: dict[str, Any] = {
             "inference_world_size": self.inference_world_size,
             "model": self.model,
@@ -222,6 +240,7 @@ class DynamoClientConfig:
             "poll_interval": self.poll_interval,
             "max_body_bytes": self.max_body_bytes,
             "trust_env": self.trust_env,
+            "headers": headers,
         }
         kwargs.update(overrides)
         return DiscoveryClient(self.dynamo_discovery_url, **kwargs)

@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 import pytest
 from _client_support import SMG_BODY, VALIDATE, FakeClock, body, worker
+from hypothesis import given
+from hypothesis import strategies as st
 
 from prime_rl_dynamo.client import (
     DiscoveryClient,
@@ -517,3 +519,27 @@ def test_redirect_loop_is_refused() -> None:
 def test_bad_client_arguments_are_config_errors(kwargs: dict[str, Any], needle: str) -> None:
     with pytest.raises(ConfigError, match=needle):
         DiscoveryClient(URL, **kwargs)
+
+
+# --- properties -----------------------------------------------------------------------------------
+
+
+@given(
+    st.lists(st.integers(1, 8), min_size=1, max_size=12),
+    st.integers(-2, 2),
+    st.randoms(use_true_random=False),
+)
+def test_assess_is_order_independent_and_ready_iff_sum_matches(
+    sizes: list[int], delta: int, rnd: random.Random
+) -> None:
+    snap = VALIDATE(body(*(worker(f"c{i % 3}", 1000 + i, s) for i, s in enumerate(sizes))))
+    world = sum(sizes) + delta
+    if world < 1:
+        return
+    shuffled = list(snap.workers)
+    rnd.shuffle(shuffled)
+    a = assess_snapshot(snap, inference_world_size=world)
+    b = assess_snapshot(_Snap(shuffled), inference_world_size=world)
+    assert [w.label for w in a[0]] == [w.label for w in b[0]]
+    assert a[1] == b[1]
+    assert (a[1] == []) == (delta == 0)

@@ -170,3 +170,14 @@ def test_discovery_client_from_config() -> None:
     assert client.require_world_size is False
     with pytest.raises(ConfigError, match="inference source is static"):
         DynamoClientConfig(admin_base_url=["http://a:8000"]).discovery_client()
+
+
+def test_discovery_credentials_only_when_asked_and_allowed() -> None:
+    env = {"VLLM_API_KEY": "k"}
+    plain = dyn().discovery_client(env)
+    assert "authorization" not in {k.lower() for k in plain._headers}
+    asked = dyn(discovery_credentials=True).discovery_client(env)
+    assert asked._headers["Authorization"] == "Bearer k"
+    with pytest.raises(ConfigError) as info:
+        dyn(discovery_credentials=True, admin_allowed_hosts=["*.svc"]).discovery_client(env)
+    assert info.value.requirement == "CRED-3"
