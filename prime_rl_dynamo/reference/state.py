@@ -93,6 +93,8 @@ class FleetState:
         self.engines: list[ReferenceEngine] = list(engines)
         self.lock = threading.RLock()
         self._pending = sorted(schedule, key=lambda ev: ev.at)
+        # Ports never change (a restarted engine rebinds its own), so one index serves all.
+        self._by_port = {e.port: e for e in self.engines}
         by_key = {e.key: e for e in self.engines}
         for event in self._pending:
             if event.engine not in by_key:
@@ -114,11 +116,7 @@ class FleetState:
 
     def by_port(self, port: int) -> ReferenceEngine | None:
         """The engine serving on this port, if any."""
-        with self.lock:
-            for engine in self.engines:
-                if engine.port == port:
-                    return engine
-        return None
+        return self._by_port.get(port)
 
     def apply_schedule(self, elapsed: float) -> list[MembershipEvent]:
         """Apply every scheduled event due by ``elapsed`` seconds; returns those applied."""
