@@ -411,3 +411,21 @@ def test_update_weights_verifies_topology_first(server: ScriptedServer) -> None:
 
     run(go())
     assert server.seen("POST") == []  # nothing paused on a changed fleet
+
+
+def test_resume_failure_after_update_is_reported(server: ScriptedServer) -> None:
+    server.script("POST", "/e0/resume", jreply(500, {"status": "error", "message": "stuck"}))
+    pool = AdminPool(engines_on(server, ["127.0.0.1"] * 2), environ={})
+    with pytest.raises(AdminError) as info:
+        run(using(pool, "update_weights", "/w"))
+    assert "failed at resume" in str(info.value) and info.value.engine == "dynamo.e0.rl#0"
+    assert all(r.ok for r in info.value.results["update_weights"].values())
+
+
+def test_static_urls_pool_redacts_and_drives(server: ScriptedServer) -> None:
+    pool = AdminPool.from_urls([f"http://127.0.0.1:{server.port}/e3/"], environ={})
+    assert run(using(pool, "resume"))[f"http://127.0.0.1:{server.port}/e3/"].ok
+    assert [s.path for s in server.seen("POST")] == ["/e3/resume"]
+    with pytest.raises(ConfigError) as info:
+        AdminPool.from_urls(["http://bob:hunter2@127.0.0.1:1/x"])
+    assert "hunter2" not in str(info.value) and info.value.requirement == "CRED-1"

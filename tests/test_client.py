@@ -543,3 +543,34 @@ def test_assess_is_order_independent_and_ready_iff_sum_matches(
     assert [w.label for w in a[0]] == [w.label for w in b[0]]
     assert a[1] == b[1]
     assert (a[1] == []) == (delta == 0)
+
+
+def test_snapshot_retries_then_returns_without_readiness_rules() -> None:
+    clock = FakeClock()
+    # Pending by readiness rules (sum 2 of 8), but snapshot() applies none of them.
+    transport, seen = scripted(httpx.Response(503), httpx.ConnectError("blip"), good(PD[0]))
+
+    async def go() -> Any:
+        async with make(transport, clock) as client:
+            return await client.snapshot(timeout=10)
+
+    snap = asyncio.run(go())
+    assert len(seen) == 3
+    assert [w.label for w in snap.workers] == ["dynamo.prefill.rl#1"]
+
+
+def test_snapshot_gives_up_at_its_deadline_and_on_fatal() -> None:
+    clock = FakeClock()
+    transport, seen = scripted(httpx.ConnectError("down"))
+
+    async def go(t: httpx.MockTransport) -> Any:
+        async with make(t, clock) as client:
+            return await client.snapshot(timeout=1.0)
+
+    with pytest.raises(TransportError, match="ConnectError"):
+        asyncio.run(go(transport))
+    assert 1 < len(seen) < 20
+    transport, seen = scripted(httpx.Response(302, headers={"location": "http://other:1/"}))
+    with pytest.raises(TransportError, match="POLL-4"):
+        asyncio.run(go(transport))
+    assert len(seen) == 1
