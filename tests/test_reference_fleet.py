@@ -454,3 +454,25 @@ def test_serve_prints_addresses_and_exits_cleanly_on_ctrl_c() -> None:
         if process.poll() is None:
             process.kill()
             process.wait(timeout=5)
+
+
+def test_scheduled_kill_closes_the_port() -> None:
+    topo = topology_from_dict(
+        {
+            "engines": [{"component": "prefill", "count": 2, "world_size": 2}],
+            "schedule": [{"at": 0, "action": "kill", "engine": "dynamo.prefill#1"}],
+        }
+    )
+    with start_reference_fleet(topo) as fleet:
+        victim = fleet.engine("dynamo.prefill#1")
+        workers = validate.validate_body(_get(fleet.discovery_url).content).workers
+        assert [w.error is not None for w in workers].count(True) == 1
+        refused = False
+        deadline = time.monotonic() + 5
+        while not refused and time.monotonic() < deadline:
+            try:
+                httpx.get(victim.admin_base_url + "/health", timeout=2)
+            except httpx.TransportError:
+                refused = True
+        assert refused, "the killed engine's port still answered after 5 s"
+        assert not victim.alive

@@ -28,7 +28,7 @@ from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
 from prime_rl_dynamo.reference.faults import Fault, parse_faults
 from prime_rl_dynamo.reference.frontend import DISCOVERY_PATH, Frontend
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
-from prime_rl_dynamo.topology import EngineSpec, Topology, load_topology
+from prime_rl_dynamo.topology import EngineSpec, MembershipEvent, Topology, load_topology
 
 __all__ = ["ReferenceFleet", "start_reference_fleet"]
 
@@ -80,6 +80,7 @@ class _Dispatcher:
         scope["prd.transport"] = getattr(cycle, "transport", None)
         port = scope["server"][1] if scope.get("server") else None
         fleet = self.fleet
+        fleet.frontend.apply_schedule()
         if port == fleet.frontend_port:
             await self._recorded(fleet.frontend, scope, receive, send, engine="", server="frontend")
             return
@@ -237,6 +238,8 @@ class ReferenceFleet:
         for sock in dead:
             sock.close()
         self.state = FleetState(engines, topology.schedule)
+        self.state.listeners.append(self._on_scheduled)
+        self._tasks: set[asyncio.Future[None]] = set()
         self.frontend = Frontend(
             self.state, namespace=topology.namespace, faults=all_faults, seed=self.seed
         )
@@ -408,6 +411,18 @@ class ReferenceFleet:
         self._call(self._open_port(engine.port))
         with self.state.lock:
             engine.alive = True
+
+    def _on_scheduled(self, event: MembershipEvent, engine: ReferenceEngine) -> None:
+        # Runs in the loop thread (schedules are applied while serving a request).
+        if event.action == "kill":
+            coro = self._close_port(engine.port)
+        elif event.action == "revive" and engine.port not in self._sockets:
+            coro = self._open_port(engine.port)
+        else:
+            return
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _call(self, coro: Any) -> Any:
         if self._loop is None or self._stopped:

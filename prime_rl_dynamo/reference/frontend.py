@@ -63,6 +63,10 @@ class Frontend:
 
     # -- the listing ---------------------------------------------------------------------------
 
+    def apply_schedule(self) -> None:
+        """Apply the topology's schedule up to now (lazily: on every request the fleet serves)."""
+        self.state.apply_schedule(self._clock() - self.started)
+
     def views(self, elapsed: float, request_faults: list[Fault]) -> list[WorkerView]:
         """Workers listed at ``elapsed`` seconds, after the schedule and any churn."""
         self.state.apply_schedule(elapsed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -93,6 +93,8 @@ class FleetState:
         self.engines: list[ReferenceEngine] = list(engines)
         self.lock = threading.RLock()
         self._pending = sorted(schedule, key=lambda ev: ev.at)
+        # Called (in the applying thread) after each scheduled event, e.g. to close a port.
+        self.listeners: list[Callable[[MembershipEvent, ReferenceEngine], None]] = []
         # Ports never change (a restarted engine rebinds its own), so one index serves all.
         self._by_port = {e.port: e for e in self.engines}
         by_key = {e.key: e for e in self.engines}
@@ -136,6 +138,8 @@ class FleetState:
                 elif event.action == "revive":
                     engine.alive = True
                 applied.append(event)
+                for listener in self.listeners:
+                    listener(event, engine)
         return applied
 
     def members(self) -> list[ReferenceEngine]:
