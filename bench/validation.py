@@ -1,0 +1,288 @@
+"""How much the full validation of a discovery body costs, side by side with json.loads.
+
+Contenders run interleaved on the same bytes: ``json.loads`` (the yardstick), ``orjson.loads``,
+``validate_body`` (schema + semantic checks + typed snapshot), a pydantic parser equivalent to the
+original change's, the same with pydantic's own JSON parser, and pure-Python jsonschema (small
+bodies only). Run ``python -m bench.validation`` for a table; ``measure()`` returns the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bench.stats import interleaved, paired_ratio, summarize
+
+__all__ = [
+    "CRITERIA",
+    "contenders",
+    "main",
+    "make_body",
+    "measure",
+    "pydantic_parser",
+]
+
+#: The acceptance bar: at these sizes full validation costs at most 2.0x json.loads and less than
+#: the pydantic parser of the original change, measured in the same run.
+CRITERIA: dict[str, Any] = {
+    "sizes": (1024, 8192),
+    "max_over_json_loads": 2.0,
+    "max_over_pydantic": 1.0,
+}
+
+MODEL = "Qwen/Qwen3-0.6B"
+VALIDATOR = "validate_body"
+YARDSTICK = "json.loads"
+PYDANTIC = "pydantic (original change)"
+
+
+def make_body(workers: int, *, seed: int = 0) -> bytes:
+    """A Dynamo 1.6.1-shaped body with ``workers`` engines: u64 ids above 2^53, admin URLs, sorted."""
+    rng = random.Random(seed)
+    entries = []
+    for i in range(workers):
+        component = ("prefill", "decode", "backend")[i % 3]
+        instance_id = rng.randrange(2**53, 2**64)
+        port = 40000 + i % 20000
+        entries.append(
+            {
+                "namespace": "dynamo",
+                "component": component,
+                "endpoint": "rl",
+                "instance_id": instance_id,
+                "transport": {
+                    "tcp": f"10.0.{i // 250 % 250}.{i % 250}:{port}/{instance_id:x}/dynamo/{component}/rl"
+                },
+                "request_plane_url": f"dyn://dynamo.{component}.rl",
+                "admin_base_url": f"http://10.1.{i // 250 % 250}.{i % 250}:{9000 + i // 62500}/engine/{i}",
+                "model": MODEL,
+                "routes": ["pause_generation", "resume_generation"],
+                "world_size": (1, 2, 4, 8)[i % 4],
+            }
+        )
+    entries.sort(key=lambda w: (w["namespace"], w["component"], w["endpoint"], w["instance_id"]))
+    body = {"protocol_version": 1, "namespace": "dynamo", "workers": entries}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _pydantic_models() -> tuple[Any, Any, Any]:
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class DiscoverySnapshot(BaseModel):
+        """Top level as the original change read it: strict protocol_version 1, a list of objects."""
+
+        model_config = ConfigDict(extra="ignore")
+        protocol_version: int = Field(strict=True, ge=1, le=1)
+        workers: list[dict[str, Any]]
+
+    class DiscoveredWorker(BaseModel):
+        """One worker as the original change read it."""
+
+        model_config = ConfigDict(extra="ignore", frozen=True)
+        component: str = Field(min_length=1)
+        instance_id: int = Field(strict=True, ge=0)
+        model: str
+        admin_base_url: str = Field(min_length=1)
+        world_size: int = Field(strict=True, gt=0)
+
+    class TypedSnapshot(BaseModel):
+        """The same, with the workers typed, for pydantic's own JSON parser."""
+
+        model_config = ConfigDict(extra="ignore")
+        protocol_version: int = Field(strict=True, ge=1, le=1)
+        workers: list[DiscoveredWorker]
+
+    return DiscoverySnapshot, DiscoveredWorker, TypedSnapshot
+
+
+def _checked(workers: Sequence[Any]) -> list[Any]:
+    """Duplicate identities and admin URLs are fatal; the result is sorted (component, instance_id)."""
+    identities = {(w.component, w.instance_id) for w in workers}
+    if len(identities) != len(workers):
+        raise ValueError("duplicate (component, instance_id)")
+    if len({w.admin_base_url for w in workers}) != len(workers):
+        raise ValueError("duplicate admin_base_url")
+    return sorted(workers, key=lambda w: (w.component, w.instance_id))
+
+
+def pydantic_parser(model_name: str = MODEL) -> Callable[[bytes], list[Any]]:
+    """The original change's parser: json, strict snapshot, model filter, per-worker model, checks, sort."""
+    snapshot_model, worker_model, _ = _pydantic_models()
+
+    def parse(data: bytes) -> list[Any]:
+        snapshot = snapshot_model.model_validate(json.loads(data))
+        kept = []
+        for raw in snapshot.workers:
+            if raw.get("model") not in (None, model_name):
+                continue  # another model's worker
+            if raw.get("error"):
+                raise RuntimeError("pending: a worker reports an error")
+            kept.append(worker_model.model_validate(raw))
+        return _checked(kept)
+
+    return parse
+
+
+def _pydantic_json_parser() -> Callable[[bytes], list[Any]]:
+    """A stronger opponent: the same models, parsed by pydantic-core straight from bytes."""
+    _, _, typed = _pydantic_models()
+
+    def parse(data: bytes) -> list[Any]:
+        return _checked(typed.model_validate_json(data).workers)
+
+    return parse
+
+
+def contenders(body: bytes, *, with_jsonschema: bool = False) -> dict[str, Callable[[], object]]:
+    """Zero-argument callables over ``body``, each checked once to do the full job."""
+    from prime_rl_dynamo.validate import validate_body
+
+    expected = len(json.loads(body)["workers"])
+    found: dict[str, Callable[[], object]] = {
+        YARDSTICK: lambda: json.loads(body),
+        VALIDATOR: lambda: validate_body(body),
+    }
+    try:
+        import orjson
+
+        found["orjson.loads"] = lambda: orjson.loads(body)
+    except ImportError:  # optional: the bench extra brings it
+        pass
+    try:
+        parse = pydantic_parser()
+        parse_json = _pydantic_json_parser()
+        found[PYDANTIC] = lambda: parse(body)
+        found["pydantic (validate_json)"] = lambda: parse_json(body)
+    except ImportError:
+        pass
+    if with_jsonschema:
+        from jsonschema import Draft202012Validator
+
+        from prime_rl_dynamo._resources import load_json
+
+        validator = Draft202012Validator(load_json("rl-workers.v1.schema.json"))
+        found["jsonschema (pure Python)"] = lambda: validator.validate(json.loads(body))
+    assert len(validate_body(body).workers) == expected
+    for name in (PYDANTIC, "pydantic (validate_json)"):
+        if name in found:
+            result = found[name]()
+            assert isinstance(result, list) and len(result) == expected, name
+    return found
+
+
+def measure(
+    sizes: Sequence[int] = (1, 64, 1024, 8192),
+    repetitions: int = 15,
+    *,
+    jsonschema_max_workers: int = 64,
+    on_progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Time every contender at every size; medians, min-max spread and ratios vs json.loads."""
+    results = []
+    for n in sizes:
+        body = make_body(n)
+        calls = contenders(body, with_jsonschema=n <= jsonschema_max_workers)
+        number = max(1, 1024 // max(n, 1))  # tiny bodies: average many calls per sample
+        reps = repetitions if n <= 1024 else max(5, repetitions // 2)
+        if on_progress:
+            on_progress(f"{n} workers ({len(body):,} bytes): {reps} x {len(calls)} contenders")
+        samples = interleaved(calls, reps, number=number)
+        yardstick = samples[YARDSTICK]
+        entry: dict[str, Any] = {
+            "workers": n,
+            "bytes": len(body),
+            "repetitions": reps,
+            "calls_per_sample": number,
+            "seconds": {name: summarize(s) for name, s in samples.items()},
+            "ratio_vs_json_loads": {
+                name: paired_ratio(s, yardstick) for name, s in samples.items() if name != YARDSTICK
+            },
+        }
+        if PYDANTIC in samples:
+            entry["validator_vs_pydantic"] = paired_ratio(samples[VALIDATOR], samples[PYDANTIC])
+        results.append(entry)
+    return {"criteria": dict(CRITERIA), "sizes": results, "verdict": verdict(results)}
+
+
+def verdict(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Does the validator meet the bar at the sizes that count? (Median ratios of one run.)"""
+    checks = []
+    for entry in results:
+        if entry["workers"] not in CRITERIA["sizes"]:
+            continue
+        over_json = entry["ratio_vs_json_loads"][VALIDATOR]["median"]
+        over_pyd = entry.get("validator_vs_pydantic", {}).get("median")
+        checks.append(
+            {
+                "workers": entry["workers"],
+                "over_json_loads": over_json,
+                "over_pydantic": over_pyd,
+                "ok": over_json <= CRITERIA["max_over_json_loads"]
+                and (over_pyd is not None and over_pyd < CRITERIA["max_over_pydantic"]),
+            }
+        )
+    return {"ok": bool(checks) and all(c["ok"] for c in checks), "checks": checks}
+
+
+def format_table(report: dict[str, Any]) -> str:
+    """A plain-text table: median time (min-max) and median ratio vs json.loads per contender."""
+    lines = []
+    for entry in report["sizes"]:
+        lines.append(
+            f"\n{entry['workers']} workers, {entry['bytes']:,} bytes "
+            f"({entry['repetitions']} reps x {entry['calls_per_sample']} calls)"
+        )
+        for name, s in entry["seconds"].items():
+            ratio = entry["ratio_vs_json_loads"].get(name)
+            rtext = (
+                f"{ratio['median']:6.2f}x json.loads ({ratio['min']:.2f}-{ratio['max']:.2f})"
+                if ratio
+                else "  1.00x (yardstick)"
+            )
+            lines.append(
+                f"  {name:28s} {s['median'] * 1e3:10.3f} ms  ({s['min'] * 1e3:.3f}-"
+                f"{s['max'] * 1e3:.3f})  {rtext}"
+            )
+        if "validator_vs_pydantic" in entry:
+            r = entry["validator_vs_pydantic"]
+            lines.append(
+                f"  validate_body / pydantic (original change): {r['median']:.2f}x "
+                f"({r['min']:.2f}-{r['max']:.2f})"
+            )
+    v = report["verdict"]
+    lines.append("")
+    for c in v["checks"]:
+        pyd = "n/a" if c["over_pydantic"] is None else f"{c['over_pydantic']:.2f}x"
+        lines.append(
+            f"{c['workers']} workers: {c['over_json_loads']:.2f}x json.loads (bar "
+            f"{CRITERIA['max_over_json_loads']}x), {pyd} pydantic (bar < 1.0x): "
+            f"{'PASS' if c['ok'] else 'FAIL'}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bench.validation [--sizes 1,64,1024,8192] [--repetitions 15] [--json]``."""
+    parser = argparse.ArgumentParser(prog="python -m bench.validation", description=__doc__)
+    parser.add_argument("--sizes", default="1,64,1024,8192", help="worker counts, comma-separated")
+    parser.add_argument("--repetitions", type=int, default=15)
+    parser.add_argument("--jsonschema-max-workers", type=int, default=64)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    report = measure(
+        sizes,
+        args.repetitions,
+        jsonschema_max_workers=args.jsonschema_max_workers,
+        on_progress=lambda msg: print(msg, file=sys.stderr),
+    )
+    print(json.dumps(report, indent=2) if args.json else format_table(report))
+    return 0 if report["verdict"]["ok"] or not report["verdict"]["checks"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""bench.validation measures the validator side by side with json.loads and the pydantic parser
+of the original change; at 1,024 workers the validator must meet the bar (<= 2.0x json.loads,
+cheaper than pydantic)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import validation
+from prime_rl_dynamo.validate import validate_body
+
+
+def test_make_body_is_a_valid_dynamo_shaped_body() -> None:
+    body = validation.make_body(300, seed=1)
+    snapshot = validate_body(body)
+    assert len(snapshot.workers) == 300
+    assert all(w.instance_id >= 2**53 for w in snapshot.workers)
+    assert len({w.admin_base_url for w in snapshot.workers}) == 300
+    assert validation.make_body(300, seed=1) == body
+
+
+def test_pydantic_parser_does_the_original_changes_job() -> None:
+    parse = validation.pydantic_parser()
+    body = validation.make_body(10)
+    workers = parse(body)
+    assert [(w.component, w.instance_id) for w in workers] == sorted(
+        (w.component, w.instance_id) for w in workers
+    )
+    doc = json.loads(body)
+    doc["protocol_version"] = True
+    with pytest.raises(ValueError):
+        parse(json.dumps(doc).encode())
+    doc = json.loads(body)
+    doc["workers"][1]["admin_base_url"] = doc["workers"][0]["admin_base_url"]
+    with pytest.raises(ValueError, match="duplicate admin_base_url"):
+        parse(json.dumps(doc).encode())
+
+
+def test_measure_reports_summaries_and_ratios() -> None:
+    report = validation.measure([1, 8], repetitions=2)
+    (one, eight) = report["sizes"]
+    assert one["workers"] == 1 and eight["workers"] == 8
+    assert "jsonschema (pure Python)" in one["seconds"]
+    for name in ("json.loads", "validate_body", "pydantic (original change)"):
+        assert eight["seconds"][name]["n"] == 2 and eight["seconds"][name]["median"] > 0
+    assert eight["ratio_vs_json_loads"]["validate_body"]["median"] > 0
+    assert report["verdict"] == {"ok": False, "checks": []}  # 1024/8192 not measured here
+    assert "validate_body" in validation.format_table(report)
+
+
+@pytest.mark.slow
+def test_validator_meets_the_bar_at_1024_workers() -> None:
+    report = validation.measure([1024], repetitions=9, jsonschema_max_workers=0)
+    (check,) = report["verdict"]["checks"]
+    assert check["over_json_loads"] <= 2.0, validation.format_table(report)
+    assert check["over_pydantic"] < 1.0, validation.format_table(report)
