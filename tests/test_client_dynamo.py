@@ -1,0 +1,63 @@
+"""The client and admin pool against the real Dynamo 1.6.1 frontend with stub RL workers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from prime_rl_dynamo.admin import AdminPool, Credentials
+from prime_rl_dynamo.client import DiscoveryClient
+from prime_rl_dynamo.errors import TopologyChangedError
+from prime_rl_dynamo.topology import topology_from_dict
+
+pytestmark = [pytest.mark.integration, pytest.mark.dynamo, pytest.mark.slow]
+
+harness = pytest.importorskip("prime_rl_dynamo.harness")
+
+TOPOLOGY = {
+    "version": 1,
+    "namespace": "dynamo",
+    "model": "m",
+    "engines": [
+        {"component": "prefill", "count": 2, "world_size": 2},
+        {"component": "decode", "count": 1, "world_size": 4},
+    ],
+}
+
+
+def test_discover_plan_drive_and_detect_a_kill_on_real_dynamo() -> None:
+    env = {"VLLM_API_KEY": "sk-dyn"}
+    creds = Credentials.from_env(environ=env)
+    with harness.start_dynamo_fleet(topology_from_dict(TOPOLOGY)) as fleet:
+        decode = next(e for e in fleet.engines if e.spec.component == "decode")
+
+        async def go() -> tuple[Any, TopologyChangedError]:
+            async with DiscoveryClient(
+                # The stub workers register no model, so the listing omits it: no model filter.
+                fleet.frontend_url,
+                inference_world_size=8,
+                poll_interval=0.2,
+                timeout=60,
+            ) as client:
+                plan = (await client.wait_ready()).plan("prime-nccl")
+                async with AdminPool.from_plan(
+                    plan, discovery=client, credentials=creds, environ=env
+                ) as pool:
+                    await pool.init_broadcast(host="127.0.0.1", port=29555, timeout=10)
+                    await pool.update_weights("/tmp/w")
+                    fleet.kill(decode.key)
+                    with pytest.raises(TopologyChangedError) as info:
+                        await pool.verify_topology()
+                return plan, info.value
+
+        plan, changed = asyncio.run(go())
+        assert plan.rank_offsets == [0, 4, 6]  # decode (ws 4) sorts first, then the prefills
+        assert plan.engines[0].label == decode.label
+        assert changed.diff.removed and changed.diff.removed[0].startswith(decode.label)
+        inits = fleet.recorder.requests(server="admin", path="/init_broadcaster")
+        assert sorted(r.json["rank_offset"] for r in inits) == [0, 4, 6]
+        calls = fleet.recorder.requests(server="admin")
+        assert len(calls) == 3 * 4  # init, pause, update, resume on each engine
+        assert {r.headers.get("authorization") for r in calls} == {"Bearer sk-dyn"}
