@@ -368,13 +368,13 @@ def test_remove_add_resize(clean: ReferenceFleet) -> None:
     try:
         clean.remove(key)
         assert len(validate.validate_body(_get(clean.discovery_url).content).workers) == 5
-        clean.add(key)
-        clean.resize(key, 6)
+        clean.join(key)
+        assert clean.resize(key, 6).world_size == 6
         snapshot = validate.validate_body(_get(clean.discovery_url).content)
         assert sum(w.world_size or 0 for w in snapshot.workers) == 20
     finally:
         clean.resize(key, 2)
-        clean.add(key)
+        clean.join(key)
 
 
 def test_schedule_joins_an_engine_that_started_absent() -> None:
@@ -476,3 +476,17 @@ def test_scheduled_kill_closes_the_port() -> None:
                 refused = True
         assert refused, "the killed engine's port still answered after 5 s"
         assert not victim.alive
+
+
+def test_add_starts_new_engines_on_new_ports() -> None:
+    with start_reference_fleet() as fleet:
+        (added,) = fleet.add("extra", world_size=3)
+        assert added.key == "dynamo.extra#0"
+        assert httpx.get(added.admin_base_url + "/health", timeout=5).json() == {"status": "ok"}
+        body = fleet.wait_ready(7)
+        assert sum(w["world_size"] for w in body["workers"]) == 19
+        assert added.identity in {
+            (w["namespace"], w["component"], w["endpoint"], w["instance_id"])
+            for w in fleet.listing()["workers"]
+        }
+        assert [r.engine for r in fleet.recorder.requests(server="admin")] == [added.key]

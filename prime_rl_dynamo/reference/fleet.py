@@ -22,13 +22,20 @@ from typing import Any
 import uvicorn
 from starlette.types import Message, Receive, Scope, Send
 
-from prime_rl_dynamo.errors import ConfigError
+from prime_rl_dynamo.errors import ConfigError, TransportError
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
 from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
 from prime_rl_dynamo.reference.faults import Fault, parse_faults
 from prime_rl_dynamo.reference.frontend import DISCOVERY_PATH, Frontend
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
-from prime_rl_dynamo.topology import EngineSpec, MembershipEvent, Topology, load_topology
+from prime_rl_dynamo.topology import (
+    DEFAULT_ROUTES,
+    EngineSpec,
+    MembershipEvent,
+    Topology,
+    load_topology,
+    topology_from_dict,
+)
 
 __all__ = ["ReferenceFleet", "start_reference_fleet"]
 
@@ -377,40 +384,147 @@ class ReferenceFleet:
         """The frontend's current faults."""
         return self.frontend.faults
 
+    def listing(self) -> dict[str, Any]:
+        """One GET of the discovery URL, parsed (TransportError unless 200 with a JSON object)."""
+        import httpx
+
+        try:
+            response = httpx.get(self.discovery_url, timeout=10.0)
+        except httpx.HTTPError as exc:
+            raise TransportError(
+                f"GET {self.discovery_url} failed: {exc!r}", url=self.discovery_url
+            ) from exc
+        if response.status_code != 200:
+            raise TransportError(
+                f"GET {self.discovery_url}: expected 200, got {response.status_code} "
+                f"{response.text[:300]}",
+                url=self.discovery_url,
+                status_code=response.status_code,
+            )
+        data = response.json()
+        if not isinstance(data, dict):
+            raise TransportError(
+                f"GET {self.discovery_url}: expected a JSON object, got {type(data).__name__}",
+                url=self.discovery_url,
+                retryable=False,
+            )
+        return data
+
+    def expected_ready(self) -> int:
+        """How many workers the listing shows without an error (listed, alive, no reply_error)."""
+        return sum(
+            1
+            for e in self.state.members()
+            if e.alive and not e.spec.faults.dead and e.spec.faults.reply_error is None
+        )
+
+    def wait_ready(self, n: int | None = None, timeout: float = 10.0) -> dict[str, Any]:
+        """Poll until exactly ``n`` (default ``expected_ready()``) workers are listed without error.
+
+        The reference fleet is ready as soon as it has started; this mirrors DynamoFleet so that
+        code written for one runs on the other. Returns the listing; TransportError at the deadline.
+        """
+        want = self.expected_ready() if n is None else n
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                body = self.listing()
+            except TransportError:
+                body = {}
+            ready = sum(1 for w in body.get("workers", []) if "error" not in w)
+            if ready == want:
+                return body
+            if time.monotonic() >= deadline:
+                raise TransportError(
+                    f"{self.discovery_url}: expected {want} ready worker(s) within {timeout} s, "
+                    f"last listing had {ready}",
+                    url=self.discovery_url,
+                )
+            time.sleep(0.05)
+
     def remove(self, key: str) -> None:
         """The engine leaves the fleet: no longer listed (its servers keep answering)."""
         with self.state.lock:
             self.state.by_key(key).member = False
 
-    def add(self, key: str) -> ReferenceEngine:
-        """A known engine (e.g. one with ``present: false``) joins: listed from now on."""
+    def join(self, key: str) -> ReferenceEngine:
+        """A known engine (one with ``present: false``, or removed) is listed from now on."""
         with self.state.lock:
             engine = self.state.by_key(key)
             engine.member = True
         return engine
 
-    def resize(self, key: str, world_size: int) -> None:
-        """The engine now reports another world size."""
+    def add(
+        self,
+        component: str,
+        *,
+        count: int = 1,
+        world_size: int = 1,
+        namespace: str | None = None,
+        endpoint: str = "rl",
+        routes: Iterable[str] = DEFAULT_ROUTES,
+        admin: bool = True,
+        system: bool = True,
+    ) -> list[ReferenceEngine]:
+        """Start ``count`` new engines of one component (new ports), listed from now on."""
+        ns = namespace or self.topology.namespace
+        with self.state.lock:
+            taken = [
+                e.spec.index for e in self.state.engines if e.key.startswith(f"{ns}.{component}#")
+            ]
+        first = max(taken, default=-1) + 1
+        group = {
+            "component": component,
+            "count": first + count,
+            "world_size": world_size,
+            "namespace": ns,
+            "endpoint": endpoint,
+            "routes": list(routes),
+            "admin": admin,
+            "system": system,
+        }
+        grown = topology_from_dict(
+            {"namespace": self.topology.namespace, "seed": self.topology.seed, "engines": [group]},
+            source="ReferenceFleet.add",
+        )
+        added = []
+        for spec in grown.engines()[first:]:
+            sock = _bind(self.host, 0)
+            port = sock.getsockname()[1]
+            engine = ReferenceEngine(spec=spec, port=port, host=self.host)
+            self._call(self._serve_socket(port, sock))
+            self.state.adopt(engine)
+            added.append(engine)
+        return added
+
+    def resize(self, key: str, world_size: int) -> ReferenceEngine:
+        """The engine now reports another world size (same instance id and port)."""
         if world_size < 1:
             raise ConfigError(f"world_size must be >= 1, got {world_size}")
         with self.state.lock:
-            self.state.by_key(key).world_size = world_size
+            engine = self.state.by_key(key)
+            engine.world_size = world_size
+        return engine
 
-    def kill(self, key: str) -> None:
-        """The engine's process dies: its port refuses connections; it stays listed with an error."""
+    def kill(self, key: str) -> list[str]:
+        """The engine's process dies: its port refuses connections; it stays listed with an error.
+
+        Returns the keys of the engines that died (one process per engine here).
+        """
         engine = self.state.by_key(key)
         with self.state.lock:
             engine.alive = False
         self._call(self._close_port(engine.port))
+        return [key]
 
-    def restart(self, key: str) -> None:
+    def restart(self, key: str) -> list[ReferenceEngine]:
         """A killed engine comes back on the same port and is listed healthy again."""
         engine = self.state.by_key(key)
-        if engine.alive:
-            return
-        self._call(self._open_port(engine.port))
-        with self.state.lock:
-            engine.alive = True
+        if not engine.alive:
+            self._call(self._open_port(engine.port))
+            with self.state.lock:
+                engine.alive = True
+        return [engine]
 
     def _on_scheduled(self, event: MembershipEvent, engine: ReferenceEngine) -> None:
         # Runs in the loop thread (schedules are applied while serving a request).
@@ -443,7 +557,9 @@ class ReferenceFleet:
                 sock.close()
 
     async def _open_port(self, port: int) -> None:
-        sock = _bind(self.host, port)
+        await self._serve_socket(port, _bind(self.host, port))
+
+    async def _serve_socket(self, port: int, sock: socket.socket) -> None:
         self._sockets[port] = sock
         server = uvicorn.Server(self._config)
         self._extra_servers[port] = server

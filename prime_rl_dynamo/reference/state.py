@@ -43,6 +43,23 @@ class ReferenceEngine:
         return self.spec.key
 
     @property
+    def instance_id(self) -> int:
+        """The instance id the listing carries."""
+        return self.spec.instance_id
+
+    @property
+    def identity(self) -> tuple[str, str, str, int]:
+        """(namespace, component, endpoint, instance_id) as the frontend lists it."""
+        spec = self.spec
+        return (spec.namespace, spec.component, spec.endpoint, spec.instance_id)
+
+    @property
+    def label(self) -> str:
+        """The worker label used in messages: ``ns.component.endpoint#instance_id``."""
+        spec = self.spec
+        return f"{spec.namespace}.{spec.component}.{spec.endpoint}#{spec.instance_id}"
+
+    @property
     def advertised_host(self) -> str:
         """Host name the engine's URLs carry."""
         return self.spec.admin_host or self.host
@@ -141,6 +158,14 @@ class FleetState:
                 for listener in self.listeners:
                     listener(event, engine)
         return applied
+
+    def adopt(self, engine: ReferenceEngine) -> None:
+        """Add a new engine (e.g. ReferenceFleet.add) to the fleet."""
+        with self.lock:
+            if any(e.key == engine.key for e in self.engines):
+                raise KeyError(f"engine {engine.key!r} is already in the reference fleet")
+            self.engines.append(engine)
+            self._by_port[engine.port] = engine
 
     def members(self) -> list[ReferenceEngine]:
         """Engines currently listed."""
