@@ -428,8 +428,9 @@ class DiscoveryClient:
         self._wall_clock = wall_clock
         self._sleep = sleep
         self._rng = rng or random.Random()
+        # The client owns Accept-Encoding: a caller's "gzip" must not reopen the bomb (POLL-3).
         self._headers = {
-            **dict(headers or {}),
+            **{k: v for k, v in (headers or {}).items() if k.lower() != "accept-encoding"},
             "Accept": "application/json",
             "Accept-Encoding": "identity",
         }
@@ -467,8 +468,11 @@ class DiscoveryClient:
                 ) from exc
             try:
                 if response.status_code in _REDIRECTS and "location" in response.headers:
-                    target = url.join(response.headers["location"])
-                    if _origin(target) != _origin(url):
+                    try:
+                        target = url.join(response.headers["location"])
+                    except httpx.InvalidURL:
+                        target = httpx.URL("invalid://redirect")
+                    if _origin(target) != _origin(url) or target.userinfo:
                         raise TransportError(
                             f"POLL-4: {url} redirects to another origin ({target.scheme}://{target.host}"
                             f"{':' + str(target.port) if target.port else ''}); not followed",

@@ -574,3 +574,21 @@ def test_snapshot_gives_up_at_its_deadline_and_on_fatal() -> None:
     with pytest.raises(TransportError, match="POLL-4"):
         asyncio.run(go(transport))
     assert len(seen) == 1
+
+
+def test_redirect_carrying_user_info_is_refused() -> None:
+    clock = FakeClock()
+    transport, seen = scripted(
+        httpx.Response(302, headers={"location": "http://u:p@frontend:8001/v1/rl/workers"})
+    )
+    with pytest.raises(TransportError, match="POLL-4"):
+        run(make(transport, clock))
+    assert len(seen) == 1
+
+
+def test_caller_cannot_override_accept_encoding() -> None:
+    clock = FakeClock()
+    transport, seen = scripted(good())
+    run(make(transport, clock, headers={"accept-encoding": "gzip", "X-Trace": "1"}))
+    assert seen[0].headers.get_list("accept-encoding") == ["identity"]
+    assert seen[0].headers["x-trace"] == "1"
