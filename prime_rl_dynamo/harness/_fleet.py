@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -248,9 +248,13 @@ class DynamoFleet:
                 self.etcd.start(timeout=min(30.0, self.startup_timeout))
             self._start_frontend(began + self.startup_timeout)
             specs = self.topology.engines()
-            self._launch(specs)
-            self._await_listed([s.key for s in specs], began + self.startup_timeout)
-            dead = [s.key for s in specs if s.faults.dead]
+            with self._lock:
+                # Every engine, in topology order; those with present: false wait for join().
+                self._engines = {s.key: DynamoEngine(spec=s) for s in specs}
+            present = [s for s in specs if s.present]
+            self._launch(present)
+            self._await_listed([s.key for s in present], began + self.startup_timeout)
+            dead = [s.key for s in present if s.faults.dead]
             if dead:
                 self._kill_keys(dead)
         except BaseException:
@@ -366,7 +370,7 @@ class DynamoFleet:
     def _pack(self, specs: Sequence[EngineSpec]) -> list[list[EngineSpec]]:
         per = self.engines_per_process
         if per is None:
-            total = len(self._engines) + len(specs)
+            total = len(set(self._engines) | {s.key for s in specs})
             per = 1 if total <= _AUTO_PACK_ABOVE else _AUTO_PACK_SIZE
         # Engines that will be killed on purpose get a process of their own.
         solo = [[s] for s in specs if s.faults.dead]
@@ -437,6 +441,10 @@ class DynamoFleet:
 
     def _stub_of(self, key: str) -> _StubProcess:
         name = self.engine(key).process
+        if not name:
+            raise HarnessError(
+                f"engine {key!r} was never started (present: false); join() it first"
+            )
         for stub in self._stubs:
             if stub.name == name:
                 return stub
@@ -564,6 +572,15 @@ class DynamoFleet:
                         self._engines[key].alive = False
         return killed
 
+    def join(self, key: str) -> DynamoEngine:
+        """Start an engine of the topology that is not running yet (``present: false``)."""
+        engine = self.engine(key)
+        if engine.process:
+            raise HarnessError(f"engine {key!r} was started already; use restart() instead")
+        self._launch([engine.spec])
+        self._await_listed([key], time.monotonic() + self.startup_timeout)
+        return self.engine(key)
+
     def restart(self, key: str) -> list[DynamoEngine]:
         """(Re)start the stub process hosting ``key`` (new instance_ids); returns its engines.
 
@@ -649,6 +666,52 @@ class DynamoFleet:
         return [self.engine(s.key) for s in specs]
 
     # ----------------------------------------------------------------- diagnostics
+    @property
+    def running(self) -> bool:
+        """Whether the frontend (and etcd, if any) are up."""
+        procs = [self.frontend] + ([self.etcd.process] if self.etcd is not None else [])
+        return not self._stopped and all(p is not None and p.alive() for p in procs)
+
+    def inference_world_size(self) -> int:
+        """Sum of the world sizes of the live engines that publish an admin URL (W)."""
+        return sum(e.spec.world_size for e in self.engines if e.alive and e.spec.publishes_admin)
+
+    def describe(self) -> dict[str, Any]:
+        """Where everything listens, as a JSON-ready mapping (what ``dynamo up`` prints)."""
+        return {
+            "frontend_url": self.frontend_url,
+            "discovery_url": self.discovery_url,
+            "http_url": self.http_url,
+            "discovery": self.discovery,
+            "etcd_url": self.etcd.url if self.etcd is not None else None,
+            "inference_world_size": self.inference_world_size(),
+            "startup_seconds": self.startup_seconds,
+            "memory_bytes": self.memory_bytes(),
+            "processes": len([p for p in self.processes if p.alive()]),
+            "workdir": str(self.workdir),
+            "engines": [
+                {
+                    "key": e.key,
+                    "label": e.label,
+                    "instance_id": e.instance_id,
+                    "world_size": e.spec.world_size,
+                    "system_url": e.system_url,
+                    "admin_base_url": e.admin_base_url,
+                    "alive": e.alive,
+                    "faults": [
+                        name
+                        for name, on in (
+                            ("dead", e.spec.faults.dead),
+                            ("reply_error", e.spec.faults.reply_error is not None),
+                        )
+                        if on
+                    ],
+                    "process": e.process,
+                }
+                for e in self.engines
+            ],
+        }
+
     def _log_tails(self, lines: int = 12) -> str:
         parts = []
         procs = self.processes
@@ -665,19 +728,7 @@ class DynamoFleet:
 
 
 def _spec_json(spec: EngineSpec) -> dict[str, Any]:
-    return {
-        "key": spec.key,
-        "namespace": spec.namespace,
-        "component": spec.component,
-        "endpoint": spec.endpoint,
-        "world_size": spec.world_size,
-        "routes": list(spec.routes),
-        "admin": spec.admin,
-        "system": spec.system,
-        "reply_error": spec.faults.reply_error,
-        "admin_fail": list(spec.faults.admin_fail),
-        "admin_latency_ms": spec.faults.admin_latency_ms,
-    }
+    return asdict(spec)
 
 
 def _identity(worker: dict[str, Any]) -> tuple[str, str, str, int]:

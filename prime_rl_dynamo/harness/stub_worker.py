@@ -24,9 +24,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from prime_rl_dynamo.harness._admin import AdminApp, AdminEngine
+from prime_rl_dynamo.harness._admin import AdminDispatcher
 from prime_rl_dynamo.harness._process import die_with_parent
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
+from prime_rl_dynamo.reference.state import ReferenceEngine
+from prime_rl_dynamo.topology import EngineFaults, EngineSpec
 
 # Hidden system route used once at start-up to prove the system port is ours (another process
 # may have taken it between choosing and binding: Dynamo then only logs the failure).
@@ -69,30 +71,45 @@ def _post_json(url: str, body: dict[str, Any], timeout: float = 2.0) -> Any:
         return json.loads(response.read())
 
 
+def _spec_from_json(data: dict[str, Any]) -> EngineSpec:
+    """Rebuild the EngineSpec the harness wrote with dataclasses.asdict."""
+    fields = dict(data)
+    faults = dict(fields.pop("faults"))
+    faults["admin_fail"] = tuple(faults.get("admin_fail", ()))
+    fields["routes"] = tuple(fields["routes"])
+    return EngineSpec(**fields, faults=EngineFaults(**faults))
+
+
 class _Engine:
     """One engine served by this process."""
 
-    def __init__(self, spec: dict[str, Any], recorder: Recorder) -> None:
+    def __init__(self, spec: EngineSpec, recorder: Recorder) -> None:
         self.spec = spec
-        self.key: str = spec["key"]
+        self.key = spec.key
+        self.host = spec.admin_host or "127.0.0.1"  # what the URLs advertise
         self.recorder = recorder
         self.runtime: Any = None
         self.system_url: str | None = None
-        self.admin_base_url: str | None = None
+        self.admin: ReferenceEngine | None = None
         self.admin_socket: socket.socket | None = None
         self.instance_id: int | None = None
         self.serving: Awaitable[Any] | None = None
 
+    @property
+    def admin_base_url(self) -> str | None:
+        """Where this engine's admin API is (None when the engine publishes none)."""
+        return self.admin.admin_base_url if self.admin is not None else None
+
     def routes_reply(self) -> dict[str, Any]:
         """What this engine answers to {"method": "routes"}."""
-        if self.spec.get("reply_error"):
-            return {"status": "error", "message": self.spec["reply_error"]}
-        reply: dict[str, Any] = {"status": "ok", "routes": list(self.spec["routes"])}
+        if self.spec.faults.reply_error is not None:
+            return {"status": "error", "message": self.spec.faults.reply_error}
+        reply: dict[str, Any] = {"status": "ok", "routes": list(self.spec.routes)}
         if self.system_url is not None:
             reply["system_url"] = self.system_url
         if self.admin_base_url is not None:
             reply["admin_base_url"] = self.admin_base_url
-            reply["world_size"] = self.spec["world_size"]
+            reply["world_size"] = self.spec.world_size
         return reply
 
     def _route_callback(self, route: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
@@ -121,12 +138,12 @@ class _Engine:
         """Create the runtime (retrying on a stolen system port), routes, and serve the rl endpoint."""
         spec = self.spec
         for attempt in range(_BIND_ATTEMPTS):
-            port = _free_system_port() if spec["system"] else -1
+            port = _free_system_port() if spec.system else -1
             # The runtime reads its configuration from the environment when it is created; a
             # port of -1 disables the system server (DYN_SYSTEM_ENABLED is deprecated in 1.6.1).
             os.environ["DYN_SYSTEM_PORT"] = str(port)
             runtime = runtime_factory()
-            if not spec["system"]:
+            if not spec.system:
                 self.runtime = runtime
                 break
             nonce = secrets.token_hex(8)
@@ -138,17 +155,15 @@ class _Engine:
             url = f"http://127.0.0.1:{port}"
             if await _owns_port(url, nonce):
                 self.runtime = runtime
-                self.system_url = url
+                self.system_url = f"http://{self.host}:{port}"
                 break
             runtime.shutdown()
             print(f"system port {port} was taken (attempt {attempt + 1}); retrying", flush=True)
         else:
             raise RuntimeError(f"{self.key}: no free system port after {_BIND_ATTEMPTS} attempts")
-        for route in spec["routes"]:
+        for route in spec.routes:
             self.runtime.register_engine_route(route, self._route_callback(route))
-        endpoint = self.runtime.endpoint(
-            f"{spec['namespace']}.{spec['component']}.{spec['endpoint']}"
-        )
+        endpoint = self.runtime.endpoint(f"{spec.namespace}.{spec.component}.{spec.endpoint}")
 
         async def handler(request: Any, context: Any = None) -> AsyncIterator[dict[str, Any]]:
             method = request.get("method") if isinstance(request, dict) else None
@@ -159,7 +174,7 @@ class _Engine:
 
         self.serving = endpoint.serve_endpoint(handler)
         self.instance_id = int(endpoint.connection_id())
-        if spec["system"]:
+        if spec.system:
             self.runtime.set_health_status(True)
 
 
@@ -194,19 +209,14 @@ async def _main(spec_path: Path) -> None:
     def runtime_factory() -> Any:
         return DistributedRuntime(loop, spec["discovery"], "tcp")
 
-    engines = [_Engine(e, recorder) for e in spec["engines"]]
-    admin_engines: dict[int, AdminEngine] = {}
+    engines = [_Engine(_spec_from_json(e), recorder) for e in spec["engines"]]
+    admin_engines: dict[int, ReferenceEngine] = {}
     for engine in engines:
-        if engine.spec["admin"]:
+        if engine.spec.admin:
             engine.admin_socket = _listen_socket()
             port = int(engine.admin_socket.getsockname()[1])
-            engine.admin_base_url = f"http://127.0.0.1:{port}"
-            admin_engines[port] = AdminEngine(
-                key=engine.key,
-                world_size=engine.spec["world_size"],
-                admin_fail=tuple(engine.spec.get("admin_fail", ())),
-                admin_latency_ms=int(engine.spec.get("admin_latency_ms", 0)),
-            )
+            engine.admin = ReferenceEngine(spec=engine.spec, port=port, host="127.0.0.1")
+            admin_engines[port] = engine.admin
     for engine in engines:
         await engine.start(runtime_factory)
 
@@ -218,7 +228,10 @@ async def _main(spec_path: Path) -> None:
         import uvicorn
 
         config = uvicorn.Config(
-            AdminApp(admin_engines, recorder), log_level="warning", lifespan="off", access_log=False
+            AdminDispatcher(admin_engines, recorder),
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
         )
         server = uvicorn.Server(config)
         sockets = [e.admin_socket for e in engines if e.admin_socket is not None]
