@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import operator
 import re
+import typing
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from functools import cache
@@ -37,11 +38,39 @@ SCHEMA_NAME = "rl-workers.v1.schema.json"
 _U64_MAX = 2**64 - 1
 
 # A JSON null *value* is always preceded by ':', '[' or ',' (plus whitespace). msgspec's Optional
-# fields would take null for "absent", so any such byte sequence sends the body down the exhaustive
-# path (which reports WORKER-6); a "null" inside a string only costs speed, never correctness.
+# fields take null for "absent", so when such bytes occur the body is decoded once more into probe
+# models whose optional fields refuse null (UNSET is their absent); only a null in a known optional
+# field then sends the body down the exhaustive path. Nulls in unknown fields or inside strings
+# cost one cheap extra decode, never correctness.
 _NULL_VALUE = re.compile(rb"[:\[,][ \t\r\n]*null")
 
 _DECODER = msgspec.json.Decoder(Snapshot)
+
+
+def _or_unset(kind: Any) -> Any:
+    return typing.Union[kind, msgspec.UnsetType]  # noqa: UP007 (built at runtime from objects)
+
+
+def _is_struct(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, msgspec.Struct)
+
+
+def _probe_model(cls: Any) -> Any:
+    """A Struct with ``cls``'s optional and nested fields, each refusing null (absent = UNSET)."""
+    fields: list[tuple[str, Any, Any]] = []
+    for f in msgspec.structs.fields(cls):
+        args = [a for a in typing.get_args(f.type) if a is not type(None)]
+        if f.default is None and args:  # optional: X | None -> X | UnsetType
+            fields.append((f.name, _or_unset(args[0]), msgspec.UNSET))
+        elif _is_struct(f.type):
+            fields.append((f.name, _or_unset(_probe_model(f.type)), msgspec.UNSET))
+        elif typing.get_origin(f.type) is tuple and args and _is_struct(args[0]):
+            items = tuple.__class_getitem__((_probe_model(args[0]), ...))
+            fields.append((f.name, _or_unset(items), msgspec.UNSET))
+    return msgspec.defstruct(f"NullProbe{cls.__name__}", fields, kw_only=True, gc=False)
+
+
+_NULL_PROBE = msgspec.json.Decoder(_probe_model(Snapshot))
 
 # The fast path checks every schema pattern itself (msgspec would run one re.search per value at
 # ~2 us each). request_plane_url's pattern is implied by the LIST-3 equality check it must pass.
@@ -141,9 +170,9 @@ def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
 
 def _fast(raw: bytes) -> Snapshot | None:
     """The snapshot if ``raw`` is certainly valid, else None (then the exhaustive path decides)."""
-    if b"null" in raw and _NULL_VALUE.search(raw):
-        return None
     try:
+        if b"null" in raw and _NULL_VALUE.search(raw):
+            _NULL_PROBE.decode(raw)  # raises when a known optional field holds null
         snapshot = _DECODER.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError):
         return None

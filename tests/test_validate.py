@@ -14,6 +14,8 @@ from prime_rl_dynamo.errors import DialectError, ProtocolError
 from prime_rl_dynamo.validate import (
     Snapshot,
     Worker,
+    _exhaustive_text,
+    _fast,
     check_body,
     detect_dialect,
     json_pointer,
@@ -75,10 +77,21 @@ def test_input_forms_agree() -> None:
 
 
 def test_fast_and_exhaustive_paths_build_the_same_snapshot() -> None:
-    # A "null" value in an unknown field forces the exhaustive path; the snapshot must not change.
+    # A null in an unknown field is allowed: the fast path still takes the body (null probe)...
     doc = json.loads(PD)
     doc["workers"][0]["hint"] = None
-    assert validate_body(json.dumps(doc)) == validate_body(PD)
+    raw = json.dumps(doc).encode()
+    assert _fast(raw) is not None
+    # ...and the exhaustive path, which any invalid body takes, builds the same snapshot.
+    violations, snapshot = _exhaustive_text(raw)
+    assert violations == [] and snapshot == validate_body(PD) == _fast(raw)
+
+
+def test_null_in_a_known_optional_field_leaves_the_fast_path() -> None:
+    doc = json.loads(PD)
+    doc["workers"][1]["model"] = None
+    assert _fast(json.dumps(doc).encode()) is None
+    assert [v.requirement for v in check_body(doc)] == ["WORKER-6"]
 
 
 def test_optional_fields_encode_back_to_the_wire_form() -> None:

@@ -27,14 +27,6 @@ json_values = st.recursive(
     ),
     max_leaves=6,
 )
-# Unknown fields of valid bodies carry no null anywhere: a null value sends a body to the slow path.
-json_values_without_null = st.recursive(
-    st.booleans() | st.integers() | st.text(max_size=5),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
-    ),
-    max_leaves=4,
-)
 
 
 @st.composite
@@ -82,9 +74,7 @@ def valid_bodies(draw: st.DrawFn, *, unknown_fields: bool = True) -> dict[str, A
         if draw(st.booleans()):
             w["model"] = draw(text)
         if unknown_fields and draw(st.booleans()):
-            w[draw(st.sampled_from(["weight_transfer_backend", "x_extra"]))] = draw(
-                json_values_without_null
-            )
+            w[draw(st.sampled_from(["weight_transfer_backend", "x_extra"]))] = draw(json_values)
         workers[(ns, comp, ep, iid)] = w
     doc = {
         "protocol_version": 1,
@@ -208,7 +198,7 @@ def test_fast_path_never_accepts_what_the_schema_refuses(doc: Any) -> None:
 def test_fast_path_accepts_valid_bodies(doc: dict[str, Any]) -> None:
     raw = json.dumps(doc).encode()
     assert _exhaustive_text(raw)[0] == [], "the generator must make valid bodies"
-    assert _fast(raw) is not None, "a valid body without null values must not need the slow path"
+    assert _fast(raw) is not None, "a valid body must not need the slow path"
     assert check_body(raw) == []
 
 
