@@ -64,7 +64,7 @@ async def _json_object(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
         data = json.loads(raw, parse_constant=_no_constant) if raw else None
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError too
         raise _BadRequest(f"body is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise _BadRequest(f"body must be a JSON object, found {type(data).__name__}")

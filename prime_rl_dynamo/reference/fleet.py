@@ -13,7 +13,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -26,7 +26,7 @@ from prime_rl_dynamo.errors import ConfigError, TransportError
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
 from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
 from prime_rl_dynamo.reference.faults import Fault, parse_faults
-from prime_rl_dynamo.reference.frontend import DISCOVERY_PATH, Frontend
+from prime_rl_dynamo.reference.frontend import DISCOVERY_PATH, Frontend, abort_connection
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
 from prime_rl_dynamo.topology import (
     DEFAULT_ROUTES,
@@ -97,9 +97,7 @@ class _Dispatcher:
             return
         if not engine.alive or engine.spec.faults.dead:
             # A killed engine: connections already open are cut, as its process would be gone.
-            from prime_rl_dynamo.reference.frontend import _abort
-
-            await _abort(scope)
+            await abort_connection(scope)
             return
         scope["prd.engine"] = engine
         path = scope["path"]
@@ -126,7 +124,7 @@ class _Dispatcher:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         try:
             parsed = json.loads(body) if body else None
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is a ValueError)
             parsed = None
         path = scope["path"]
         if server == "admin":
@@ -588,11 +586,6 @@ class ReferenceFleet:
                 for e in self.engines
             ],
         }
-
-    def iter_urls(self) -> Iterator[tuple[str, str]]:
-        """(key, admin_base_url) of every engine."""
-        for engine in self.engines:
-            yield engine.key, engine.admin_base_url
 
 
 def _spare(specs: list[EngineSpec], topology: Topology) -> EngineSpec:

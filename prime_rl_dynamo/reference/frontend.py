@@ -1,6 +1,7 @@
 """The reference RL listener: ``GET``/``HEAD /v1/rl/workers`` as Dynamo 1.6.1 serves it, plus faults.
 
-An ASGI application (Starlette request/response types, served by uvicorn). Other methods get
+A plain ASGI application (Starlette's ASGI types, served by uvicorn): the faults need byte-level
+control of the answer and of the connection, which a framework response would hide. Other methods get
 ``405`` with ``Allow: GET,HEAD`` and an empty body, other paths ``404`` with an empty body, as the
 real listener answers. Faults (see faults.py) shape each listing request deterministically.
 """
@@ -28,7 +29,7 @@ from prime_rl_dynamo.reference.listing import (
 )
 from prime_rl_dynamo.reference.state import FleetState, churn_view
 
-__all__ = ["DISCOVERY_PATH", "Frontend"]
+__all__ = ["DISCOVERY_PATH", "Frontend", "abort_connection"]
 
 DISCOVERY_PATH = "/v1/rl/workers"
 
@@ -194,7 +195,7 @@ async def _empty(send: Send, status: int, extra: list[tuple[bytes, bytes]] | Non
     await send({"type": "http.response.body", "body": b""})
 
 
-async def _abort(scope: Scope, *, reset: bool = True) -> None:
+async def abort_connection(scope: Scope, *, reset: bool = True) -> None:
     """Close the client's connection (uvicorn's transport, stashed in the scope by the fleet).
 
     ``reset``: a TCP reset, as a crashed peer gives; otherwise a clean close after what was sent.
@@ -216,7 +217,7 @@ async def _abort(scope: Scope, *, reset: bool = True) -> None:
 
 
 async def _reset(scope: Scope) -> None:
-    await _abort(scope)
+    await abort_connection(scope)
 
 
 async def _truncated(
@@ -232,7 +233,7 @@ async def _truncated(
         await send(
             {"type": "http.response.body", "body": data[: len(data) // 2], "more_body": True}
         )
-    await _abort(scope, reset=False)
+    await abort_connection(scope, reset=False)
 
 
 async def _dribble(
