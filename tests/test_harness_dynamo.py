@@ -1,0 +1,203 @@
+"""The real Dynamo 1.6.1 frontend and stub workers (file discovery) against the project's client.
+
+One heterogeneous fleet for the module (world sizes 2, 2, 4, 1; W = 9) and one fleet with
+per-engine faults; the kill/restart scenario runs last because it changes the fleet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from prime_rl_dynamo.plan import Convention
+from prime_rl_dynamo.topology import topology_from_dict
+from tests._harness_support import (
+    discover,
+    expected_offsets,
+    fetch_snapshot,
+    pending_message,
+    plan_rows,
+    require_dynamo,
+)
+
+require_dynamo()
+
+from prime_rl_dynamo.harness import DynamoFleet, start_dynamo_fleet  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.dynamo]
+
+HETERO = {
+    "namespace": "dynamo",
+    "model": None,
+    "engines": [
+        {"component": "prefill", "count": 2, "tp": 2},
+        {"component": "decode", "count": 1, "tp": 2, "dp": 2},
+        {
+            "component": "encode",
+            "count": 1,
+            "world_size": 1,
+            "routes": ["resume_generation", "pause_generation", "flush_cache"],
+        },
+    ],
+}
+W = 9
+
+
+@pytest.fixture(scope="module")
+def fleet() -> Iterator[DynamoFleet]:
+    with start_dynamo_fleet(topology_from_dict(HETERO)) as running:
+        running.wait_ready(4, timeout=60)
+        yield running
+
+
+def test_listing_from_real_frontend_passes_the_validator(fleet: DynamoFleet) -> None:
+    raw, snapshot = fetch_snapshot(fleet)
+    assert snapshot.protocol_version == 1
+    assert snapshot.namespace == "dynamo"
+    by_identity = {w.identity: w for w in snapshot.workers}
+    assert len(by_identity) == len(snapshot.workers) == 4
+    for engine in fleet.engines:
+        worker = by_identity[engine.identity]
+        assert worker.error is None, worker.error
+        assert worker.world_size == engine.spec.world_size
+        assert worker.admin_base_url == engine.admin_base_url
+        assert worker.system_url == engine.system_url
+        assert worker.routes == tuple(sorted(engine.spec.routes))  # the frontend sorts them
+        assert worker.request_plane_url == f"dyn://dynamo.{engine.spec.component}.rl"
+        assert worker.transport.tcp is not None and worker.transport.tcp.startswith("127.0.0.1:")
+        assert worker.model is None  # stubs register no model card
+    assert b"null" not in raw  # optional fields are omitted, never null
+
+
+def test_client_discovers_heterogeneous_fleet_and_plans(fleet: DynamoFleet) -> None:
+    discovery = discover(fleet, W, timeout=30)
+    assert discovery.world_size_sum == W
+    assert [w.label for w in discovery.workers] == [
+        e.label for e in sorted(fleet.engines, key=lambda e: e.identity)
+    ]
+    for convention in (Convention.PRIME_NCCL, Convention.VLLM_NATIVE_NCCL):
+        assert plan_rows(discovery, convention) == expected_offsets(fleet.engines, convention)
+
+
+def test_real_listener_http_surface(fleet: DynamoFleet) -> None:
+    post = httpx.post(fleet.discovery_url, timeout=5)
+    assert post.status_code == 405
+    assert {m.strip() for m in post.headers["allow"].split(",")} == {"GET", "HEAD"}
+    assert httpx.get(f"{fleet.frontend_url}/v1/rl/engine", timeout=5).status_code == 404
+    head = httpx.head(fleet.discovery_url, timeout=5)
+    assert head.status_code == 200
+    assert head.headers["content-type"].startswith("application/json")
+    main_port = httpx.get(f"{fleet.http_url}/v1/rl/workers", timeout=5)
+    assert main_port.status_code == 404  # the RL route lives on its own listener only
+
+
+def test_admin_and_engine_routes_are_served_and_recorded(fleet: DynamoFleet) -> None:
+    fleet.recorder.clear()
+    discovery = discover(fleet, W, timeout=30)
+    plan = discovery.plan(Convention.PRIME_NCCL)
+    with httpx.Client(timeout=10) as http:
+        for engine in plan.engines:
+            assert engine.admin_base_url is not None
+            base = engine.admin_base_url
+            r = http.post(f"{base}/pause", params={"mode": "keep", "clear_cache": "false"})
+            assert r.status_code == 200 and r.json() == {"status": "ok"}
+            body = {
+                "host": "127.0.0.1",
+                "port": 29500,
+                "rank_offset": engine.rank_offset,
+                "inference_world_size": W,
+                "engine_world_size": engine.world_size,
+                "timeout": 60,
+                "quantize_in_weight_transfer": False,
+            }
+            assert http.post(f"{base}/init_broadcaster", json=body).status_code == 200
+            assert http.post(f"{base}/update_weights", json={"weight_dir": None}).status_code == 200
+            assert http.post(f"{base}/resume").status_code == 200
+        encode = fleet.engine("dynamo.encode#0")
+        assert encode.system_url is not None
+        reply = http.post(f"{encode.system_url}/engine/flush_cache", json={"reason": "test"})
+        assert reply.status_code == 200 and reply.json()["engine"] == "dynamo.encode#0"
+    by_label = {e.label: e.key for e in fleet.engines}
+    for engine in plan.engines:
+        calls = fleet.recorder.requests(engine=by_label[engine.label], server="admin")
+        assert [c.path for c in calls] == [
+            "/pause",
+            "/init_broadcaster",
+            "/update_weights",
+            "/resume",
+        ]
+        assert calls[0].query == "mode=keep&clear_cache=false"
+        assert calls[1].json["rank_offset"] == engine.rank_offset
+        assert all(c.status == 200 for c in calls)
+    system = fleet.recorder.requests(server="system", path="/engine/flush_cache")
+    assert [(c.engine, c.json) for c in system] == [("dynamo.encode#0", {"reason": "test"})]
+
+
+def test_killed_worker_turns_snapshot_pending_then_restart_makes_it_ready(
+    fleet: DynamoFleet,
+) -> None:
+    victim = fleet.engine("dynamo.prefill#1")
+    old_label = victim.label
+    assert fleet.kill(victim.key) == [victim.key]
+    # The frontend keeps listing the dead instance, with an error, until the store forgets it.
+    _, snapshot = fetch_snapshot(fleet)
+    dead = [w for w in snapshot.workers if w.label == old_label]
+    assert len(dead) == 1 and dead[0].error is not None
+    assert dead[0].error.startswith("Unavailable: TCP connection to")
+    assert dead[0].routes == () and dead[0].admin_base_url is None and dead[0].world_size is None
+    message = pending_message(fleet, W, timeout=1.5)
+    assert old_label in message and "READY-1" in message
+
+    (restarted,) = fleet.restart(victim.key)
+    assert restarted.instance_id != victim.instance_id
+    # Ready again once the dead instance has expired from the file store (about 5-10 s).
+    discovery = discover(fleet, W, timeout=45)
+    labels = [w.label for w in discovery.workers]
+    assert restarted.label in labels and old_label not in labels
+    assert plan_rows(discovery, Convention.PRIME_NCCL) == expected_offsets(
+        fleet.engines, Convention.PRIME_NCCL
+    )
+
+
+FAULTY = {
+    "namespace": "dynamo",
+    "engines": [
+        {"component": "healthy", "world_size": 2},
+        {"component": "erring", "faults": {"reply_error": "engine is warming up"}},
+        {"component": "noadmin", "admin": False},
+        {"component": "nosystem", "system": False, "world_size": 3},
+        {"component": "ghost", "faults": {"dead": True}},
+        {"component": "flaky", "faults": {"admin_fail": ["pause"]}},
+    ],
+}
+
+
+def test_per_engine_faults_on_the_real_frontend() -> None:
+    with start_dynamo_fleet(topology_from_dict(FAULTY)) as faulty:
+        _, snapshot = fetch_snapshot(faulty)
+        workers = {w.component: w for w in snapshot.workers}
+        assert set(workers) == {"healthy", "erring", "noadmin", "nosystem", "ghost", "flaky"}
+        assert workers["erring"].error == "engine is warming up"
+        assert workers["erring"].routes == () and workers["erring"].system_url is None
+        ghost = workers["ghost"]
+        assert ghost.error is not None and ghost.error.startswith("Unavailable: TCP connection")
+        assert not faulty.engine("dynamo.ghost#0").alive
+        noadmin = workers["noadmin"]
+        assert noadmin.error is None and noadmin.admin_base_url is None
+        assert noadmin.world_size is None and noadmin.system_url is not None
+        nosystem = workers["nosystem"]
+        assert nosystem.system_url is None and nosystem.world_size == 3
+        assert nosystem.admin_base_url == faulty.engine("dynamo.nosystem#0").admin_base_url
+
+        flaky = faulty.engine("dynamo.flaky#0")
+        assert flaky.admin_base_url is not None
+        answer = httpx.post(f"{flaky.admin_base_url}/pause", params={"mode": "keep"}, timeout=5)
+        assert answer.status_code == 500 and answer.json()["status"] == "error"
+        assert httpx.post(f"{flaky.admin_base_url}/resume", timeout=5).status_code == 200
+        calls = faulty.recorder.requests(engine=flaky.key, server="admin")
+        assert [(c.path, c.status) for c in calls] == [("/pause", 500), ("/resume", 200)]
+        # Only the healthy engines count: the client waits on the erring and dead ones.
+        message = pending_message(faulty, 2 + 3 + 1, timeout=1.5)
+        assert workers["erring"].label in message and ghost.label in message
