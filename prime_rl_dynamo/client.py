@@ -261,10 +261,9 @@ def _fingerprint(workers: Sequence[WorkerLike]) -> tuple[Any, ...]:
 def _matches(worker: WorkerLike, model: str | None, components: Collection[str] | None) -> bool:
     if components is not None and worker.component not in components:
         return False
-    if model is None or worker.model == model:
-        return True
-    # A failed probe reports no model; it may be one of ours, so it must hold readiness back.
-    return worker.model is None and worker.error is not None
+    # Dynamo omits `model` when it does not know it (and always after a failed probe), so an absent
+    # model cannot exclude a worker (SPEC §9, READY-5); the sum check (READY-3) guards the rest.
+    return model is None or worker.model is None or worker.model == model
 
 
 def _norm_admin(url: str) -> str:
