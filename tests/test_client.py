@@ -144,6 +144,14 @@ def test_other_model_and_components_are_ignored_ready_5() -> None:
     assert {w.component for w in matching} == {"prefill"}
 
 
+def test_worker_without_model_matches_a_configured_model_ready_5() -> None:
+    # Real Dynamo omits `model` when it does not know it: such a worker must still count.
+    unnamed = [worker("prefill", 1, 2, model=None), worker("decode", 3, 4, model=None)]
+    matching, reasons = assess(*unnamed, world=6, model="m")
+    assert reasons == []
+    assert [w.label for w in matching] == ["dynamo.decode.rl#3", "dynamo.prefill.rl#1"]
+
+
 def test_nothing_matching_is_pending_ready_6() -> None:
     _, reasons = assess(worker("decode", 4, 4, model="other"), model="m")
     assert len(reasons) == 1
