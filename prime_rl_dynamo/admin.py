@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json as json_lib
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -204,6 +205,25 @@ def _engine_from_worker(worker: WorkerLike | EnginePlan) -> AdminEngine:
     return AdminEngine(label, worker.admin_base_url, worker.world_size, identity)
 
 
+#: Admin replies are small JSON objects; anything past this is refused, not truncated.
+ADMIN_MAX_BODY_BYTES = 1 << 20
+
+
+class _ReplyTooLarge(Exception):
+    def __init__(self, cap: int) -> None:
+        super().__init__(cap)
+        self.cap = cap
+
+
+async def _read_capped(response: httpx.Response, cap: int) -> bytes:
+    out = bytearray()
+    async for chunk in response.aiter_bytes():
+        out += chunk
+        if len(out) > cap:
+            raise _ReplyTooLarge(cap)
+    return bytes(out)
+
+
 class AdminPool:
     """Drives every engine's admin API (health, pause, resume, init_broadcast, update_weights).
 
@@ -328,12 +348,27 @@ class AdminPool:
         async with self._semaphore:
             start = time.monotonic()
             try:
-                response = await client.request(
+                request = client.build_request(
                     method,
                     path.lstrip("/"),
                     json=json,
                     params=params,
                     timeout=timeout or self.timeout,
+                )
+                response = await client.send(request, stream=True)
+                try:
+                    content = await _read_capped(response, ADMIN_MAX_BODY_BYTES)
+                finally:
+                    await response.aclose()
+            except _ReplyTooLarge as exc:
+                return EngineResult(
+                    engine.label,
+                    operation,
+                    False,
+                    response.status_code,
+                    None,
+                    f"reply larger than {exc.cap} bytes; refused, not truncated",
+                    time.monotonic() - start,
                 )
             except httpx.HTTPError as exc:
                 return EngineResult(
@@ -346,9 +381,9 @@ class AdminPool:
         elapsed = time.monotonic() - start
         status = response.status_code
         try:
-            payload = response.json() if response.content else None
+            payload = json_lib.loads(content) if content else None
         except ValueError:
-            payload = response.text[:300]
+            payload = content[:300].decode("utf-8", "replace")
         if response.is_redirect:
             where = response.headers.get("location", "?")
             return EngineResult(

@@ -255,6 +255,17 @@ def test_error_status_in_2xx_reply_is_a_failure(server: ScriptedServer) -> None:
         run(using(pool, "health"))
 
 
+def test_oversized_admin_reply_is_refused_not_truncated(server: ScriptedServer) -> None:
+    from prime_rl_dynamo.admin import ADMIN_MAX_BODY_BYTES
+
+    huge = {"status": "ok", "pad": "x" * (ADMIN_MAX_BODY_BYTES + 10)}
+    server.script("GET", "/e0/health", jreply(200, huge))
+    pool = AdminPool(engines_on(server, ["127.0.0.1"]), environ={})
+    with pytest.raises(AdminError, match="refused, not truncated") as info:
+        run(using(pool, "health"))
+    assert "dynamo.e0.rl#0" in str(info.value)
+
+
 def test_unreachable_engine_is_named(server: ScriptedServer) -> None:
     pool = AdminPool([AdminEngine("dynamo.gone.rl#9", "http://127.0.0.1:1/admin")], environ={})
     with pytest.raises(AdminError) as info:
