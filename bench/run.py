@@ -69,9 +69,9 @@ def full_config() -> BenchConfig:
     """The full run quoted in the documentation (several minutes)."""
     return BenchConfig(
         mode="full",
-        validation=ValidationConfig(),
+        validation=ValidationConfig(repetitions=11, jsonschema_max_workers=8192),
         discovery=DiscoveryConfig(),
-        suite=SuiteConfig(),
+        suite=SuiteConfig(repetitions=1),
     )
 
 
@@ -79,9 +79,13 @@ def quick_config() -> BenchConfig:
     """A run that finishes in well under two minutes on two shared cores."""
     return BenchConfig(
         mode="quick",
-        validation=ValidationConfig(repetitions=5, budget_s=25.0),
-        discovery=DiscoveryConfig(sizes=(1, 8, 64), requests=40, ready_repetitions=4, warmup=2),
-        suite=SuiteConfig(targets=("reference",), repetitions=1, timeout_s=60.0),
+        # Pure-Python jsonschema is left out: even the 1-worker body costs seconds per sample.
+        validation=ValidationConfig(repetitions=5, jsonschema_max_workers=0),
+        discovery=DiscoveryConfig(sizes=(1, 8, 64), requests=30, ready_repetitions=3, warmup=2),
+        # The default run takes minutes; --quick times its frontend and workers profiles only.
+        suite=SuiteConfig(
+            targets=("reference",), profiles=("frontend", "workers"), repetitions=1, timeout_s=90.0
+        ),
     )
 
 

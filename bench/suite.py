@@ -26,6 +26,7 @@ class SuiteConfig:
     """Which targets the default conformance run is timed on, and how often."""
 
     targets: tuple[str, ...] = TARGETS
+    profiles: tuple[str, ...] = ()  # empty: the default run (every profile)
     repetitions: int = 3
     timeout_s: float = 900.0  # one whole suite run
 
@@ -35,7 +36,7 @@ _CHILD = """
 import json, sys, time
 start = time.perf_counter()
 from conformance.runner import run
-report = run(target=sys.argv[1])
+report = run(target=sys.argv[1], profiles=[p for p in sys.argv[2].split(",") if p])
 print(json.dumps({"run_s": time.perf_counter() - start, "ok": report.ok,
                   "counts": report.counts(), "target": report.target.get("kind")}))
 """
@@ -54,10 +55,12 @@ def _unavailable(target: str) -> str | None:
     return None
 
 
-def _one_run(target: str, timeout_s: float) -> tuple[float, dict[str, Any]]:
+def _one_run(
+    target: str, profiles: tuple[str, ...], timeout_s: float
+) -> tuple[float, dict[str, Any]]:
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, target],
+        [sys.executable, "-c", _CHILD, target, ",".join(profiles)],
         capture_output=True,
         text=True,
         timeout=timeout_s,
@@ -102,7 +105,7 @@ def run_suite(
                 continue
             phase.note(f"run {rep + 1}/{config.repetitions} against {target}")
             try:
-                wall, outcome = _one_run(target, config.timeout_s)
+                wall, outcome = _one_run(target, config.profiles, config.timeout_s)
             except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
                 series[target] = {"status": "skipped", "reason": str(exc)[-800:]}
                 reporter.log(f"conformance against {target} skipped: {exc}")
@@ -120,7 +123,13 @@ def run_suite(
                 counts=outcomes[target][-1]["counts"],
                 ok=all(o["ok"] for o in outcomes[target]),
             )
-    result: dict[str, Any] = {"config": asdict(config), "series": series}
+    result: dict[str, Any] = {
+        "config": asdict(config),
+        "run": "default (every profile)"
+        if not config.profiles
+        else "profiles " + ", ".join(config.profiles),
+        "series": series,
+    }
     if all(series.get(t, {}).get("status") == "ok" for t in TARGETS):
         result["ratio_dynamo_over_reference"] = paired_ratio(walls["dynamo"], walls["reference"])
     return result

@@ -5,6 +5,7 @@ Times are shown in milliseconds as ``median [min-max]``; ratios as ``x`` multipl
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 __all__ = ["fmt_ms", "fmt_ratio", "render_tables"]
@@ -25,13 +26,18 @@ def fmt_ratio(ratio: dict[str, Any] | float | None, *, spread: bool = True) -> s
     if ratio is None:
         return "-"
     if isinstance(ratio, int | float):
-        return f"{ratio:.2f}x"
+        return f"{_r(ratio)}x"
     if ratio.get("median") is None:
         return "-"
-    text = f"{ratio['median']:.2f}x"
+    text = f"{_r(ratio['median'])}x"
     if spread and ratio.get("min") is not None and ratio.get("max") is not None:
-        text += f" [{ratio['min']:.2f}-{ratio['max']:.2f}]"
+        text += f" [{_r(ratio['min'])}-{_r(ratio['max'])}]"
     return text
+
+
+def _r(value: float) -> str:
+    # Two decimals, but keep small ratios (vs pure-Python jsonschema) from reading 0.00.
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
 
 
 def _num(ms: float) -> str:
@@ -42,22 +48,26 @@ def _num(ms: float) -> str:
     return f"{ms:.4f}"
 
 
-def _validation_table(section: dict[str, Any]) -> Any:
+def _validation_tables(section: dict[str, Any]) -> list[Any]:
     from rich.table import Table
 
     contenders = section.get("contenders", [])
-    table = Table(title="Validation: time per body, ms median [min-max]; ratio = full / other")
-    table.add_column("workers", justify="right")
+    times = Table(title="Validation: time per body, ms median [min-max]")
+    times.add_column("workers", justify="right")
     for name in contenders:
-        table.add_column(name, justify="right")
-    for key in section.get("ratio_columns", []):
-        table.add_column(key, justify="right")
+        times.add_column(name, justify="right")
+    ratios = Table(
+        title=f"Validation: {section.get('validator')} / other, median [min-max of paired reps]"
+    )
+    ratios.add_column("workers", justify="right")
+    columns = section.get("ratio_columns", [])
+    for key in columns:
+        ratios.add_column(key.split(" / ", 1)[1], justify="right")
     for point in section.get("points", []):
-        row = [f"{point['workers']:,}"]
-        row += [fmt_ms(point["times_s"].get(name)) for name in contenders]
-        row += [fmt_ratio(point["ratios"].get(key)) for key in section.get("ratio_columns", [])]
-        table.add_row(*row)
-    return table
+        workers = f"{point['workers']:,}"
+        times.add_row(workers, *[fmt_ms(point["times_s"].get(name)) for name in contenders])
+        ratios.add_row(workers, *[fmt_ratio(point["ratios"].get(key)) for key in columns])
+    return [times, ratios]
 
 
 def _discovery_table(section: dict[str, Any]) -> Any:
@@ -134,9 +144,12 @@ def render_tables(report: dict[str, Any], console: Any = None) -> None:
     """Print every section of the report as a table on ``console`` (stdout by default)."""
     from rich.console import Console
 
-    console = console or Console()
+    if console is None:
+        # Piped output (CI logs, files) gets room for the wide validation tables.
+        console = Console() if sys.stdout.isatty() else Console(width=180)
     if report.get("validation", {}).get("points"):
-        console.print(_validation_table(report["validation"]))
+        for table in _validation_tables(report["validation"]):
+            console.print(table)
         for line in report["validation"].get("verdicts", []):
             console.print(line)
     if report.get("discovery", {}).get("series"):

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 TINY = BenchConfig(
     mode="tiny",
-    validation=ValidationConfig(sizes=(1, 8), repetitions=2, budget_s=5.0),
+    validation=ValidationConfig(sizes=(1, 8), repetitions=2, jsonschema_max_workers=1),
     discovery=DiscoveryConfig(
         sizes=(1, 2), requests=3, ready_repetitions=2, frontends=("reference",), warmup=1
     ),
@@ -73,6 +73,33 @@ def test_discovery_section_has_every_size_and_ratio_free_when_alone(
         assert point["body_bytes"] > 0
     # Only one frontend measured: no dynamo/reference ratio may be invented.
     assert section["ratios"] == []
+
+
+def test_validation_section_ratios_follow_from_the_measured_times(report: dict[str, Any]) -> None:
+    section = report["validation"]
+    assert section["status"] == "ok", section
+    validator, yardstick = section["validator"], section["yardstick"]
+    assert {validator, yardstick, section["pydantic"]} <= set(section["contenders"])
+    assert [p["workers"] for p in section["points"]] == [1, 8]
+    for point in section["points"]:
+        times = point["times_s"]
+        # Pure-Python jsonschema was allowed up to 1 worker only (it costs seconds per sample).
+        assert ("jsonschema (pure Python)" in times) == (point["workers"] <= 1)
+        assert set(point["ratios"]) == {f"{validator} / {name}" for name in times} - {
+            f"{validator} / {validator}"
+        }
+        for key, ratio in point["ratios"].items():
+            other = key.split(" / ", 1)[1]
+            expected = times[validator]["median"] / times[other]["median"]
+            assert ratio["median"] == pytest.approx(expected, rel=1e-9), key
+        paired = point["ratios"][f"{validator} / {yardstick}"]
+        assert paired["min"] <= paired["max"], "a paired ratio keeps its per-repetition spread"
+        for summary in times.values():
+            assert summary["n"] == point["repetitions"]
+            assert summary["min"] <= summary["median"] <= summary["max"]
+    assert set(section["curves"]) == set(section["contenders"])
+    # The verdict only speaks of the sizes the issue names; none were measured here.
+    assert section["verdict"]["checks"] == []
 
 
 def test_json_round_trip_and_png(report: dict[str, Any], tmp_path: Path) -> None:
