@@ -54,6 +54,7 @@ __all__ = [
     "ClientRun",
     "ClientUnderTest",
     "Credentials",
+    "arguments_from_env",
     "load_client",
 ]
 
@@ -88,6 +89,38 @@ class Credentials:
 
 
 ClientCallable = Callable[..., object]
+
+
+def arguments_from_env(
+    environ: dict[str, str] | None = None,
+) -> tuple[tuple[str, int, str, Credentials], dict[str, Any]]:
+    """The calling contract's (args, kwargs) from the CONFORMANCE_* environment of --client-cmd.
+
+    Lets a command-line client reuse a Python implementation: ``func(*args, **kwargs)``.
+    """
+    env = os.environ if environ is None else environ
+
+    def get(name: str) -> str:
+        try:
+            return env[ENV_PREFIX + name]
+        except KeyError:
+            raise KeyError(f"{ENV_PREFIX}{name} is not set (run me through --client-cmd)") from None
+
+    allowed = env.get(ENV_PREFIX + "ALLOWED_HOSTS")
+    creds = Credentials(
+        api_key=env.get(ENV_PREFIX + "API_KEY"),
+        headers=json.loads(env.get(ENV_PREFIX + "HEADERS", "{}")),
+        headers_from_env=json.loads(env.get(ENV_PREFIX + "HEADERS_FROM_ENV", "{}")),
+        allowed_hosts=tuple(json.loads(allowed)) if allowed is not None else None,
+    )
+    args = (get("DISCOVERY_URL"), int(get("INFERENCE_WORLD_SIZE")), get("CONVENTION"), creds)
+    kwargs = {
+        "model": env.get(ENV_PREFIX + "MODEL") or None,
+        "master_address": get("MASTER_ADDRESS"),
+        "master_port": int(get("MASTER_PORT")),
+        "timeout": float(get("TIMEOUT")),
+    }
+    return args, kwargs
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,12 @@ _U64_MAX = 2**64 - 1
 
 def names(max_size: int = 10) -> st.SearchStrategy[str]:
     """Dynamo-style names (namespace, component, endpoint): no dots, never empty."""
-    return st.from_regex(rf"[a-z][a-z0-9_-]{{0,{max_size - 1}}}", fullmatch=True)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return st.builds(
+        str.__add__,
+        st.sampled_from(letters),
+        st.text(alphabet=letters + "0123456789_-", max_size=max_size - 1),
+    )
 
 
 def instance_ids() -> st.SearchStrategy[int]:

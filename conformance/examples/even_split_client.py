@@ -84,3 +84,16 @@ def _headers(credentials: Any, host: str) -> dict[str, str]:
     if credentials.api_key is not None:
         out["Authorization"] = f"Bearer {credentials.api_key}"
     return out
+
+
+def main() -> int:
+    """``python -m conformance.examples.even_split_client`` for --client-cmd (CONFORMANCE_* env)."""
+    from conformance.client_profile import arguments_from_env
+
+    args, kwargs = arguments_from_env()
+    run(*args, **kwargs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -82,3 +82,16 @@ async def _run(
                 session_id=uuid.uuid4().hex if convention == "nixl" else None,
             )
             await pool.update_weights(None)
+
+
+def main() -> int:
+    """``python -m conformance.examples.project_client`` for --client-cmd (CONFORMANCE_* env)."""
+    from conformance.client_profile import arguments_from_env
+
+    args, kwargs = arguments_from_env()
+    run(*args, **kwargs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

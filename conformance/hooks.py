@@ -1,0 +1,74 @@
+"""schemathesis hooks: the project's own checks for ``schemathesis run``.
+
+Load with ``SCHEMATHESIS_HOOKS=conformance.hooks schemathesis run <rl-frontend.openapi.json>
+--url http://HOST:RL_PORT``. Each check judges a 200 listing of ``/v1/rl/workers`` through the
+project's validator and fails with the violations of its requirement (ordering LIST-1, identity
+uniqueness LIST-2, request_plane_url LIST-3, route order LIST-4, scope LIST-5, admin URL
+uniqueness LIST-6); other responses are left to schemathesis' own checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import schemathesis
+
+__all__ = [
+    "rl_admin_url_unique",
+    "rl_identity_unique",
+    "rl_request_plane_url",
+    "rl_routes_sorted",
+    "rl_scope",
+    "rl_workers_sorted",
+]
+
+WORKERS_PATH = "/v1/rl/workers"
+
+
+def _violations(response: Any, case: Any, requirement: str) -> None:
+    path = getattr(case, "path", "") or getattr(getattr(case, "operation", None), "path", "")
+    if path != WORKERS_PATH or response.status_code != 200 or not response.content:
+        return None
+    from prime_rl_dynamo.validate import check_body
+
+    found = [v for v in check_body(response.content) if v.requirement == requirement]
+    if found:
+        lines = "\n".join(f"  {v}" for v in found[:20])
+        raise AssertionError(f"{requirement}: {len(found)} violation(s) in the listing:\n{lines}")
+    return None
+
+
+@schemathesis.check
+def rl_workers_sorted(ctx: Any, response: Any, case: Any) -> None:
+    """LIST-1: workers sorted by (namespace, component, endpoint, instance_id as unsigned)."""
+    return _violations(response, case, "LIST-1")
+
+
+@schemathesis.check
+def rl_identity_unique(ctx: Any, response: Any, case: Any) -> None:
+    """LIST-2: no two workers share an identity."""
+    return _violations(response, case, "LIST-2")
+
+
+@schemathesis.check
+def rl_request_plane_url(ctx: Any, response: Any, case: Any) -> None:
+    """LIST-3: request_plane_url is dyn://namespace.component.endpoint of its worker."""
+    return _violations(response, case, "LIST-3")
+
+
+@schemathesis.check
+def rl_routes_sorted(ctx: Any, response: Any, case: Any) -> None:
+    """LIST-4: each worker's routes sorted by code point."""
+    return _violations(response, case, "LIST-4")
+
+
+@schemathesis.check
+def rl_scope(ctx: Any, response: Any, case: Any) -> None:
+    """LIST-5: every worker's namespace is the scope or starts with it (prefix scope)."""
+    return _violations(response, case, "LIST-5")
+
+
+@schemathesis.check
+def rl_admin_url_unique(ctx: Any, response: Any, case: Any) -> None:
+    """LIST-6: no two workers advertise the same admin_base_url."""
+    return _violations(response, case, "LIST-6")

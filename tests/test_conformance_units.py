@@ -1,0 +1,260 @@
+"""Unit tests of the conformance framework: registry, result levels, reports, imports, listings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.registry import PROFILES, Check, CheckError, Failed, Skipped, all_checks
+from conformance.reporting import print_summary, reproduce_command, write_json, write_junit
+from conformance.results import Report, Result, Status
+from conformance.roundtrip import compare_listing
+from conformance.runner import Options, _run_one
+from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.topology import topology_from_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_check_names_a_catalog_requirement_and_a_unique_id() -> None:
+    checks = all_checks()
+    catalog = all_requirements()
+    assert len({c.id for c in checks}) == len(checks)
+    for c in checks:
+        assert c.requirement in catalog, c.id
+        assert c.level == catalog[c.requirement].level
+        assert c.profile in PROFILES
+    assert {c.profile for c in checks} == set(PROFILES)
+
+
+def test_every_server_requirement_the_validator_enforces_has_a_frontend_check() -> None:
+    checked = {c.requirement for c in all_checks(["frontend"])}
+    wanted = {
+        r.id
+        for r in all_requirements().values()
+        if r.party == "server" and r.enforced_by in ("schema", "validator")
+    }
+    assert wanted - checked == set()
+
+
+def _check(requirement: str, func: Any) -> Check:
+    return Check("frontend", requirement, "unit", "a unit check", func)
+
+
+def _raise(exc: BaseException) -> Any:
+    def func(ctx: object) -> str | None:
+        raise exc
+
+    return func
+
+
+@pytest.mark.parametrize(
+    ("requirement", "exc", "strict", "expected"),
+    [
+        ("HTTP-1", Failed("broken"), False, Status.FAIL),  # MUST
+        ("HTTP-6", Failed("flaky"), False, Status.WARN),  # SHOULD warns
+        ("HTTP-6", Failed("flaky"), True, Status.FAIL),  # --strict
+        ("HTTP-1", Skipped("not applicable"), False, Status.SKIP),
+        ("HTTP-1", CheckError("harness broke"), False, Status.ERROR),
+        ("HTTP-1", ZeroDivisionError("suite bug"), False, Status.ERROR),
+    ],
+)
+def test_result_levels(
+    requirement: str, exc: BaseException, strict: bool, expected: Status
+) -> None:
+    result = _run_one(_check(requirement, _raise(exc)), object(), strict)
+    assert result.status is expected
+    assert str(exc) in result.message  # every non-pass says why
+    assert result.requirement == requirement
+
+
+def test_a_pass_keeps_the_checks_note() -> None:
+    result = _run_one(_check("HTTP-1", lambda ctx: "200 in 3 ms"), object(), False)
+    assert (result.status, result.message) == (Status.PASS, "200 in 3 ms")
+
+
+def _report(*statuses: Status) -> Report:
+    results = [
+        Result(
+            check=f"HTTP-{i + 1}::x",
+            requirement=f"HTTP-{i + 1}",
+            level="MUST",
+            profile="frontend",
+            title="t",
+            status=s,
+            message=f"{s.value} because\nsecond line",
+        )
+        for i, s in enumerate(statuses)
+    ]
+    return Report(
+        target={"kind": "url", "url": "http://127.0.0.1:1"},
+        options={"url": "http://127.0.0.1:1", "profiles": ("frontend",), "strict": False},
+        seed=42,
+        versions={"python": "3"},
+        results=results,
+    )
+
+
+def test_report_ok_only_without_fail_or_error() -> None:
+    assert _report(Status.PASS, Status.WARN, Status.SKIP).exit_code == 0
+    assert _report(Status.PASS, Status.FAIL).exit_code == 1
+    assert _report(Status.PASS, Status.ERROR).exit_code == 1
+    assert _report(Status.FAIL, Status.PASS).failed_requirements() == ["HTTP-1"]
+
+
+def test_junit_and_json_reports_parse(tmp_path: Path) -> None:
+    report = _report(Status.PASS, Status.FAIL, Status.ERROR, Status.SKIP, Status.WARN)
+    junit = ET.parse(write_junit(report, tmp_path / "out" / "junit.xml")).getroot()
+    assert (
+        junit.get("tests"),
+        junit.get("failures"),
+        junit.get("errors"),
+        junit.get("skipped"),
+    ) == (
+        "5",
+        "1",
+        "1",
+        "1",
+    )
+    names = [case.get("name") for case in junit.iter("testcase")]
+    assert names[1] == "HTTP-2::x [MUST]"
+    assert junit.find(".//failure").get("type") == "HTTP-2"  # type: ignore[union-attr]
+    data = json.loads(write_json(report, tmp_path / "r.json").read_text())
+    assert data["seed"] == 42 and data["ok"] is False
+    assert data["failed_requirements"] == ["HTTP-2"]
+    assert data["counts"] == {"pass": 1, "skip": 1, "warn": 1, "fail": 1, "error": 1}
+    assert "--seed 42" in data["reproduce"]
+
+
+def test_terminal_summary_names_the_broken_requirement_and_how_to_reproduce() -> None:
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    print_summary(_report(Status.PASS, Status.FAIL), console)
+    text = console.export_text()
+    assert "NOT CONFORMANT" in text
+    assert "failed requirements: HTTP-2" in text
+    assert reproduce_command(_report()) in text.replace("\n", " ") or "--seed 42" in text
+
+
+def test_options_default_profiles() -> None:
+    assert Options(url="http://x").resolved_profiles() == ("frontend", "workers")
+    assert Options().resolved_profiles() == PROFILES
+    with pytest.raises(ValueError, match="unknown profile"):
+        Options(profiles=("nope",)).resolved_profiles()
+
+
+def _run_python(code: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    return proc.stdout.strip()
+
+
+def test_the_pytest_plugin_is_cheap_to_import() -> None:
+    # Every pytest run imports it (pytest11 entry point): nothing heavy may come along.
+    out = _run_python(
+        "import sys, conformance.plugin; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('httpx', 'schemathesis', 'hypothesis', 'rich', 'prime_rl_dynamo', 'starlette')))"
+    )
+    assert out == "[]"
+
+
+def test_hypothesis_stays_out_of_the_core() -> None:
+    out = _run_python(
+        "import sys, prime_rl_dynamo, prime_rl_dynamo.client, prime_rl_dynamo.validate, "
+        "prime_rl_dynamo.plan, prime_rl_dynamo.admin; print('hypothesis' in sys.modules)"
+    )
+    assert out == "False"
+
+
+@dataclass
+class _Engine:
+    key: str
+    identity: tuple[str, str, str, int]
+    spec: Any
+    admin_base_url: str | None
+    system_url: str | None
+
+
+def _fleet() -> list[_Engine]:
+    topology = topology_from_dict(
+        {
+            "engines": [
+                {"component": "prefill", "count": 2, "world_size": 2},
+                {"component": "broken", "faults": {"reply_error": "dead"}},
+            ]
+        }
+    )
+    out = []
+    for i, spec in enumerate(topology.engines()):
+        out.append(
+            _Engine(
+                key=spec.key,
+                identity=(spec.namespace, spec.component, spec.endpoint, 100 + i),
+                spec=spec,
+                admin_base_url=f"http://127.0.0.1:{9000 + i}/admin",
+                system_url=f"http://127.0.0.1:{9100 + i}",
+            )
+        )
+    return out
+
+
+def _listing(engines: list[_Engine]) -> dict[str, Any]:
+    workers = []
+    for e in engines:
+        ns, comp, ep, iid = e.identity
+        w: dict[str, Any] = {"namespace": ns, "component": comp, "endpoint": ep, "instance_id": iid}
+        if e.spec.faults.reply_error:
+            w.update(routes=[], error="engine is dead")
+        else:
+            w.update(
+                system_url=e.system_url,
+                admin_base_url=e.admin_base_url,
+                routes=sorted(e.spec.routes),
+                world_size=e.spec.world_size,
+            )
+        workers.append(w)
+    return {"protocol_version": 1, "namespace": "dynamo", "workers": workers}
+
+
+def test_compare_listing_accepts_the_exact_fleet_and_names_every_difference() -> None:
+    fleet = _fleet()
+    body = _listing(fleet)
+    assert compare_listing(body, fleet, set(), when="t") == []
+    lost = {**body, "workers": body["workers"][1:]}
+    assert any(
+        "registered but not listed" in p for p in compare_listing(lost, fleet, set(), when="t")
+    )
+    doubled = {**body, "workers": [body["workers"][0], *body["workers"]]}
+    assert any("listed twice" in p for p in compare_listing(doubled, fleet, set(), when="t"))
+    invented = _listing(
+        [*fleet, _Engine("x", ("dynamo", "ghost", "rl", 7), fleet[0].spec, None, None)]
+    )
+    assert any("never registered" in p for p in compare_listing(invented, fleet, set(), when="t"))
+    resized = json.loads(json.dumps(body))
+    resized["workers"][0]["world_size"] = 8
+    assert any(
+        "expected world_size 2" in p for p in compare_listing(resized, fleet, set(), when="t")
+    )
+
+
+def test_compare_listing_lets_a_dead_instance_linger_only_with_an_error() -> None:
+    fleet = _fleet()
+    body = _listing(fleet)
+    dead = fleet[0].identity
+    live = fleet[1:]
+    lingering = json.loads(json.dumps(body))
+    assert any("without error" in p for p in compare_listing(lingering, live, {dead}, when="t"))
+    lingering["workers"][0] = {**lingering["workers"][0], "routes": [], "error": "Unavailable"}
+    for key in ("system_url", "admin_base_url", "world_size"):
+        lingering["workers"][0].pop(key)
+    assert compare_listing(lingering, live, {dead}, when="t") == []
