@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import secrets
 import shutil
 import signal
 import sys
@@ -161,7 +162,8 @@ class DynamoFleet:
         self.keep_workdir = keep_workdir
         n = len(self.topology.engines())
         self.startup_timeout = startup_timeout if startup_timeout is not None else 60.0 + n
-        self.workdir = Path(tempfile.mkdtemp(prefix="prime-rl-dynamo-fleet-"))
+        # Logs, specs, recordings and the file store; created by start(), removed by stop().
+        self.workdir = Path(tempfile.gettempdir()) / f"prime-rl-dynamo-fleet-{secrets.token_hex(6)}"
         self.http_port = 0
         self.rl_port = 0
         self.startup_seconds: float | None = None
@@ -240,6 +242,9 @@ class DynamoFleet:
     def start(self) -> DynamoFleet:
         """Start the discovery store, the frontend and every stub; wait until all are listed."""
         began = time.monotonic()
+        if self._stopped or self.frontend is not None:
+            raise HarnessError("this fleet was started already; start a new DynamoFleet")
+        self.workdir.mkdir(mode=0o700)
         atexit.register(self.stop)
         self._install_sigterm()
         try:

@@ -1,0 +1,240 @@
+"""Fast tests of the harness's parts that need no Dynamo: admin dispatcher, recorder, packing, processes.
+
+Real child processes (sh, python) check the process-group and parent-death handling; the failure
+test starts a fleet with a fake interpreter so the error path runs without Dynamo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from prime_rl_dynamo.errors import HarnessError
+from prime_rl_dynamo.harness._fleet import DynamoFleet, _FleetRecorder
+from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
+from prime_rl_dynamo.recording import RecordedRequest, Recorder
+from prime_rl_dynamo.topology import topology_from_dict
+from tests._harness_support import pids_alive
+
+pytest.importorskip("starlette", reason="the stub admin API reuses the reference extra")
+
+from prime_rl_dynamo.harness._admin import AdminDispatcher
+from prime_rl_dynamo.reference.state import ReferenceEngine
+
+
+def _wait_gone(pids: list[int], timeout: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while pids_alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids_alive(pids)
+
+
+def _admin_call(app: AdminDispatcher, method: str, url: str, **kwargs: object) -> httpx.Response:
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport) as client:
+            return await client.request(method, url, **kwargs)  # type: ignore[arg-type]
+
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def admin() -> tuple[AdminDispatcher, Recorder]:
+    topology = topology_from_dict(
+        {
+            "engines": [
+                {"component": "prefill", "world_size": 2},
+                {"component": "flaky", "faults": {"admin_fail": ["update_weights"]}},
+            ]
+        }
+    )
+    good, flaky = topology.engines()
+    recorder = Recorder()
+    engines = {
+        4001: ReferenceEngine(spec=good, port=4001, host="127.0.0.1"),
+        4002: ReferenceEngine(spec=flaky, port=4002, host="127.0.0.1"),
+    }
+    return AdminDispatcher(engines, recorder), recorder
+
+
+def test_admin_dispatcher_routes_by_port_and_records_relative_paths(
+    admin: tuple[AdminDispatcher, Recorder],
+) -> None:
+    app, recorder = admin
+    reply = _admin_call(
+        app, "POST", "http://127.0.0.1:4001/admin/pause?mode=keep&clear_cache=false"
+    )
+    assert reply.status_code == 200 and reply.json() == {"status": "ok"}
+    rpc = _admin_call(
+        app,
+        "POST",
+        "http://127.0.0.1:4001/admin/collective_rpc",
+        json={"method": "m", "args": [], "kwargs": {}},
+    )
+    assert rpc.json() == {"results": [None, None]}  # one per worker of the ws=2 engine
+    failed = _admin_call(
+        app, "POST", "http://127.0.0.1:4002/admin/update_weights", json={"weight_dir": "/w"}
+    )
+    assert failed.status_code == 500 and failed.json()["status"] == "error"
+    calls = recorder.requests(server="admin")
+    assert [(c.engine, c.path, c.status) for c in calls] == [
+        ("dynamo.prefill#0", "/pause", 200),
+        ("dynamo.prefill#0", "/collective_rpc", 200),
+        ("dynamo.flaky#0", "/update_weights", 500),
+    ]
+    assert calls[0].query == "mode=keep&clear_cache=false" and calls[0].host == "127.0.0.1"
+    assert calls[2].json == {"weight_dir": "/w"}
+
+
+def test_admin_dispatcher_refuses_other_paths_and_ports(
+    admin: tuple[AdminDispatcher, Recorder],
+) -> None:
+    app, recorder = admin
+    # The system routes are served by Dynamo's system server, not by the admin port.
+    assert (
+        _admin_call(app, "POST", "http://127.0.0.1:4001/engine/pause_generation").status_code == 404
+    )
+    assert _admin_call(app, "GET", "http://127.0.0.1:4999/admin/health").status_code == 404
+    bad = _admin_call(app, "POST", "http://127.0.0.1:4001/admin/init_broadcaster", json={"host": 1})
+    assert bad.status_code == 400 and bad.json()["status"] == "error"
+    assert [c.status for c in recorder.requests()] == [400]
+
+
+def _line(engine: str, t: float) -> str:
+    request = RecordedRequest(
+        engine=engine, server="system", method="POST", path="/engine/x", query="",
+        headers={}, json={"t": t}, time=t,
+    )  # fmt: skip
+    return json.dumps(request.to_dict()) + "\n"
+
+
+def test_fleet_recorder_reads_complete_lines_in_time_order(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(_line("a", 3.0) + _line("a", 1.0)[:-10])  # the second line is half written
+    second.write_text(_line("b", 2.0))
+    recorder = _FleetRecorder(lambda: [first, second, tmp_path / "missing.jsonl"])
+    assert [(r.engine, r.time) for r in recorder.requests()] == [("b", 2.0), ("a", 3.0)]
+    with first.open("a") as fh:
+        fh.write(_line("a", 1.0)[-10:])
+    assert [r.time for r in recorder.requests(engine="a")] == [1.0, 3.0]
+    recorder.clear()
+    with second.open("a") as fh:
+        fh.write(_line("b", 4.0))
+    assert [r.time for r in recorder.requests()] == [4.0]
+
+
+def test_fleet_options_are_checked_before_anything_starts() -> None:
+    with pytest.raises(HarnessError, match="discovery backend must be one of"):
+        DynamoFleet(discovery="consul")
+    with pytest.raises(HarnessError, match="engines_per_process must be >= 1"):
+        DynamoFleet(engines_per_process=0)
+    fleet = DynamoFleet()
+    assert not fleet.workdir.exists()  # nothing is created before start()
+
+
+def test_packing_gives_dead_engines_their_own_process() -> None:
+    small = topology_from_dict({"engines": [{"component": "a", "count": 10}]})
+    assert [len(c) for c in DynamoFleet(small)._pack(small.engines())] == [1] * 10
+    big = topology_from_dict(
+        {
+            "engines": [
+                {"component": "a", "count": 20},
+                {"component": "ghost", "faults": {"dead": True}},
+            ]
+        }
+    )
+    chunks = DynamoFleet(big)._pack(big.engines())
+    assert [len(c) for c in chunks] == [1, 8, 8, 4]
+    assert chunks[0][0].component == "ghost"
+    keys = [s.key for c in chunks for s in c]
+    assert sorted(keys) == sorted(s.key for s in big.engines())
+    packed = DynamoFleet(small, engines_per_process=4)._pack(small.engines())
+    assert [len(c) for c in packed] == [4, 4, 2]
+
+
+def test_free_ports_are_not_handed_out_twice() -> None:
+    ports = [free_port() for _ in range(50)]
+    assert len(set(ports)) == 50
+
+
+def test_stop_all_reaches_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    proc = ManagedProcess(
+        "sh",
+        ["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"],
+        dict(os.environ),
+        tmp_path / "sh.log",
+    )
+    proc.start()
+    deadline = time.monotonic() + 10
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    grandchild = int(pidfile.read_text())
+    assert pids_alive([proc.pid, grandchild]) == [proc.pid, grandchild]
+    stop_all([proc], grace=2.0)
+    assert _wait_gone([grandchild]) == []
+    assert not proc.alive()
+
+
+DRIVER = """
+import sys, time
+from pathlib import Path
+from prime_rl_dynamo.harness._process import ManagedProcess
+child = ManagedProcess(
+    "child",
+    [sys.executable, "-c",
+     "from prime_rl_dynamo.harness._process import die_with_parent; die_with_parent(); "
+     "import time; time.sleep(60)"],
+    {**__import__("os").environ},
+    Path(sys.argv[1]),
+)
+child.start()
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def test_children_die_with_a_sigkilled_harness(tmp_path: Path) -> None:
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(tmp_path / "child.log")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert driver.stdout is not None
+        child = int(driver.stdout.readline())
+        assert pids_alive([child]) == [child]
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(timeout=10)
+        assert _wait_gone([child]) == []
+    finally:
+        driver.kill()
+        driver.wait(timeout=10)
+
+
+def test_start_failure_raises_with_the_log_tail_and_leaves_nothing(tmp_path: Path) -> None:
+    fake = tmp_path / "fake-python"
+    fake.write_text("#!/bin/sh\necho 'boom: this interpreter cannot run Dynamo' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    fleet = DynamoFleet(
+        topology_from_dict({"engines": [{"component": "a"}]}),
+        python=str(fake),
+        startup_timeout=20,
+    )
+    with pytest.raises(HarnessError) as info:
+        fleet.start()
+    message = str(info.value)
+    assert "did not serve" in message and "frontend" in message
+    assert "boom: this interpreter cannot run Dynamo" in message
+    assert "exited with 3" in message
+    assert pids_alive([p.pid for p in fleet.processes]) == []
+    assert not fleet.workdir.exists()
