@@ -55,11 +55,13 @@ class Frontend:
         self._clock = clock
         self.started = clock()
         self.faults: tuple[Fault, ...] = parse_faults(faults)
+        self.faults_since = self.started  # churn periods count from here
         self.listing_requests = 0
 
     def set_faults(self, faults: tuple[Fault, ...] | list[str]) -> None:
-        """Replace the faults and restart the request count that ``:COUNT`` limits refer to."""
+        """Replace the faults; restart the request count (``:COUNT``) and the churn clock."""
         self.faults = parse_faults(faults)
+        self.faults_since = self._clock()
         self.listing_requests = 0
 
     # -- the listing ---------------------------------------------------------------------------
@@ -68,9 +70,10 @@ class Frontend:
         """Apply the topology's schedule up to now (lazily: on every request the fleet serves)."""
         self.state.apply_schedule(self._clock() - self.started)
 
-    def views(self, elapsed: float, request_faults: list[Fault]) -> list[WorkerView]:
-        """Workers listed at ``elapsed`` seconds, after the schedule and any churn."""
-        self.state.apply_schedule(elapsed)
+    def views(self, request_faults: list[Fault]) -> list[WorkerView]:
+        """Workers listed now, after the schedule and any churn."""
+        now = self._clock()
+        self.state.apply_schedule(now - self.started)
         with self.state.lock:
             members = [
                 e
@@ -80,12 +83,13 @@ class Frontend:
             spares = [e for e in self.state.engines if not e.member and e.alive]
         churn = next((f for f in request_faults if f.name == "churn"), None)
         if churn is not None:
+            elapsed = now - self.faults_since
             return churn_view(members, spares, period=churn.number, elapsed=elapsed, seed=self.seed)
         return [e.view() for e in members]
 
     def body(self, request_faults: list[Fault]) -> tuple[int, Any]:
         """Status and JSON value of one listing under the given active faults."""
-        views = self.views(self._clock() - self.started, request_faults)
+        views = self.views(request_faults)
         erroring = next((f for f in request_faults if f.name == "error-workers"), None)
         if erroring is not None:
             views = _with_error_workers(views, int(erroring.number), self.seed)
