@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -492,3 +493,27 @@ def test_add_starts_new_engines_on_new_ports() -> None:
             for w in fleet.listing()["workers"]
         }
         assert [r.engine for r in fleet.recorder.requests(server="admin")] == [added.key]
+
+
+def test_topology_file_faults_and_jsonl_record(tmp_path: Path) -> None:
+    from prime_rl_dynamo.recording import Recorder
+
+    topology = tmp_path / "fleet.yaml"
+    topology.write_text(
+        "version: 1\n"
+        "seed: 4\n"
+        'faults: ["unavailable:1", "error-workers=1"]\n'
+        "engines:\n"
+        "  - {component: prefill, count: 2, world_size: 2}\n"
+        "  - {component: decode, world_size: 4, admin: false}\n",
+        encoding="utf-8",
+    )
+    mirror = tmp_path / "requests.jsonl"
+    with start_reference_fleet(topology, recorder=Recorder(path=mirror)) as fleet:
+        assert _get(fleet.discovery_url).status_code == 503
+        workers = _get(fleet.discovery_url).json()["workers"]
+        assert sum(1 for w in workers if "error" in w) == 1
+        decode = next(w for w in workers if w["component"] == "decode")
+        assert "admin_base_url" not in decode or "error" in decode
+    replayed = Recorder.load_jsonl([mirror]).requests(server="frontend")
+    assert [r.status for r in replayed] == [503, 200]
