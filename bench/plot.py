@@ -129,18 +129,24 @@ def _validation_panel(ax: Any, validation: dict[str, Any]) -> None:
 
 
 def _log_y(ax: Any) -> None:
-    # Plain numbers (44, 50, 100) read better than 4.4x10^1; on a narrow range (under about one
-    # decade, the usual case here) the minor ticks carry the labels, else only the decades do.
+    # Plain numbers (44, 50, 100) read better than 4.4x10^1. Minor ticks carry labels too: every
+    # one on a range under a decade (the usual case here), the 2s and 5s up to a few decades.
     import math
 
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FuncFormatter
 
     ax.set_yscale("log")
-    plain = FuncFormatter(lambda value, _pos: f"{value:g}")
-    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
     low, high = ax.get_ylim()
-    narrow = low > 0 and math.log10(high / low) < 1.2
-    ax.yaxis.set_minor_formatter(plain if narrow else NullFormatter())
+    span = math.log10(high / low) if low > 0 else 99.0
+
+    def minor(value: float, _pos: int) -> str:
+        mantissa = round(value / 10 ** math.floor(math.log10(value)), 6) if value > 0 else 0
+        if span < 1.0 or (span < 2.5 and mantissa in (2.0, 5.0)):
+            return f"{value:g}"
+        return ""
+
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
     ax.tick_params(axis="y", which="minor", labelsize=8)
 
 

@@ -49,15 +49,18 @@ def _num(ms: float) -> str:
 
 
 def _validation_tables(section: dict[str, Any]) -> list[Any]:
+    from rich.markup import escape
     from rich.table import Table
 
     contenders = section.get("contenders", [])
-    times = Table(title="Validation: time per body, ms median [min-max]")
+    times = Table(title=escape("Validation: time per body, ms median [min-max]"))
     times.add_column("workers", justify="right")
     for name in contenders:
         times.add_column(name, justify="right")
     ratios = Table(
-        title=f"Validation: {section.get('validator')} / other, median [min-max of paired reps]"
+        title=escape(
+            f"Validation: {section.get('validator')} / other, median [min-max of paired reps]"
+        )
     )
     ratios.add_column("workers", justify="right")
     columns = section.get("ratio_columns", [])
@@ -71,10 +74,14 @@ def _validation_tables(section: dict[str, Any]) -> list[Any]:
 
 
 def _discovery_table(section: dict[str, Any]) -> Any:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(
-        title="Discovery, ms: GET /v1/rl/workers p50 and p99; DiscoveryClient to a ready snapshot, median [min-max]"
+        title=escape(
+            "Discovery, ms: GET /v1/rl/workers p50 and p99; "
+            "DiscoveryClient to a ready snapshot, median [min-max]"
+        )
     )
     for column in ("frontend", "engines", "p50", "p99", "ready", "start-up s"):
         table.add_column(column, justify="right")
@@ -104,9 +111,14 @@ def _discovery_table(section: dict[str, Any]) -> Any:
 
 
 def _suite_table(section: dict[str, Any]) -> Any:
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title="Default conformance run: wall time, s median [min-max]")
+    table = Table(
+        title=escape(
+            f"Conformance suite, {section.get('run', 'default run')}: wall s, median [min-max]"
+        )
+    )
     for column in ("target", "wall s", "runs", "checks"):
         table.add_column(column, justify="right")
     for target, series in section.get("series", {}).items():
@@ -143,6 +155,7 @@ def _skips(report: dict[str, Any]) -> list[str]:
 def render_tables(report: dict[str, Any], console: Any = None) -> None:
     """Print every section of the report as a table on ``console`` (stdout by default)."""
     from rich.console import Console
+    from rich.markup import escape
 
     if console is None:
         # Piped output (CI logs, files) gets room for the wide validation tables.
@@ -151,17 +164,19 @@ def render_tables(report: dict[str, Any], console: Any = None) -> None:
         for table in _validation_tables(report["validation"]):
             console.print(table)
         for line in report["validation"].get("verdicts", []):
-            console.print(line)
+            console.print(escape(line))
     if report.get("discovery", {}).get("series"):
         console.print(_discovery_table(report["discovery"]))
     if any(s.get("status") == "ok" for s in (report.get("suite", {}).get("series") or {}).values()):
         console.print(_suite_table(report["suite"]))
     for line in _skips(report):
-        console.print(f"[yellow]{line}[/yellow]")
+        console.print(f"[yellow]{escape(line)}[/yellow]")
     machine = report.get("machine", {})
     console.print(
-        f"machine: {machine.get('cpu_count')} CPU {machine.get('cpu_model')}, "
-        f"{(machine.get('memory_bytes') or 0) / 2**30:.1f} GiB, Python {machine.get('python')}, "
-        f"load {machine.get('load_average')} -> {machine.get('load_average_after')}; "
-        f"wall {report.get('wall_s', 0):.0f} s"
+        escape(
+            f"machine: {machine.get('cpu_count')} CPU {machine.get('cpu_model')}, "
+            f"{(machine.get('memory_bytes') or 0) / 2**30:.1f} GiB, Python {machine.get('python')}, "
+            f"load {machine.get('load_average')} -> {machine.get('load_average_after')}; "
+            f"wall {report.get('wall_s', 0):.0f} s"
+        )
     )
