@@ -67,12 +67,13 @@ class ReferenceEngine:
     @property
     def system_url(self) -> str:
         """Base URL of the worker system server (GET /health, POST /engine/{route})."""
-        return f"http://{self.advertised_host}:{self.port}"
+        host = self.advertised_host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
 
     @property
     def admin_base_url(self) -> str:
         """Base URL of the admin API (paths such as /pause are appended)."""
-        return f"http://{self.advertised_host}:{self.port}/admin"
+        return f"{self.system_url}/admin"
 
     def view(self) -> WorkerView:
         """How the frontend lists this engine right now."""
