@@ -12,15 +12,19 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prime_rl_dynamo import validate
 from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.reference.breaks import BREAKS, break_body
 from prime_rl_dynamo.reference.faults import FAULTS, Fault, parse_fault, parse_faults
+from prime_rl_dynamo.reference.frontend import Frontend
 from prime_rl_dynamo.reference.listing import WorkerView, dumps, listing_body
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine, churn_view
 from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.strategies import discovery_bodies, topologies
 from prime_rl_dynamo.topology import MembershipEvent, default_topology, topology_from_dict
 
 SAMPLES = Path(__file__).parent / "data" / "samples"
@@ -256,3 +260,35 @@ def test_churn_alternates_between_the_fleet_and_one_change() -> None:
     assert sum(v.world_size or 0 for v in changed) != sum(base)
     assert churn_view(members, [], period=1.0, elapsed=1.7, seed=0) == changed
     assert [v.world_size for v in churn_view(members, [], period=1.0, elapsed=2.1, seed=0)] == base
+
+
+# -- properties over generated fleets ----------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    body=discovery_bodies(),
+    requirement=st.sampled_from(sorted(set(BREAKS) - {"HTTP-5"})),
+    seed=st.integers(0, 2**16),
+)
+def test_breaks_hold_on_any_valid_body(body: dict[str, Any], requirement: str, seed: int) -> None:
+    assert validate.check_body(dumps(body)) == []
+    broken = break_body(requirement, body, seed)
+    assert {v.requirement for v in validate.check_body(dumps(broken.body))} == {requirement}
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=topologies(error_workers=True))
+def test_listing_of_any_topology_is_valid(data: dict[str, Any]) -> None:
+    topology = topology_from_dict(data)
+    engines = [
+        ReferenceEngine(spec=spec, port=20000 + i, host="127.0.0.1")
+        for i, spec in enumerate(topology.engines())
+    ]
+    frontend = Frontend(FleetState(engines), namespace=topology.namespace)
+    status, body = frontend.body([])
+    assert status == 200
+    snapshot = validate.validate_body(dumps(body))
+    published = sum(w.world_size or 0 for w in snapshot.workers if w.admin_base_url)
+    listed = [e for e in engines if e.spec.namespace.startswith(topology.namespace)]
+    assert published == sum(e.world_size for e in listed if e.spec.publishes_admin)
