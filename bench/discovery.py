@@ -11,6 +11,8 @@ import contextlib
 import json
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -90,41 +92,43 @@ def _reference_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[
         raise FleetUnavailable(
             f"the reference fleet is not importable: {exc}", permanent=True
         ) from exc
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.fleet_server", json.dumps(topology)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = _readline_with_deadline(proc, timeout_s)
-        if not line:
-            err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
-            raise FleetUnavailable(
-                f"the reference fleet process exited before announcing its URL: {err[-600:]}"
-            )
-        urls = json.loads(line)
-        frontend = _Frontend("reference", urls["discovery_url"], 0.0)
-        _wait_listing_ready(frontend.discovery_url, _engine_count(topology), start + timeout_s)
-        frontend.startup_s = time.perf_counter() - start
-        yield frontend
-    finally:
-        if proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
+    # stderr goes to a file: a pipe nobody reads would stall a chatty child.
+    with tempfile.TemporaryFile(mode="w+") as errors:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.fleet_server", json.dumps(topology)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+        )
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+            line = _readline_with_deadline(proc, timeout_s)
+            if not line:
+                proc.wait(timeout=10)
+                errors.seek(0)
+                raise FleetUnavailable(
+                    "the reference fleet process exited before announcing its URL: "
+                    + errors.read()[-600:]
+                )
+            urls = json.loads(line)
+            frontend = _Frontend("reference", urls["discovery_url"], 0.0)
+            _wait_listing_ready(frontend.discovery_url, _engine_count(topology), start + timeout_s)
+            frontend.startup_s = time.perf_counter() - start
+            yield frontend
+        finally:
+            # Closing its stdin tells the child to stop its fleet and exit.
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
 
 
 def _readline_with_deadline(proc: subprocess.Popen[str], timeout_s: float) -> str:
     # A reader thread keeps a hung child from hanging the benchmark.
-    import threading
-
     box: list[str] = []
 
     def read() -> None:
@@ -311,8 +315,8 @@ def run_discovery(
             if "reference" in running and "dynamo" in running:
                 ratio: dict[str, Any] = {
                     "engines": engines,
-                    "latency_p50": _ratio(latency["dynamo"], latency["reference"], 50),
-                    "latency_p99": _ratio(latency["dynamo"], latency["reference"], 99),
+                    "latency_p50": _ratio(latency["dynamo"], latency["reference"], "p50"),
+                    "latency_p99": _ratio(latency["dynamo"], latency["reference"], "p99"),
                     "latency_paired": paired_ratio(latency["dynamo"], latency["reference"]),
                 }
                 if "reference" in ready and "dynamo" in ready:
@@ -328,10 +332,10 @@ def run_discovery(
     }
 
 
-def _ratio(numerator: list[float], denominator: list[float], q: float) -> float:
-    a = summarize(numerator)["p50" if q == 50 else "p99"]
-    b = summarize(denominator)["p50" if q == 50 else "p99"]
-    return float(a / b) if b > 0 else float("inf")
+def _ratio(numerator: list[float], denominator: list[float], key: str) -> float:
+    """Ratio of one percentile of two latency distributions (not paired: percentiles of each)."""
+    below = summarize(denominator)[key]
+    return float(summarize(numerator)[key] / below) if below > 0 else float("inf")
 
 
 def _ready_unavailable_reason() -> str | None:

@@ -135,3 +135,21 @@ def test_only_and_without_dynamo_select_sections() -> None:
     assert config.discovery is not None and config.discovery.frontends == ("reference",)
     with pytest.raises(ValueError, match="unknown sections"):
         BenchConfig().only(["nope"])
+
+
+def test_unavailable_dynamo_is_reported_skipped_not_invented(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from bench.discovery import run_discovery
+
+    # As if the dynamo extra were not installed: importing the harness fails.
+    monkeypatch.setitem(sys.modules, "prime_rl_dynamo.harness", None)
+    section = run_discovery(DiscoveryConfig(sizes=(1,), requests=2, ready_repetitions=1, warmup=0))
+    dynamo = section["series"]["dynamo"]
+    assert dynamo["status"] == "skipped"
+    assert "install prime-rl-dynamo[dynamo]" in dynamo["reason"]
+    assert dynamo["points"] == []
+    assert section["series"]["reference"]["status"] == "ok"
+    assert section["ratios"] == []
