@@ -34,8 +34,8 @@ class SuiteConfig:
 # Run in the child: the default conformance run against one target, its outcome as JSON.
 _CHILD = """
 import json, sys, time
-start = time.perf_counter()
 from conformance.runner import run
+start = time.perf_counter()
 report = run(target=sys.argv[1], profiles=[p for p in sys.argv[2].split(",") if p])
 print(json.dumps({"run_s": time.perf_counter() - start, "ok": report.ok,
                   "counts": report.counts(), "target": report.target.get("kind")}))
