@@ -153,3 +153,16 @@ def test_unavailable_dynamo_is_reported_skipped_not_invented(
     assert dynamo["points"] == []
     assert section["series"]["reference"]["status"] == "ok"
     assert section["ratios"] == []
+
+
+@pytest.mark.slow
+def test_suite_times_a_real_conformance_run_in_a_child_process() -> None:
+    section = run_suite(SuiteConfig(targets=("reference",), profiles=("workers",), repetitions=1))
+    assert section["run"] == "profiles workers"
+    reference = section["series"]["reference"]
+    assert reference["status"] == "ok", reference
+    assert reference["wall_s"]["n"] == 1
+    # The child's own timing of the library call fits inside the process's wall time.
+    assert reference["run_s"]["median"] <= reference["wall_s"]["median"]
+    assert sum(reference["counts"].values()) > 0
+    assert "ratio_dynamo_over_reference" not in section
