@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from prime_rl_dynamo.errors import HarnessError
@@ -102,3 +103,39 @@ def test_a_stub_that_fails_to_start_is_reported_with_its_log(tmp_path: Path) -> 
     assert fleet.frontend is not None and "frontend" in message  # every process's tail
     assert pids_alive([p.pid for p in fleet.processes]) == []
     assert not fleet.workdir.exists()
+
+
+def test_cli_dynamo_up_prints_the_fleet_and_stops_on_ctrl_c() -> None:
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "prime_rl_dynamo.cli", "dynamo", "up", "--json"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert cli.stdout is not None
+        lines = []
+        for line in cli.stdout:  # the JSON document ends with a closing brace at column 0
+            lines.append(line)
+            if line.rstrip() == "}":
+                break
+        info = json.loads("".join(lines))
+        assert info["inference_world_size"] == 16  # the default topology
+        assert len(info["engines"]) == 6
+        listing = httpx.get(info["discovery_url"], timeout=10).json()
+        assert len(listing["workers"]) == 6
+        listed = {w["admin_base_url"] for w in listing["workers"]}
+        assert listed == {e["admin_base_url"] for e in info["engines"]}
+        pids = _fleet_pids(cli.pid)
+        assert len(pids) == 7  # frontend + 6 stubs
+        cli.send_signal(signal.SIGINT)
+        assert cli.wait(timeout=20) == 0
+        assert _wait_gone(pids) == []
+        assert not Path(info["workdir"]).exists()
+    finally:
+        cli.kill()
+        cli.wait(timeout=10)
+
+
+def _fleet_pids(parent: int) -> list[int]:
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    return [int(pid) for pid in children]
