@@ -376,7 +376,10 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
     opts = run.options
     client = load_client(opts.client, opts.client_cmd)
     ctx = ClientContext(run, client)
-    run.notes.append(f"client under test: {client.description}")
+    run.notes.append(
+        f"client profile: {client.description} against reference fleets "
+        f"(the pinned [2, 4, 1] fleet and {max(0, opts.topologies)} generated, seed {run.seed})"
+    )
     rng = run.rng("client")
     secret = f"env-{rng.getrandbits(48):012x}"
     saved = os.environ.get(SECRET_ENV)

@@ -88,6 +88,11 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
             line[:140],
         )
     console.print(table)
+    passed = [
+        req for req, results in report.by_requirement().items() if _worst(results) == Status.PASS
+    ]
+    if len(report.by_requirement()) > 40 and not verbose:
+        console.print(f"passed ({len(passed)}): {', '.join(passed)}", highlight=False)
     for result in report.by_status(Status.FAIL, Status.ERROR, Status.WARN):
         style = _STYLE[result.status]
         console.print(

@@ -233,6 +233,10 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
 
     ctx = RoundtripContext()
     count = max(1, min(run.options.topologies, MAX_ROUNDTRIP_TOPOLOGIES))
+    run.notes.append(
+        f"roundtrip profile: real Dynamo fleets from the harness (the pinned topology, churned, "
+        f"and {count} generated, seed {run.seed})"
+    )
     drawn = sample(
         topologies(max_groups=3, max_count=2, error_workers=True, admin_hosts=("127.0.0.1",)),
         count,
