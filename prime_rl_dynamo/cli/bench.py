@@ -26,7 +26,10 @@ def add_parser(subparsers: Any) -> None:
         "time. Figures are medians with min-max spread, and ratios.",
     )
     parser.add_argument(
-        "--quick", action="store_true", help="fewer sizes and repetitions (under two minutes)"
+        "--quick",
+        action="store_true",
+        help="fewer repetitions, no pure-Python jsonschema, two suite profiles only "
+        "(under two minutes)",
     )
     parser.add_argument(
         "--json",
@@ -51,7 +54,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--no-dynamo",
         action="store_true",
-        help="measure the reference frontend only (real Dynamo series reported as skipped)",
+        help="leave real Dynamo out: reference frontend only, for discovery and the suite",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     parser.set_defaults(func=run)
