@@ -1,10 +1,22 @@
 """The real Dynamo harness: NVIDIA Dynamo 1.6.1's frontend and stub RL workers on loopback.
 
-Needs the ``dynamo`` extra (ai-dynamo-runtime); nothing in the package core imports it.
+Needs the ``dynamo`` extra (ai-dynamo-runtime); nothing in the package core imports it. The
+names load lazily so that stub worker processes do not import the fleet machinery.
 """
 
 from __future__ import annotations
 
-from prime_rl_dynamo.harness._fleet import DynamoEngine, DynamoFleet, start_dynamo_fleet
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prime_rl_dynamo.harness._fleet import DynamoEngine, DynamoFleet, start_dynamo_fleet
 
 __all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from prime_rl_dynamo.harness import _fleet
+
+        return getattr(_fleet, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
