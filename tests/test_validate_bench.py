@@ -48,6 +48,11 @@ def test_measure_reports_summaries_and_ratios() -> None:
     assert eight["ratio_vs_json_loads"]["validate_body"]["median"] > 0
     assert report["verdict"] == {"ok": False, "checks": []}  # 1024/8192 not measured here
     assert "validate_body" in validation.format_table(report)
+    assert report["clock"] == "wall clock"
+    cpu = validation.measure([4], repetitions=1, cpu_time=True)
+    assert (
+        cpu["clock"] == "thread CPU time" and cpu["sizes"][0]["seconds"]["validate_body"]["n"] == 1
+    )
 
 
 @pytest.mark.slow
