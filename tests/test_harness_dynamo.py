@@ -201,3 +201,35 @@ def test_per_engine_faults_on_the_real_frontend() -> None:
         # Only the healthy engines count: the client waits on the erring and dead ones.
         message = pending_message(faulty, 2 + 3 + 1, timeout=1.5)
         assert workers["erring"].label in message and ghost.label in message
+
+
+def test_namespace_prefix_scope_and_late_joiners() -> None:
+    topology = topology_from_dict(
+        {
+            "namespace": "team",
+            "engines": [
+                {"component": "a", "world_size": 2},
+                {"component": "b", "namespace": "team-x"},
+                {"component": "c", "namespace": "other"},
+                {"component": "d", "present": False},
+            ],
+        }
+    )
+    with DynamoFleet(topology, env={"DYN_NAMESPACE_PREFIX": "team"}) as scoped:
+        scoped.start()
+        assert [e.key for e in scoped.engines if not scoped.in_scope(e)] == ["other.c#0"]
+        assert scoped.engine("other.c#0").alive  # running, but outside the frontend's scope
+        assert not scoped.engine("team.d#0").alive
+        _, snapshot = fetch_snapshot(scoped)
+        assert snapshot.namespace == "team"  # under a prefix scope the body names the prefix
+        assert sorted((w.namespace, w.component) for w in snapshot.workers) == [
+            ("team", "a"),
+            ("team-x", "b"),
+        ]
+        joined = scoped.join("team.d#0")
+        listing = scoped.wait_settled(timeout=30)
+        assert joined.label in [
+            f"{w['namespace']}.{w['component']}.{w['endpoint']}#{w['instance_id']}"
+            for w in listing["workers"]
+        ]
+        assert len(listing["workers"]) == 3

@@ -238,3 +238,19 @@ def test_start_failure_raises_with_the_log_tail_and_leaves_nothing(tmp_path: Pat
     assert "exited with 3" in message
     assert pids_alive([p.pid for p in fleet.processes]) == []
     assert not fleet.workdir.exists()
+
+
+def test_sigterm_handler_is_shared_by_fleets_and_restored_by_the_last() -> None:
+    from prime_rl_dynamo.harness import _fleet
+
+    before = signal.getsignal(signal.SIGTERM)
+    if before is not signal.SIG_DFL:
+        pytest.skip("someone else handles SIGTERM in this process")
+    assert _fleet._sigterm_acquire() and _fleet._sigterm_acquire()
+    _fleet._sigterm_release()
+    assert signal.getsignal(signal.SIGTERM) is _fleet._on_sigterm
+    _fleet._sigterm_release()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    with pytest.raises(SystemExit) as info:
+        _fleet._on_sigterm(signal.SIGTERM, None)
+    assert info.value.code == 128 + signal.SIGTERM

@@ -175,7 +175,7 @@ class DynamoFleet:
         self._stub_counter = 0
         self._stopped = False
         self._lock = threading.RLock()
-        self._old_sigterm: Any = None
+        self._sigterm_held = False
         self.recorder: Recorder = _FleetRecorder(
             lambda: [s.record_file for s in [*self._retired, *self._stubs]]
         )
@@ -289,22 +289,12 @@ class DynamoFleet:
                 engine.alive = False
 
     def _install_sigterm(self) -> None:
-        # A SIGTERM to the harness process would skip atexit: turn it into SystemExit so that
-        # the with-block and atexit stop the fleet. Only when nobody else handles SIGTERM.
-        if threading.current_thread() is not threading.main_thread():
-            return
-        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-            return
-
-        def on_sigterm(signum: int, frame: FrameType | None) -> None:
-            raise SystemExit(128 + signum)
-
-        self._old_sigterm = signal.signal(signal.SIGTERM, on_sigterm)
+        self._sigterm_held = _sigterm_acquire()
 
     def _restore_sigterm(self) -> None:
-        if self._old_sigterm is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, self._old_sigterm)
-            self._old_sigterm = None
+        if getattr(self, "_sigterm_held", False):
+            self._sigterm_held = False
+            _sigterm_release()
 
     # ----------------------------------------------------------------- environment
     def _base_env(self) -> dict[str, str]:
@@ -500,7 +490,30 @@ class DynamoFleet:
                 )
             time.sleep(0.1)
 
+    def in_scope(self, engine: DynamoEngine) -> bool:
+        """Whether the frontend lists this engine at all.
+
+        Its namespace must be the one scanned (``DYN_NAMESPACE``, default the topology's) or
+        start with ``DYN_NAMESPACE_PREFIX``; its endpoint must be ``DYN_RL_ENDPOINT`` (``rl``);
+        its component must be in ``DYN_RL_COMPONENTS`` / ``DYN_RL_COMPONENT`` when set.
+        """
+        env, spec = self.extra_env, engine.spec
+        prefix = env.get("DYN_NAMESPACE_PREFIX")
+        if prefix:
+            if not spec.namespace.startswith(prefix):
+                return False
+        elif spec.namespace != env.get("DYN_NAMESPACE", self.topology.namespace):
+            return False
+        if spec.endpoint != (env.get("DYN_RL_ENDPOINT") or "rl"):
+            return False
+        allowed = env.get("DYN_RL_COMPONENTS") or env.get("DYN_RL_COMPONENT")
+        if allowed:
+            return spec.component in {c.strip() for c in allowed.split(",") if c.strip()}
+        return True
+
     def _await_listed(self, keys: Sequence[str], deadline: float) -> dict[str, Any]:
+        # Engines outside the frontend's namespace scope run but are never listed.
+        keys = [k for k in keys if self.in_scope(self.engine(k))]
         wanted = {self.engine(k).identity: k for k in keys}
 
         def listed(body: dict[str, Any]) -> bool:
@@ -515,6 +528,8 @@ class DynamoFleet:
             return True
 
         stubs = {self._stub_of(k) for k in keys}
+        if not keys:
+            return self.listing()
         return self._wait_listing(
             listed,
             max(0.0, deadline - time.monotonic()),
@@ -524,7 +539,11 @@ class DynamoFleet:
 
     def expected_ready(self) -> int:
         """How many workers a settled listing shows without error (live, no reply_error)."""
-        return sum(1 for e in self.engines if e.alive and e.spec.faults.reply_error is None)
+        return sum(
+            1
+            for e in self.engines
+            if e.alive and e.spec.faults.reply_error is None and self.in_scope(e)
+        )
 
     def wait_ready(self, n: int | None = None, timeout: float = 60.0) -> dict[str, Any]:
         """Poll the RL listener until exactly ``n`` workers are listed without an error.
@@ -542,7 +561,7 @@ class DynamoFleet:
     def wait_settled(self, timeout: float = 60.0) -> dict[str, Any]:
         """Wait until the listing shows exactly the live engines (stale killed ones forgotten)."""
         with self._lock:
-            live = [e for e in self._engines.values() if e.alive]
+            live = [e for e in self._engines.values() if e.alive and self.in_scope(e)]
         expected = {e.identity: e for e in live}
 
         def settled(body: dict[str, Any]) -> bool:
@@ -601,6 +620,10 @@ class DynamoFleet:
 
         Other engines hosted by the same process are restarted in a new one.
         """
+        if not self.engine(key).process:  # never started (present: false)
+            with self._lock:
+                del self._engines[key]
+            return
         stub = self._stub_of(key)
         companions = [self.engine(k).spec for k in stub.keys if k != key and k in self._engines]
         with self._lock:
@@ -730,6 +753,42 @@ class DynamoFleet:
         if len(shown) < len(procs):
             parts.append(f"--- ({len(procs) - len(shown)} more processes; logs in {self.workdir})")
         return "\n".join(parts)
+
+
+# A SIGTERM to the harness process would skip atexit: while fleets run, turn it into SystemExit
+# so that with-blocks and atexit stop them. Only when nobody else handles SIGTERM; shared by
+# every fleet of the process (the first installs, the last restores).
+_sigterm_lock = threading.Lock()
+_sigterm_users = 0
+_sigterm_previous: Any = None
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _sigterm_acquire() -> bool:
+    global _sigterm_users, _sigterm_previous
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    with _sigterm_lock:
+        if _sigterm_users == 0:
+            current = signal.getsignal(signal.SIGTERM)
+            if current is not signal.SIG_DFL and current is not _on_sigterm:
+                return False
+            _sigterm_previous = signal.signal(signal.SIGTERM, _on_sigterm)
+            if _sigterm_previous is _on_sigterm:  # left by a release outside the main thread
+                _sigterm_previous = signal.SIG_DFL
+        _sigterm_users += 1
+        return True
+
+
+def _sigterm_release() -> None:
+    global _sigterm_users
+    with _sigterm_lock:
+        _sigterm_users -= 1
+        if _sigterm_users == 0 and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _sigterm_previous)
 
 
 def _spec_json(spec: EngineSpec) -> dict[str, Any]:
