@@ -6,6 +6,7 @@ per-engine faults; the kill/restart scenario runs last because it changes the fl
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import httpx
@@ -135,6 +136,47 @@ def test_admin_and_engine_routes_are_served_and_recorded(fleet: DynamoFleet) -> 
     assert [(c.engine, c.json) for c in system] == [("dynamo.encode#0", {"reason": "test"})]
 
 
+def test_admin_pool_drives_the_real_fleet_with_credentials(fleet: DynamoFleet) -> None:
+    from prime_rl_dynamo.admin import AdminPool, Credentials
+    from prime_rl_dynamo.client import DiscoveryClient
+
+    fleet.recorder.clear()
+
+    async def drive() -> None:
+        async with DiscoveryClient(
+            fleet.frontend_url, inference_world_size=W, timeout=30, poll_interval=0.2
+        ) as client:
+            discovery = await client.wait_ready()
+            plan = discovery.plan(Convention.PRIME_NCCL)
+            credentials = Credentials(api_key="s3cret", headers={"X-Team": "rl"})
+            async with AdminPool.from_plan(plan, credentials=credentials, discovery=client) as pool:
+                await pool.health()
+                await pool.init_broadcast(host="127.0.0.1", port=29500, timeout=30)
+                await pool.update_weights("/weights/step-1")
+
+    asyncio.run(drive())
+    offsets = {
+        label: first for label, first, _ in expected_offsets(fleet.engines, Convention.PRIME_NCCL)
+    }
+    for engine in fleet.engines:
+        calls = fleet.recorder.requests(engine=engine.key, server="admin")
+        assert [c.path for c in calls] == [
+            "/health",
+            "/init_broadcaster",
+            "/pause",
+            "/update_weights",
+            "/resume",
+        ]
+        # Review bug 2 of the original change: discovered engines got no credentials (CRED-2).
+        assert all(c.headers.get("authorization") == "Bearer s3cret" for c in calls)
+        assert all(c.headers.get("x-team") == "rl" for c in calls)
+        init = calls[1].json
+        assert init["rank_offset"] == offsets[engine.label]
+        assert init["engine_world_size"] == engine.spec.world_size
+        assert init["inference_world_size"] == W
+        assert calls[3].json == {"weight_dir": "/weights/step-1"}
+
+
 def test_killed_worker_turns_snapshot_pending_then_restart_makes_it_ready(
     fleet: DynamoFleet,
 ) -> None:
@@ -159,6 +201,30 @@ def test_killed_worker_turns_snapshot_pending_then_restart_makes_it_ready(
     assert plan_rows(discovery, Convention.PRIME_NCCL) == expected_offsets(
         fleet.engines, Convention.PRIME_NCCL
     )
+
+
+def test_resize_mid_run_is_caught_by_verify_topology(fleet: DynamoFleet) -> None:
+    from prime_rl_dynamo.admin import AdminPool
+    from prime_rl_dynamo.client import DiscoveryClient
+    from prime_rl_dynamo.errors import TopologyChangedError
+
+    async def drive() -> str:
+        async with DiscoveryClient(
+            fleet.frontend_url, inference_world_size=W, timeout=45, poll_interval=0.2
+        ) as client:
+            plan = (await client.wait_ready()).plan(Convention.PRIME_NCCL)
+            fleet.resize("dynamo.encode#0", 3)  # a real restart: new instance, new world size
+            async with AdminPool.from_plan(plan, discovery=client) as pool:
+                with pytest.raises(TopologyChangedError) as info:
+                    await pool.update_weights(None)
+                return str(info.value)
+
+    old_label = fleet.engine("dynamo.encode#0").label
+    fleet.recorder.clear()
+    message = asyncio.run(drive())
+    assert "TOPO-1" in message and old_label in message
+    assert fleet.engine("dynamo.encode#0").label in message  # the newcomer is named too
+    assert fleet.recorder.requests(server="admin") == []  # refused before any admin call
 
 
 FAULTY = {
