@@ -90,3 +90,51 @@ def etcd_available() -> bool:
     from prime_rl_dynamo.harness._etcd import find_etcd
 
     return find_etcd() is not None and os.access(find_etcd() or "", os.X_OK)
+
+
+def listening_sockets(pids: Iterable[int | None]) -> list[tuple[str, int, int]]:
+    """(address, port, pid) of every listening TCP socket and bound UDP socket of these processes.
+
+    Read from /proc (inode of each socket fd, matched against /proc/net/{tcp,tcp6,udp,udp6}).
+    """
+    owner: dict[str, int] = {}
+    for pid in pids:
+        if pid is None:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                owner[target[8:-1]] = pid
+    found = []
+    for table, listen_state in (("tcp", "0A"), ("tcp6", "0A"), ("udp", "07"), ("udp6", "07")):
+        try:
+            with open(f"/proc/net/{table}", encoding="ascii") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            local, state, inode = cols[1], cols[3], cols[9]
+            if state != listen_state or inode not in owner:
+                continue
+            hex_addr, hex_port = local.split(":")
+            found.append((_ip(hex_addr), int(hex_port, 16), owner[inode]))
+    return found
+
+
+def _ip(hex_addr: str) -> str:
+    import ipaddress
+
+    raw = bytes.fromhex(hex_addr)
+    if len(raw) == 4:
+        return str(ipaddress.IPv4Address(raw[::-1]))
+    # /proc prints IPv6 as four little-endian 32-bit words.
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
+    return str(ipaddress.IPv6Address(words))

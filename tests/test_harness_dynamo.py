@@ -18,6 +18,7 @@ from tests._harness_support import (
     discover,
     expected_offsets,
     fetch_snapshot,
+    listening_sockets,
     pending_message,
     plan_rows,
     require_dynamo,
@@ -70,6 +71,16 @@ def test_listing_from_real_frontend_passes_the_validator(fleet: DynamoFleet) -> 
         assert worker.transport.tcp is not None and worker.transport.tcp.startswith("127.0.0.1:")
         assert worker.model is None  # stubs register no model card
     assert b"null" not in raw  # optional fields are omitted, never null
+
+
+def test_every_socket_of_the_fleet_is_on_loopback(fleet: DynamoFleet) -> None:
+    sockets = listening_sockets(p.pid for p in fleet.processes)
+    assert {pid for _, _, pid in sockets} == {p.pid for p in fleet.processes}
+    assert [s for s in sockets if s[0] != "127.0.0.1"] == []
+    ports = {port for _, port, _ in sockets}
+    for engine in fleet.engines:
+        for url in (engine.admin_base_url, engine.system_url):
+            assert url is not None and int(url.split(":")[2].split("/")[0]) in ports
 
 
 def test_client_discovers_heterogeneous_fleet_and_plans(fleet: DynamoFleet) -> None:

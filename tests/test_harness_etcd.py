@@ -18,6 +18,7 @@ from tests._harness_support import (
     etcd_available,
     expected_offsets,
     fetch_snapshot,
+    listening_sockets,
     pending_message,
     plan_rows,
     require_dynamo,
@@ -57,6 +58,18 @@ def test_etcd_store_is_real_and_private(fleet: DynamoFleet) -> None:
     assert health.json()["health"] == "true"
     assert fleet.etcd.url.startswith("http://127.0.0.1:")
     assert all(p.alive() for p in fleet.processes)
+
+
+def test_every_socket_of_the_fleet_is_on_loopback(fleet: DynamoFleet) -> None:
+    sockets = listening_sockets(p.pid for p in fleet.processes)
+    listeners = {pid for _, _, pid in sockets}
+    # etcd, the frontend (HTTP, RL listener, ...) and every stub (request plane, system, admin).
+    assert listeners == {p.pid for p in fleet.processes}
+    assert len(sockets) >= 2 + 3 + 3 * 3
+    assert [s for s in sockets if s[0] != "127.0.0.1"] == []
+    ports = {port for _, port, _ in sockets}
+    assert fleet.rl_port in ports and fleet.http_port in ports
+    assert fleet.etcd is not None and fleet.etcd.client_port in ports
 
 
 def test_client_discovers_and_plans_over_etcd(fleet: DynamoFleet) -> None:
