@@ -34,6 +34,18 @@ BODY_REQUIREMENTS: tuple[str, ...] = tuple(
 )
 
 
+class _NoListing(Skipped):
+    """The first GET broke off, so there is no listing; HTTP-1 fails for it."""
+
+
+def _is_discovery_failed(body: object) -> bool:
+    return (
+        isinstance(body, dict)
+        and body.get("error") == "discovery_failed"
+        and isinstance(body.get("message"), str)
+    )
+
+
 def _validator() -> Any:
     try:
         from prime_rl_dynamo import validate
@@ -53,6 +65,7 @@ class FrontendContext(ProfileContext):
         self.base = run.url
         self.client = client
         self._main: Reply | None = None
+        self._main_broken: str | None = None  # the first GET broke off (reset, truncated, ...)
         self._dialect: str | None = None
         # raw body bytes -> violations, for every distinct listing the suite received
         self._judged: dict[bytes, list[Violation]] = {}
@@ -66,24 +79,49 @@ class FrontendContext(ProfileContext):
         return self.base + WORKERS_PATH
 
     def get(self, path: str = WORKERS_PATH, method: str = "GET") -> Reply:
-        """One request to the RL listener; a connection failure is the harness's problem."""
+        """One request to the RL listener.
+
+        Nobody listening is the harness's problem (error); a listener that breaks the exchange
+        off (reset, truncated body, timeout) fails the check that asked.
+        """
         url = self.base + path
         try:
             return request(self.client, method, url)
+        except httpx.ConnectError as exc:
+            raise CheckError(f"{method} {url}: nothing answers: {exc}") from exc
         except httpx.HTTPError as exc:
-            raise CheckError(f"{method} {url} failed: {type(exc).__name__}: {exc}") from exc
+            raise Failed(
+                f"{method} {url}: expected a complete HTTP response, found "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
 
     def main(self) -> Reply:
-        """The first GET of the listing (cached)."""
-        if self._main is None:
-            self._main = self.get()
-            self.judge(self._main, "first GET")
+        """The first GET of the listing (cached; a broken-off exchange is remembered too)."""
+        if self._main is None and self._main_broken is None:
+            try:
+                self._main = self.get()
+            except Failed as exc:
+                self._main_broken = str(exc)
+            else:
+                self.judge(self._main, "first GET")
+        if self._main_broken is not None:
+            raise _NoListing(f"no listing to judge: {self._main_broken} (see HTTP-1)")
+        assert self._main is not None
         return self._main
 
     def listing(self) -> Any:
-        """The parsed listing of the first GET; errors when there is none to judge."""
+        """The parsed listing of the first GET, or why there is none.
+
+        Without a listing a body check cannot decide: it is skipped when HTTP-1 or HTTP-5
+        already fail for it, and an error when the frontend answered a conformant 500
+        discovery_failed (so that a fleet that cannot be listed never looks conformant).
+        """
         reply = self.main()
-        # No listing is not this check's failure: HTTP-1 and HTTP-5 judge the status and body.
+        if reply.status == 500 and _is_discovery_failed(reply.parsed):
+            raise CheckError(
+                f"no listing to judge: the frontend answered 500 discovery_failed "
+                f"({reply.parsed.get('message')!r}); the fleet behind it could not be listed"
+            )
         if reply.status != 200:
             raise Skipped(f"no listing to judge: GET answered {reply.status} (see HTTP-1, HTTP-5)")
         if reply.parse_error:
@@ -188,7 +226,12 @@ def check_dialect(ctx: FrontendContext) -> str | None:
     "GET answers 200 (or 500 discovery_failed) with a JSON body",
 )
 def check_status(ctx: FrontendContext) -> str | None:
-    reply = ctx.main()
+    try:
+        reply = ctx.main()
+    except _NoListing as exc:
+        raise Failed(
+            str(exc).removeprefix("no listing to judge: ").removesuffix(" (see HTTP-1)")
+        ) from exc
     problems = []
     if reply.status not in (200, 500):
         problems.append(f"expected status 200 (or 500 discovery_failed), found {reply.status}")
@@ -213,12 +256,7 @@ def check_failure_body(ctx: FrontendContext) -> str | None:
     reply = ctx.main()
     if reply.status != 500:
         raise Skipped(f"the frontend answered {reply.status}: no whole-listing failure to judge")
-    body = reply.parsed
-    if (
-        not isinstance(body, dict)
-        or body.get("error") != "discovery_failed"
-        or not isinstance(body.get("message"), str)
-    ):
+    if not _is_discovery_failed(reply.parsed):
         raise Failed(
             f'expected {{"error": "discovery_failed", "message": string}}, found {reply.describe()}'
         )

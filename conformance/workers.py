@@ -52,9 +52,24 @@ class WorkersContext(ProfileContext):
             return self._workers
         try:
             reply = request(self.client, "GET", self.url)
+        except httpx.ConnectError as exc:
+            raise CheckError(f"GET {self.url}: nothing answers: {exc}") from exc
         except httpx.HTTPError as exc:
-            raise CheckError(f"GET {self.url} failed: {type(exc).__name__}: {exc}") from exc
+            raise Skipped(
+                f"no listing to probe: GET {self.url} broke off: {type(exc).__name__} (see HTTP-1)"
+            ) from exc
         body = reply.parsed
+        # Only a conformant 500 (HTTP-5) is an error here; a malformed one already fails HTTP-5.
+        if (
+            reply.status == 500
+            and isinstance(body, dict)
+            and body.get("error") == "discovery_failed"
+            and isinstance(body.get("message"), str)
+        ):
+            raise CheckError(
+                f"no listing to probe: the frontend answered 500 discovery_failed "
+                f"({body.get('message')!r}); the fleet behind it could not be listed"
+            )
         if reply.status != 200 or reply.parse_error:
             raise Skipped(f"no listing to probe: {reply.describe()} (see the frontend profile)")
         if not isinstance(body, dict) or not isinstance(body.get("workers"), list):

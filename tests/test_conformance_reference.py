@@ -214,3 +214,28 @@ def test_cli_exit_code_and_junit_on_failure(
     assert "failed requirements: LIST-6" in out and "reproduce: prime-rl-dynamo conformance" in out
     failures = [f.get("type") for f in ET.parse(junit).getroot().iter("failure")]
     assert failures == ["LIST-6"]
+
+
+@pytest.mark.parametrize(
+    "fault", ["reset", "truncate", "malformed-json", "unavailable", "rate-limit=1"]
+)
+def test_a_broken_exchange_fails_http1_and_skips_what_it_hides(fault: str) -> None:
+    with start_reference_fleet(faults=[fault]) as broken:
+        report = conformance.run(url=broken.frontend_url, profiles=["frontend", "workers"], **SMALL)
+    assert report.failed_requirements() == ["HTTP-1"], _not_passed(report)
+    assert not report.by_status(Status.ERROR)
+    assert all(
+        "HTTP-1" in r.message for r in report.by_status(Status.SKIP) if r.check.endswith("::body")
+    )
+
+
+def test_a_fleet_that_cannot_be_listed_is_never_conformant() -> None:
+    with start_reference_fleet(faults=["discovery-failed"]) as failing:
+        report = conformance.run(
+            url=failing.frontend_url, profiles=["frontend", "workers"], **SMALL
+        )
+    # 500 discovery_failed is a conformant answer (HTTP-1, HTTP-5 pass) but decides nothing else.
+    assert report.failed_requirements() == []
+    assert not report.ok
+    errors = report.by_status(Status.ERROR)
+    assert errors and all("discovery_failed" in r.message for r in errors)
