@@ -254,3 +254,17 @@ def test_sigterm_handler_is_shared_by_fleets_and_restored_by_the_last() -> None:
     with pytest.raises(SystemExit) as info:
         _fleet._on_sigterm(signal.SIGTERM, None)
     assert info.value.code == 128 + signal.SIGTERM
+
+
+def test_cli_dynamo_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from prime_rl_dynamo.cli import main
+
+    assert main(["dynamo"]) == 2  # no action: help
+    assert "up" in capsys.readouterr().out
+    bad = tmp_path / "fleet.yaml"
+    bad.write_text("engines:\n  - component: prefill\n    count: 0\n")
+    assert main(["dynamo", "up", "--topology", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a valid topology file" in err and "/engines/0/count" in err
+    assert main(["dynamo", "up", "--topology", str(tmp_path / "missing.yaml")]) == 2
+    assert "cannot read topology file" in capsys.readouterr().err

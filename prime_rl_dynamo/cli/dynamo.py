@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import sys
 import threading
 from typing import Any
 
@@ -58,17 +59,25 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "action", None) != "up":
         args.parser.print_help()
         return 2
+    from prime_rl_dynamo.errors import ConfigError
+    from prime_rl_dynamo.topology import load_topology
+
+    try:
+        topology = load_topology(args.topology)
+    except ConfigError as exc:
+        print(f"prime-rl-dynamo dynamo up: {exc}", file=sys.stderr)
+        return 2
     try:
         import dynamo.runtime  # noqa: F401
     except ImportError:
         print(
-            "prime-rl-dynamo dynamo: needs the dynamo extra (pip install 'prime-rl-dynamo[dynamo]')"
+            "prime-rl-dynamo dynamo up: needs the dynamo extra "
+            "(pip install 'prime-rl-dynamo[dynamo]')",
+            file=sys.stderr,
         )
         return 2
     from prime_rl_dynamo.harness import DynamoFleet
-    from prime_rl_dynamo.topology import load_topology
 
-    topology = load_topology(args.topology)
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (e.g. from a process manager) stops as cleanly as Ctrl-C; SIGINT is set
         # explicitly because a shell starts background jobs with it ignored.
