@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -165,10 +166,10 @@ def render(schema: dict[str, Any] | None = None) -> str:
         "from typing import Annotated, Literal\n\n"
         "import msgspec\n\n"
         f'SCHEMA_ID = "{schema.get("$id", "")}"\n\n'
-        f"__all__ = {[*sorted(gen.done), 'PATTERNS']!r}\n\n"
+        f"__all__ = {json.dumps(sorted([*gen.done, 'PATTERNS']))}\n\n"
         "# Regular expressions of the schema, checked by prime_rl_dynamo.validate in bulk.\n"
         "PATTERNS: dict[str, str] = {\n"
-        + "".join(f"    {k!r}: {v!r},\n" for k, v in gen.patterns.items())
+        + "".join(f"    {json.dumps(k)}: {json.dumps(v)},\n" for k, v in gen.patterns.items())
         + "}\n"
     )
     # Classes are emitted depth-first, so dependencies come before their users.

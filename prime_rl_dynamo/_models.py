@@ -12,13 +12,13 @@ import msgspec
 
 SCHEMA_ID = "https://example.invalid/prime-rl-dynamo/schema/rl-workers.v1.schema.json"
 
-__all__ = ['Snapshot', 'Transport', 'Worker', 'PATTERNS']
+__all__ = ["PATTERNS", "Snapshot", "Transport", "Worker"]
 
 # Regular expressions of the schema, checked by prime_rl_dynamo.validate in bulk.
 PATTERNS: dict[str, str] = {
-    'Worker.request_plane_url': '^dyn://',
-    'Worker.system_url': '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#:\\u0000-\\u0020\\u007f][^/?#\\u0000-\\u0020\\u007f]*([/?#][^\\u0000-\\u0020\\u007f]*)?(?![\\s\\S])',
-    'Worker.admin_base_url': '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@:\\u0000-\\u0020\\u007f][^/?#@\\u0000-\\u0020\\u007f]*(/[^?#\\u0000-\\u0020\\u007f]*)?(?![\\s\\S])',
+    "Worker.request_plane_url": "^dyn://",
+    "Worker.system_url": "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#:\\u0000-\\u0020\\u007f][^/?#\\u0000-\\u0020\\u007f]*([/?#][^\\u0000-\\u0020\\u007f]*)?(?![\\s\\S])",
+    "Worker.admin_base_url": "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@:\\u0000-\\u0020\\u007f][^/?#@\\u0000-\\u0020\\u007f]*(/[^?#\\u0000-\\u0020\\u007f]*)?(?![\\s\\S])",
 }
 
 
