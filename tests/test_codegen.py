@@ -28,7 +28,7 @@ def test_generated_module_carries_the_schema_constraints() -> None:
     assert "protocol_version: Literal[1]" in text
     assert "routes: tuple[Annotated[str, msgspec.Meta(min_length=1)], ...]" in text
     assert "Worker.instance_id: maximum 18446744073709551615 (beyond int64)" in text
-    assert "'Worker.admin_base_url': " in text  # patterns checked in bulk by the validator
+    assert '"Worker.admin_base_url": ' in text  # patterns checked in bulk by the validator
 
 
 def test_a_schema_change_is_detected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
