@@ -47,6 +47,11 @@ def add_parser(subparsers: Any) -> None:
         "--timeout", type=float, default=None, metavar="S", help="start-up deadline in seconds"
     )
     up.add_argument("--json", action="store_true", help="print the addresses as JSON")
+    up.add_argument(
+        "--keep-logs",
+        action="store_true",
+        help="keep the fleet's directory (process logs, recordings) after stopping",
+    )
     parser.set_defaults(func=run, parser=parser)
 
 
@@ -88,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         discovery=args.discovery,
         engines_per_process=args.engines_per_process,
         startup_timeout=args.timeout,
+        keep_workdir=args.keep_logs,
     )
     try:
         fleet.start()
@@ -127,4 +133,6 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         fleet.stop()
+        if args.keep_logs:
+            print(f"logs kept in {fleet.workdir}", flush=True)
     return 0

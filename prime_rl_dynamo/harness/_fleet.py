@@ -826,6 +826,7 @@ def start_dynamo_fleet(
     engines_per_process: int | None = None,
     env: dict[str, str] | None = None,
     startup_timeout: float | None = None,
+    keep_workdir: bool = False,
 ) -> DynamoFleet:
     """Start the real Dynamo frontend and stub workers for ``topology`` (default: the default fleet).
 
@@ -833,6 +834,7 @@ def start_dynamo_fleet(
     (engines with the ``dead`` fault have been killed). ``engines_per_process`` packs several
     engines (each with its own runtime, instance_id and system server) into one stub process;
     by default engines get a process each up to 16 engines, then 8 per process.
+    ``keep_workdir`` keeps the logs, specs and recordings after ``stop()``.
     """
     fleet = DynamoFleet(
         topology,
@@ -840,5 +842,6 @@ def start_dynamo_fleet(
         engines_per_process=engines_per_process,
         env=env,
         startup_timeout=startup_timeout,
+        keep_workdir=keep_workdir,
     )
     return fleet.start()
