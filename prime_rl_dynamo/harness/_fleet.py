@@ -355,7 +355,9 @@ class DynamoFleet:
                 time.sleep(0.05)
             if self.frontend.alive():
                 break  # deadline passed
-            if "Address already in use" not in self.frontend.tail(40):
+            # Another process took a chosen port between choosing and binding: choose again.
+            # 1.6.1 says "port N already in use" (HTTP) or "Address already in use" (RL).
+            if "already in use" not in self.frontend.tail(40):
                 break  # died for another reason: report it
         raise HarnessError(
             f"the Dynamo frontend did not serve {self.discovery_url} in time\n" + self._log_tails()
