@@ -194,7 +194,7 @@ def measure(
         body = make_body(n)
         calls = contenders(body, with_jsonschema=n <= jsonschema_max_workers)
         number = max(1, 1024 // max(n, 1))  # tiny bodies: average many calls per sample
-        reps = repetitions if n <= 1024 else max(5, repetitions // 2)
+        reps = repetitions
         if on_progress:
             on_progress(f"{n} workers ({len(body):,} bytes): {reps} x {len(calls)} contenders")
         samples = interleaved(calls, reps, number=number, clock=clock)

@@ -90,6 +90,7 @@ _SMG_WORKER_KEYS = frozenset(
 _DYNAMO_WORKER_KEYS = frozenset({"request_plane_url", "component", "instance_id", "transport"})
 
 _IDENTITY = ("namespace", "component", "endpoint", "instance_id")
+_INSTANCE_ID = operator.attrgetter("instance_id")
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,13 +189,15 @@ def _fast_rules_hold(snapshot: Snapshot) -> bool:
     previous: tuple[str, str, str, int] | None = None
     admins: list[str] = []
     systems: list[str] = []
+    checked_routes: set[tuple[str, ...]] = set()  # most workers advertise the same routes
     for w in snapshot.workers:
         t = w.transport
         if (t.tcp is None) + (t.nats_tcp is None) + (t.http is None) != 2:
             return False
-        ns, comp, ep, iid = w.namespace, w.component, w.endpoint, w.instance_id
-        if iid > _U64_MAX:
+        key = (w.namespace, w.component, w.endpoint, w.instance_id)
+        if previous is not None and not previous < key:  # sorted and unique (LIST-1, LIST-2)
             return False
+        previous = key
         routes = w.routes
         if w.error is not None:
             if routes or w.system_url is not None or w.admin_base_url is not None:
@@ -208,16 +211,16 @@ def _fast_rules_hold(snapshot: Snapshot) -> bool:
                 admins.append(w.admin_base_url)
             if w.system_url is not None:
                 systems.append(w.system_url)
-        if len(routes) > 1 and not all(map(lt, routes, routes[1:])):
+        if routes not in checked_routes:
+            if len(routes) > 1 and not all(map(lt, routes, routes[1:])):
+                return False
+            checked_routes.add(routes)
+        if w.request_plane_url != f"dyn://{key[0]}.{key[1]}.{key[2]}":
             return False
-        if w.request_plane_url != f"dyn://{ns}.{comp}.{ep}":
+        if not key[0].startswith(scope):
             return False
-        if not ns.startswith(scope):
-            return False
-        key = (ns, comp, ep, iid)
-        if previous is not None and not previous < key:
-            return False
-        previous = key
+    if previous is not None and max(map(_INSTANCE_ID, snapshot.workers)) > _U64_MAX:
+        return False
     if len(set(admins)) != len(admins):
         return False
     return all(map(_ADMIN_BASE_URL, admins)) and all(map(_SYSTEM_URL, systems))
