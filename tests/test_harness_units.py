@@ -23,7 +23,7 @@ from prime_rl_dynamo.harness._fleet import DynamoFleet, _FleetRecorder
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
 from prime_rl_dynamo.topology import topology_from_dict
-from tests._harness_support import pids_alive
+from tests._harness_support import etcd_available, pids_alive
 
 pytest.importorskip("starlette", reason="the stub admin API reuses the reference extra")
 
@@ -268,3 +268,36 @@ def test_cli_dynamo_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     assert "is not a valid topology file" in err and "/engines/0/count" in err
     assert main(["dynamo", "up", "--topology", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read topology file" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+@pytest.mark.etcd
+@pytest.mark.skipif(not etcd_available(), reason="needs etcd (Debian package etcd-server)")
+def test_etcd_restarts_on_new_ports_when_one_was_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from prime_rl_dynamo.harness import _etcd
+
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        handed: list[int] = []
+        real_free_port = _etcd.free_port
+
+        def first_one_taken() -> int:
+            handed.append(taken if not handed else real_free_port())
+            return handed[-1]
+
+        monkeypatch.setattr(_etcd, "free_port", first_one_taken)
+        server = _etcd.EtcdServer(tmp_path, dict(os.environ))
+        try:
+            server.start(timeout=30)
+            assert server.attempt == 1 and server.client_port != taken
+            assert "address already in use" in (tmp_path / "etcd-0.log").read_text()
+            assert httpx.get(f"{server.url}/health", timeout=5).json()["health"] == "true"
+        finally:
+            server.process.kill()
+        assert pids_alive([server.process.pid]) == []

@@ -36,13 +36,20 @@ class EtcdServer:
                 "the etcd discovery backend needs an etcd server binary and none was found on PATH; "
                 "install the Debian package etcd-server (scripts/install-system-deps.sh does it)"
             )
+        self.binary = binary
+        self.workdir = workdir
+        self.env = env
+        self.attempt = 0
+        self._configure()
+
+    def _configure(self) -> None:
         self.client_port = free_port()
         self.peer_port = free_port()
         self.url = f"http://127.0.0.1:{self.client_port}"
         peer = f"http://127.0.0.1:{self.peer_port}"
-        data = workdir / "etcd-data"
+        data = self.workdir / f"etcd-data-{self.attempt}"
         argv = [
-            binary,
+            self.binary,
             "--name=harness",
             f"--data-dir={data}",
             f"--listen-client-urls={self.url}",
@@ -54,15 +61,22 @@ class EtcdServer:
             "--logger=zap",
             "--log-level=warn",
         ]
-        self.process = ManagedProcess("etcd", argv, env, workdir / "etcd.log", native=True)
+        self.process = ManagedProcess(
+            "etcd", argv, self.env, self.workdir / f"etcd-{self.attempt}.log", native=True
+        )
 
     def start(self, timeout: float) -> None:
-        """Start etcd and wait until its /health says so."""
+        """Start etcd and wait until its /health says so (new ports if one was taken meanwhile)."""
         self.process.start()
         deadline = time.monotonic() + timeout
         last = "no answer yet"
         while time.monotonic() < deadline:
             if not self.process.alive():
+                if "address already in use" in self.process.tail(40) and self.attempt < 2:
+                    self.attempt += 1
+                    self._configure()
+                    self.process.start()
+                    continue
                 raise HarnessError(
                     f"etcd exited during start-up: {self.process.describe()}\n{self.process.tail()}"
                 )
