@@ -301,3 +301,22 @@ def test_etcd_restarts_on_new_ports_when_one_was_taken(
         finally:
             server.process.kill()
         assert pids_alive([server.process.pid]) == []
+
+
+def test_trim_log_keeps_the_tail_and_the_child_keeps_appending(tmp_path: Path) -> None:
+    proc = ManagedProcess(
+        "writer",
+        [sys.executable, "-c", "import sys; sys.stdout.write('x' * 5000 + 'END1\\n')"],
+        dict(os.environ),
+        tmp_path / "writer.log",
+    )
+    proc.start()
+    assert proc.popen is not None and proc.popen.wait(timeout=20) == 0
+    assert not proc.trim_log(10_000)
+    assert proc.trim_log(1000)
+    text = proc.log.read_text()
+    assert text.startswith("[... log trimmed by the harness ...]") and text.endswith("END1\n")
+    assert len(text) < 600
+    with proc.log.open("ab") as fh:  # as the child's O_APPEND descriptor would
+        fh.write(b"END2\n")
+    assert proc.tail(2).splitlines()[-1] == "END2"

@@ -124,8 +124,11 @@ def run(args: argparse.Namespace) -> int:
             print("serving; Ctrl-C to stop", flush=True)
         # Bounded waits in a loop so Ctrl-C is handled promptly.
         idle = threading.Event()
+        ticks = 0
         while fleet.running and not idle.wait(0.5):
-            pass
+            ticks += 1
+            if ticks % 20 == 0:
+                fleet.trim_logs()  # every probe is logged: keep a long session's logs bounded
         if not fleet.running:
             print("the Dynamo frontend stopped unexpectedly", flush=True)
             return 1

@@ -223,6 +223,11 @@ class DynamoFleet:
         procs.extend(self._stubs)
         return procs
 
+    def trim_logs(self, max_bytes: int = 64 * 2**20) -> list[str]:
+        """Halve every process log larger than ``max_bytes`` (the frontend logs every probe);
+        returns the names of the processes whose logs were trimmed."""
+        return [p.name for p in self.processes if p.trim_log(max_bytes)]
+
     def memory_bytes(self) -> int:
         """Resident memory of every live process of the fleet, summed."""
         return sum(p.rss_bytes() for p in self.processes)

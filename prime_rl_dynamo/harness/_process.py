@@ -151,6 +151,25 @@ class ManagedProcess:
         kept = [_ANSI.sub("", line) for line in text.splitlines()[-lines:]]
         return "\n".join(kept) or "(empty log)"
 
+    def trim_log(self, max_bytes: int) -> bool:
+        """Keep only the last half of the log once it exceeds ``max_bytes``; True if trimmed.
+
+        The child appends (O_APPEND), so its next line lands after the kept tail; a line written
+        while trimming may be lost, which is acceptable for a log.
+        """
+        try:
+            if self.log.stat().st_size <= max_bytes:
+                return False
+            with self.log.open("r+b") as fh:
+                fh.seek(-(max_bytes // 2), os.SEEK_END)
+                tail = fh.read()
+                fh.seek(0)
+                fh.truncate()
+                fh.write(b"[... log trimmed by the harness ...]\n" + tail)
+        except OSError:
+            return False
+        return True
+
     def describe(self) -> str:
         """Name, pid and state, for error messages."""
         code = self.returncode
