@@ -8,6 +8,7 @@ Everything binds 127.0.0.1 on free ports, with a fresh discovery store per fleet
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import secrets
@@ -42,7 +43,7 @@ __all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
 DISCOVERY_BACKENDS = ("file", "etcd")
 
 # Above this many engines a stub process hosts several (each with its own runtime): one Python
-# process per engine costs ~40 MB and a second of CPU to start on a 2-core machine.
+# process per engine costs ~85 MB and about a second of CPU to start (docs/harness.md, Scale).
 _AUTO_PACK_ABOVE = 16
 _AUTO_PACK_SIZE = 8
 
@@ -100,8 +101,13 @@ class _FleetRecorder(Recorder):
         super().__init__()
         self._files = files
         self._offsets: dict[Path, int] = {}
+        self._read_lock = threading.Lock()
 
     def _refresh(self) -> None:
+        with self._read_lock:
+            self._refresh_locked()
+
+    def _refresh_locked(self) -> None:
         fresh: list[RecordedRequest] = []
         for file in self._files():
             offset = self._offsets.get(file, 0)
@@ -288,6 +294,9 @@ class DynamoFleet:
             self._client.close()
             atexit.unregister(self.stop)
             self._restore_sigterm()
+            # Read the last recordings before their files go: they stay in the recorder.
+            with contextlib.suppress(ValueError, OSError):
+                self.recorder.requests()
             if not self.keep_workdir:
                 shutil.rmtree(self.workdir, ignore_errors=True)
             for engine in self.engines:
@@ -464,7 +473,14 @@ class DynamoFleet:
                 f"GET {self.discovery_url}: expected 200, got {response.status_code} "
                 f"{response.text[:300]}"
             )
-        data: dict[str, Any] = response.json()
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise HarnessError(f"GET {self.discovery_url}: body is not JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise HarnessError(
+                f"GET {self.discovery_url}: expected a JSON object, got {data!r:.200}"
+            )
         return data
 
     def _wait_listing(
