@@ -5,6 +5,9 @@ The public surface is re-exported here; everything else is private and may chang
 
 from __future__ import annotations
 
+from prime_rl_dynamo.admin import AdminPool, Credentials, EngineResult
+from prime_rl_dynamo.client import Discovery, DiscoveryClient, discover, discover_sync
+from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.errors import (
     AdminError,
     ConfigError,
@@ -19,21 +22,39 @@ from prime_rl_dynamo.errors import (
     TransportError,
     Violation,
 )
+from prime_rl_dynamo.plan import BroadcastPlan, Convention, plan_broadcast, worker_rank
+from prime_rl_dynamo.validate import Snapshot, Worker, check_body, validate_body
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdminError",
+    "AdminPool",
+    "BroadcastPlan",
     "ConfigError",
+    "Convention",
+    "Credentials",
     "DialectError",
+    "Discovery",
+    "DiscoveryClient",
+    "DynamoClientConfig",
+    "EngineResult",
     "NotReadyError",
     "PendingError",
     "PrimeRLDynamoError",
     "ProtocolError",
+    "Snapshot",
     "TopologyChangedError",
     "TopologyDiff",
     "TopologyError",
     "TransportError",
     "Violation",
+    "Worker",
     "__version__",
+    "check_body",
+    "discover",
+    "discover_sync",
+    "plan_broadcast",
+    "validate_body",
+    "worker_rank",
 ]
