@@ -150,3 +150,32 @@ def _fleet_pids(parent: int) -> list[int]:
         if int(fields[1]) == parent:  # fields: state, ppid, ...
             children.append(int(entry.name))
     return children
+
+
+def test_a_stolen_frontend_port_is_chosen_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from prime_rl_dynamo.harness import _fleet
+
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    real_free_port = _fleet.free_port
+    handed: list[int] = []
+
+    def first_one_taken() -> int:
+        port = taken if not handed else real_free_port()
+        handed.append(port)
+        return port
+
+    monkeypatch.setattr(_fleet, "free_port", first_one_taken)
+    try:
+        with DynamoFleet(topology_from_dict({"engines": [{"component": "a"}]})) as fleet:
+            fleet.start()
+            assert fleet.http_port != taken and handed[0] == taken
+            assert fleet.frontend is not None and fleet.frontend.name == "frontend-1"
+            assert "already in use" in (fleet.workdir / "frontend-0.log").read_text()
+            assert len(fleet.wait_ready(1, timeout=30)["workers"]) == 1
+    finally:
+        squatter.close()
