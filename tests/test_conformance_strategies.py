@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -68,6 +70,26 @@ def test_each_invalid_body_breaks_exactly_its_requirement(requirement: str) -> N
         assert found == {req}, f"{req}: the validator reported {sorted(found)}"
 
     breaks_one()
+
+
+def test_worker2_breaker_regression_non_integer_id_on_a_later_worker() -> None:
+    # Found while building: the breaker re-sorted whenever the *first* worker's id was an
+    # integer, so a string id on a later worker was compared with ints (TypeError).
+    from prime_rl_dynamo import strategies
+
+    @settings(max_examples=30, deadline=None)
+    @given(st.data())
+    def run(d: st.DataObject) -> None:
+        # Same component everywhere, so sorting has to compare the instance ids.
+        same = Fleet(
+            scope="dynamo",
+            prefix=False,
+            engines=tuple(replace(e, component="prefill") for e in PINNED_241.engines),
+        )
+        broken = strategies._b_worker_2(d.draw, same.body())  # type: ignore[arg-type]
+        assert {v.requirement for v in check_body(broken)} == {"WORKER-2"}
+
+    run()
 
 
 def test_list5_breaker_regression_scope_starting_with_x() -> None:
