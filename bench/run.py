@@ -69,7 +69,9 @@ def full_config() -> BenchConfig:
     """The full run quoted in the documentation (several minutes)."""
     return BenchConfig(
         mode="full",
-        validation=ValidationConfig(repetitions=11, jsonschema_max_workers=8192),
+        validation=ValidationConfig(
+            repetitions=11, large_repetitions=5, jsonschema_max_workers=8192
+        ),
         discovery=DiscoveryConfig(),
         suite=SuiteConfig(repetitions=1),
     )
@@ -80,7 +82,7 @@ def quick_config() -> BenchConfig:
     return BenchConfig(
         mode="quick",
         # Pure-Python jsonschema is left out: even the 1-worker body costs seconds per sample.
-        validation=ValidationConfig(repetitions=5, jsonschema_max_workers=0),
+        validation=ValidationConfig(repetitions=5, large_repetitions=5, jsonschema_max_workers=0),
         discovery=DiscoveryConfig(sizes=(1, 8, 64), requests=30, ready_repetitions=3, warmup=2),
         # The default run takes minutes; --quick times its frontend and workers profiles only.
         suite=SuiteConfig(

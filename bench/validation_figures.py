@@ -20,7 +20,9 @@ class ValidationConfig:
     """Body sizes, interleaved repetitions, and the largest body pure-Python jsonschema gets."""
 
     sizes: tuple[int, ...] = (1, 64, 1024, 8192)
-    repetitions: int = 15  # bench.validation runs at least 5, and half of this above 1,024
+    repetitions: int = 15
+    # Bodies above 1,024 workers: fewer rounds (pure-Python jsonschema takes ~25 s per 8,192 body).
+    large_repetitions: int = 5
     # Pure-Python jsonschema takes seconds per 1,024-worker body (tens at 8,192).
     jsonschema_max_workers: int = 8192
 
@@ -74,7 +76,7 @@ def run_validation(
     for size in config.sizes:
         result = validation.measure(
             (size,),
-            config.repetitions,
+            config.repetitions if size <= 1024 else config.large_repetitions,
             jsonschema_max_workers=config.jsonschema_max_workers,
             on_progress=phase.note,
         )
