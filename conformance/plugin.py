@@ -46,6 +46,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=("auto", "dynamo", "reference"),
         help="without --rl-url: which embedded fleet to stand up",
     )
+    group.addoption(
+        "--rl-discovery",
+        default="file",
+        choices=("file", "etcd"),
+        help="discovery backend of the real Dynamo fleets the suite stands up",
+    )
     group.addoption("--rl-topologies", type=int, default=3, help="generated topologies per run")
     group.addoption("--rl-load", default="32x20", help="concurrent polling load CLIENTSxREQUESTS")
     group.addoption("--rl-json-report", default=None, help="write the suite's JSON report here")
@@ -65,6 +71,7 @@ def _options(config: pytest.Config, checks: tuple[str, ...] = ()) -> Any:
         client=config.getoption("rl_client"),
         client_cmd=config.getoption("rl_client_cmd"),
         target=config.getoption("rl_target"),
+        discovery=config.getoption("rl_discovery"),
         topologies=config.getoption("rl_topologies"),
         load_clients=clients,
         load_requests=requests,

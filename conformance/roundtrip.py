@@ -234,8 +234,8 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
     ctx = RoundtripContext()
     count = max(1, min(run.options.topologies, MAX_ROUNDTRIP_TOPOLOGIES))
     run.notes.append(
-        f"roundtrip profile: real Dynamo fleets from the harness (the pinned topology, churned, "
-        f"and {count} generated, seed {run.seed})"
+        f"roundtrip profile: real Dynamo fleets from the harness ({run.options.discovery} "
+        f"discovery; the pinned topology, churned, and {count} generated, seed {run.seed})"
     )
     drawn = sample(
         topologies(max_groups=3, max_count=2, error_workers=True, admin_hosts=("127.0.0.1",)),
@@ -246,7 +246,7 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
         source = "pinned topology" if index == 0 else f"generated topology {index}"
         topology = topology_from_dict(data, source=source)
         try:
-            with start_dynamo_fleet(topology) as fleet:
+            with start_dynamo_fleet(topology, discovery=run.options.discovery) as fleet:
                 fleet.wait_ready()
                 engines = len(fleet.engines)
                 ctx.steps.append(f"{source}: {engines} engines registered")

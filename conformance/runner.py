@@ -50,6 +50,7 @@ class Options:
     client: str | None = None  # client under test, "module:function"
     client_cmd: str | None = None  # client under test, a shell command
     target: str = "auto"  # without a URL: "auto" (dynamo if importable), "dynamo" or "reference"
+    discovery: str = "file"  # discovery backend of real Dynamo fleets: "file" or "etcd"
     timeout: float = 10.0  # per HTTP request, seconds
     polls: int = 5  # repeated polls for HTTP-6
     load_clients: int = 32  # concurrent pollers for HTTP-7
@@ -161,13 +162,14 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
     if use_dynamo:
         from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
 
-        with start_dynamo_fleet() as fleet:
+        with start_dynamo_fleet(discovery=opts.discovery) as fleet:
             run.fleet = fleet
             run.url = fleet.frontend_url.rstrip("/")
             run.target = {
                 "kind": "dynamo",
                 "url": run.url,
-                "description": "real Dynamo fleet from the harness (default topology)",
+                "description": "real Dynamo fleet from the harness "
+                f"(default topology, {opts.discovery} discovery)",
             }
             _wait_listed(fleet)
             yield

@@ -60,6 +60,12 @@ def add_parser(subparsers: Any) -> None:
         help="without URL: which embedded fleet to stand up (default: dynamo when importable)",
     )
     parser.add_argument(
+        "--discovery",
+        choices=("file", "etcd"),
+        default="file",
+        help="discovery backend of the real Dynamo fleets the suite stands up (default: file)",
+    )
+    parser.add_argument(
         "--topologies", type=int, default=3, help="generated topologies per client/roundtrip run"
     )
     parser.add_argument(
@@ -126,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
             client=args.client,
             client_cmd=args.client_cmd,
             target=args.target,
+            discovery=args.discovery,
             topologies=args.topologies,
             load_clients=clients,
             load_requests=requests,
