@@ -282,7 +282,7 @@ def check_head(ctx: FrontendContext) -> str | None:
 @check("frontend", "HTTP-3", "method-not-allowed", "Other methods answer 405 with Allow: GET, HEAD")
 def check_405(ctx: FrontendContext) -> str | None:
     problems = []
-    for method in ("POST", "PUT", "DELETE", "PATCH"):
+    for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
         reply = ctx.get(method=method)
         allow = {t.strip().upper() for t in reply.headers.get("allow", "").split(",") if t.strip()}
         if reply.status != 405:
@@ -294,7 +294,7 @@ def check_405(ctx: FrontendContext) -> str | None:
             )
     if problems:
         raise Failed(f"{ctx.workers_url}: " + "; ".join(problems))
-    return "POST, PUT, DELETE, PATCH -> 405, Allow: GET, HEAD"
+    return "POST, PUT, DELETE, PATCH, OPTIONS -> 405, Allow: GET, HEAD"
 
 
 UNKNOWN_PATHS = ("/v1/rl/engine", "/v1/rl/unknown", "/v1/rl/workers/extra", "/v1/unknown", "/")
