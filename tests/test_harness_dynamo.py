@@ -7,6 +7,7 @@ per-engine faults; the kill/restart scenario runs last because it changes the fl
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 
 import httpx
@@ -310,3 +311,91 @@ def test_namespace_prefix_scope_and_late_joiners() -> None:
             for w in listing["workers"]
         ]
         assert len(listing["workers"]) == 3
+
+
+ADMIN = "{admin_base_url}"  # replaced by the engine's own admin URL
+RAW_REPLIES: dict[str, tuple[dict[str, object], str | None]] = {
+    # component: (raw routes reply, the error the real frontend lists; None: accepted)
+    "nows": (
+        {"status": "ok", "routes": ["r"], "admin_base_url": ADMIN},
+        "worker routes response has 'admin_base_url' without valid 'world_size'",
+    ),
+    "ws0": (
+        {"status": "ok", "routes": ["r"], "admin_base_url": ADMIN, "world_size": 0},
+        "worker routes response has invalid 'world_size'",
+    ),
+    "wsbig": (
+        {"status": "ok", "routes": ["r"], "admin_base_url": ADMIN, "world_size": 2**32},
+        "worker routes response has invalid 'world_size'",
+    ),
+    "wsfloat": (
+        {"status": "ok", "routes": ["r"], "admin_base_url": ADMIN, "world_size": 2.0},
+        "worker routes response has invalid 'world_size'",
+    ),
+    "emptyroute": (
+        {"status": "ok", "routes": ["", "r"]},
+        "worker routes response contains an empty route entry",
+    ),
+    "introute": (
+        {"status": "ok", "routes": [1, "r"]},
+        "worker routes response contains a non-string route entry",
+    ),
+    "userinfo": (
+        {
+            "status": "ok",
+            "routes": ["r"],
+            "admin_base_url": "http://u:p@127.0.0.1:1/a",
+            "world_size": 1,
+        },
+        "worker routes response has invalid 'admin_base_url': RL admin base URL must not include user information",
+    ),
+    "query": (
+        {
+            "status": "ok",
+            "routes": ["r"],
+            "admin_base_url": "http://127.0.0.1:1/a?x=1",
+            "world_size": 1,
+        },
+        "worker routes response has invalid 'admin_base_url': RL admin base URL must not include a query string",
+    ),
+    "noroutes": ({"status": "ok"}, "worker routes response missing 'routes' array"),
+    "errnomsg": ({"status": "error"}, "worker routes request failed"),
+    "dupes": ({"status": "ok", "routes": ["b", "a", "b"]}, None),
+    "trimmed": (
+        {
+            "status": "ok",
+            "routes": ["r"],
+            "admin_base_url": "  http://127.0.0.1:1/a  ",
+            "world_size": 1,
+        },
+        None,
+    ),
+    "badsystem": ({"status": "ok", "routes": ["r"], "system_url": "not a url"}, None),
+}
+
+
+def test_real_frontend_judges_raw_worker_replies() -> None:
+    from prime_rl_dynamo.validate import check_body
+
+    topology = topology_from_dict({"engines": [{"component": c} for c in RAW_REPLIES]})
+    replies = {f"dynamo.{c}#0": reply for c, (reply, _) in RAW_REPLIES.items()}
+    with start_dynamo_fleet(topology, replies=replies, engines_per_process=len(replies)) as raw:
+        body = httpx.get(raw.discovery_url, timeout=10).content
+    workers = {w["component"]: w for w in json.loads(body)["workers"]}
+    assert set(workers) == set(RAW_REPLIES)
+    for component, (_, error) in RAW_REPLIES.items():
+        worker = workers[component]
+        assert worker.get("error") == error, component
+        if error is not None:  # a refused reply leaves nothing but the error
+            assert worker["routes"] == [] and "admin_base_url" not in worker
+            assert "world_size" not in worker and "system_url" not in worker
+    assert workers["dupes"]["routes"] == ["a", "b"]  # sorted and de-duplicated
+    assert workers["trimmed"]["admin_base_url"] == "http://127.0.0.1:1/a"
+    # Finding: system_url is passed through unchecked, so one worker's bad value makes the
+    # frontend's body break WORKER-7 (docs/harness.md, Findings).
+    assert workers["badsystem"]["system_url"] == "not a url"
+    violations = check_body(body)
+    assert [(v.requirement, v.pointer.rsplit("/", 1)[-1]) for v in violations] == [
+        ("WORKER-7", "system_url")
+    ]
+    assert violations[0].worker is not None and ".badsystem.rl#" in violations[0].worker

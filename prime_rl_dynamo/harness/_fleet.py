@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -153,6 +153,7 @@ class DynamoFleet:
         startup_timeout: float | None = None,
         python: str = sys.executable,
         keep_workdir: bool = False,
+        replies: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         if discovery not in DISCOVERY_BACKENDS:
             raise HarnessError(
@@ -166,6 +167,13 @@ class DynamoFleet:
         self.extra_env = dict(env or {})
         self.python = python
         self.keep_workdir = keep_workdir
+        # Raw routes replies by engine key, sent verbatim instead of the topology's: to see how
+        # the real frontend treats a malformed reply. "{admin_base_url}" / "{system_url}" in a
+        # string value are replaced by the engine's own URLs.
+        self.replies = {k: dict(v) for k, v in (replies or {}).items()}
+        unknown = sorted(set(self.replies) - {s.key for s in self.topology.engines()})
+        if unknown:
+            raise HarnessError(f"replies name engines not in the topology: {unknown}")
         n = len(self.topology.engines())
         self.startup_timeout = startup_timeout if startup_timeout is not None else 60.0 + n
         # Logs, specs, recordings and the file store; created by start(), removed by stop().
@@ -406,7 +414,9 @@ class DynamoFleet:
                         "discovery": self.discovery,
                         "record": str(stub.record_file),
                         "ready": str(stub.ready_file),
-                        "engines": [_spec_json(s) for s in chunk],
+                        "engines": [
+                            {**_spec_json(s), "reply": self.replies.get(s.key)} for s in chunk
+                        ],
                     }
                 ),
                 encoding="utf-8",
@@ -545,8 +555,7 @@ class DynamoFleet:
                 worker = seen.get(ident)
                 if worker is None:
                     return False
-                spec = self.engine(key).spec
-                if spec.faults.reply_error is None and "error" in worker:
+                if self._expects_error(self.engine(key)) is False and "error" in worker:
                     return False
             return True
 
@@ -560,12 +569,24 @@ class DynamoFleet:
             watch=stubs,
         )
 
+    def _expects_error(self, engine: DynamoEngine) -> bool | None:
+        # A raw reply may or may not be accepted by the frontend: that is what it is for.
+        if engine.key in self.replies:
+            return None
+        return engine.spec.faults.reply_error is not None
+
     def expected_ready(self) -> int:
-        """How many workers a settled listing shows without error (live, no reply_error)."""
+        """How many workers a settled listing shows without error (live, no reply_error; raw
+        replies count as ready only when they say ``"status": "ok"``)."""
         return sum(
             1
             for e in self.engines
-            if e.alive and e.spec.faults.reply_error is None and self.in_scope(e)
+            if e.alive
+            and self.in_scope(e)
+            and (
+                self._expects_error(e) is False
+                or (e.key in self.replies and self.replies[e.key].get("status") == "ok")
+            )
         )
 
     def wait_ready(self, n: int | None = None, timeout: float = 60.0) -> dict[str, Any]:
@@ -593,8 +614,7 @@ class DynamoFleet:
             if len(workers) != len(seen) or set(seen) != set(expected):
                 return False
             return all(
-                ("error" in seen[i]) == (e.spec.faults.reply_error is not None)
-                for i, e in expected.items()
+                self._expects_error(e) in (None, "error" in seen[i]) for i, e in expected.items()
             )
 
         return self._wait_listing(settled, timeout, f"exactly the {len(expected)} live engine(s)")
@@ -850,6 +870,7 @@ def start_dynamo_fleet(
     env: dict[str, str] | None = None,
     startup_timeout: float | None = None,
     keep_workdir: bool = False,
+    replies: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> DynamoFleet:
     """Start the real Dynamo frontend and stub workers for ``topology`` (default: the default fleet).
 
@@ -857,7 +878,8 @@ def start_dynamo_fleet(
     (engines with the ``dead`` fault have been killed). ``engines_per_process`` packs several
     engines (each with its own runtime, instance_id and system server) into one stub process;
     by default engines get a process each up to 16 engines, then 8 per process.
-    ``keep_workdir`` keeps the logs, specs and recordings after ``stop()``.
+    ``keep_workdir`` keeps the logs, specs and recordings after ``stop()``. ``replies`` maps
+    engine keys to raw routes replies sent verbatim (to see how the frontend treats them).
     """
     fleet = DynamoFleet(
         topology,
@@ -866,5 +888,6 @@ def start_dynamo_fleet(
         env=env,
         startup_timeout=startup_timeout,
         keep_workdir=keep_workdir,
+        replies=replies,
     )
     return fleet.start()

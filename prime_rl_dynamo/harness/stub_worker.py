@@ -83,8 +83,11 @@ def _spec_from_json(data: dict[str, Any]) -> EngineSpec:
 class _Engine:
     """One engine served by this process."""
 
-    def __init__(self, spec: EngineSpec, recorder: Recorder) -> None:
+    def __init__(
+        self, spec: EngineSpec, recorder: Recorder, reply: dict[str, Any] | None = None
+    ) -> None:
         self.spec = spec
+        self.reply = reply  # a raw routes reply to send instead of the topology's
         self.key = spec.key
         self.host = spec.admin_host or "127.0.0.1"  # what the URLs advertise
         self.recorder = recorder
@@ -102,6 +105,12 @@ class _Engine:
 
     def routes_reply(self) -> dict[str, Any]:
         """What this engine answers to {"method": "routes"}."""
+        if self.reply is not None:
+            urls = {
+                "admin_base_url": self.admin_base_url or "",
+                "system_url": self.system_url or "",
+            }
+            return {k: v.format(**urls) if isinstance(v, str) else v for k, v in self.reply.items()}
         if self.spec.faults.reply_error is not None:
             return {"status": "error", "message": self.spec.faults.reply_error}
         reply: dict[str, Any] = {"status": "ok", "routes": list(self.spec.routes)}
@@ -209,7 +218,10 @@ async def _main(spec_path: Path) -> None:
     def runtime_factory() -> Any:
         return DistributedRuntime(loop, spec["discovery"], "tcp")
 
-    engines = [_Engine(_spec_from_json(e), recorder) for e in spec["engines"]]
+    engines = [
+        _Engine(_spec_from_json({k: v for k, v in e.items() if k != "reply"}), recorder, e["reply"])
+        for e in spec["engines"]
+    ]
     admin_engines: dict[int, ReferenceEngine] = {}
     for engine in engines:
         if engine.spec.admin:
