@@ -137,6 +137,8 @@ def test_fleet_options_are_checked_before_anything_starts() -> None:
         DynamoFleet(discovery="consul")
     with pytest.raises(HarnessError, match="engines_per_process must be >= 1"):
         DynamoFleet(engines_per_process=0)
+    with pytest.raises(HarnessError, match=r"replies name engines not in the topology: \['x#0'\]"):
+        DynamoFleet(replies={"x#0": {"status": "ok"}})
     fleet = DynamoFleet()
     assert not fleet.workdir.exists()  # nothing is created before start()
 
