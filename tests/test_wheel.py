@@ -22,7 +22,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(ROOT),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -66,7 +75,11 @@ def test_installed_wheel_validates_a_sample_without_the_checkout(
     env = {"PATH": f"{env_dir / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path)}
     script = env_dir / "bin" / "prime-rl-dynamo"
     ok = subprocess.run(
-        [str(script), "validate", str(sample)], cwd=tmp_path, env=env, capture_output=True, text=True
+        [str(script), "validate", str(sample)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "3 workers" in ok.stdout, ok.stdout
@@ -82,7 +95,22 @@ def test_installed_wheel_validates_a_sample_without_the_checkout(
     broken = tmp_path / "broken.json"
     broken.write_text('{"protocol_version": 2, "namespace": "dynamo", "workers": []}')
     bad = subprocess.run(
-        [str(script), "validate", str(broken)], cwd=tmp_path, env=env, capture_output=True, text=True
+        [str(script), "validate", str(broken)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "BODY-2" in bad.stdout + bad.stderr
+    # Without extras every subcommand still parses, and one that needs an extra says which.
+    for command in ("validate", "plan", "discover", "serve", "dynamo", "conformance", "bench"):
+        helped = subprocess.run(
+            [str(script), command, "--help"], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        assert helped.returncode == 0, f"{command} --help: {helped.stderr}"
+    serve = subprocess.run(
+        [str(script), "serve"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert serve.returncode == 2, serve.stdout + serve.stderr
+    assert "pip install 'prime-rl-dynamo[reference]'" in serve.stderr, serve.stderr

@@ -17,6 +17,21 @@ from prime_rl_dynamo.errors import PrimeRLDynamoError
 # Subcommand modules, in the order --help lists them.
 _SUBCOMMANDS = ("validate", "plan", "discover", "serve", "dynamo", "conformance", "bench")
 
+# Which extra brings a module that a subcommand imports when it runs.
+_EXTRA_OF = {
+    "uvicorn": "reference",
+    "starlette": "reference",
+    "yaml": "reference",
+    "rich": "conformance",
+    "hypothesis": "conformance",
+    "schemathesis": "conformance",
+    "pytest": "conformance",
+    "dynamo": "dynamo",
+    "matplotlib": "bench",
+    "orjson": "bench",
+    "pydantic": "bench",
+}
+
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -59,6 +74,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PrimeRLDynamoError as exc:
         print(f"prime-rl-dynamo {args.command}: {exc}", file=sys.stderr)
         return EXIT_FAIL
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        extra = _EXTRA_OF.get(top)
+        if extra is None:
+            raise
+        print(
+            f"prime-rl-dynamo {args.command}: needs the '{extra}' extra (module {top!r} is not "
+            f"installed): pip install 'prime-rl-dynamo[{extra}]'",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,15 +2,34 @@
 
 Needs the ``reference`` extra (Starlette, uvicorn, PyYAML). ``start_reference_fleet()`` runs the
 default fleet (W = 16) in a background thread on free ports; faults make it misbehave on purpose.
+Names load lazily, so that light submodules (``faults``) work without the extra installed.
 """
 
 from __future__ import annotations
 
-from prime_rl_dynamo.reference.breaks import BREAKS
-from prime_rl_dynamo.reference.faults import FAULTS, Fault, parse_fault, parse_faults
-from prime_rl_dynamo.reference.fleet import ReferenceFleet, start_reference_fleet
-from prime_rl_dynamo.reference.listing import dumps, listing_body, worker_entry
-from prime_rl_dynamo.reference.state import ReferenceEngine
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prime_rl_dynamo.reference.breaks import BREAKS
+    from prime_rl_dynamo.reference.faults import FAULTS, Fault, parse_fault, parse_faults
+    from prime_rl_dynamo.reference.fleet import ReferenceFleet, start_reference_fleet
+    from prime_rl_dynamo.reference.listing import dumps, listing_body, worker_entry
+    from prime_rl_dynamo.reference.state import ReferenceEngine
+
+_WHERE = {
+    "BREAKS": "breaks",
+    "FAULTS": "faults",
+    "Fault": "faults",
+    "parse_fault": "faults",
+    "parse_faults": "faults",
+    "ReferenceFleet": "fleet",
+    "start_reference_fleet": "fleet",
+    "dumps": "listing",
+    "listing_body": "listing",
+    "worker_entry": "listing",
+    "ReferenceEngine": "state",
+}
 
 __all__ = [
     "BREAKS",
@@ -25,3 +44,11 @@ __all__ = [
     "start_reference_fleet",
     "worker_entry",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
