@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup conformance test lint typecheck pytest wheel-check bench
+.PHONY: setup conformance test lint typecheck pytest ci-conformance bench
 
 setup: $(VENV)/.installed
 
@@ -18,8 +18,9 @@ $(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh
 conformance: setup
 	$(BIN)/prime-rl-dynamo conformance --junit-xml reports/conformance.xml --json-report reports/conformance.json
 
-## Everything CI checks: lint, types, the test suite (integration tests included).
-test: setup lint typecheck pytest
+## Everything CI checks: lint, types, the conformance suite on both embedded fleets (JUnit in
+## reports/), then the test suite (integration tests included; its summary closes the output).
+test: setup lint typecheck ci-conformance pytest
 
 lint:
 	$(BIN)/ruff check .
@@ -27,6 +28,13 @@ lint:
 
 typecheck:
 	$(BIN)/mypy
+
+ci-conformance:
+	mkdir -p reports
+	$(BIN)/prime-rl-dynamo conformance -q --seed 1 --target reference \
+		--junit-xml reports/conformance-reference.xml --json-report reports/conformance-reference.json
+	$(BIN)/prime-rl-dynamo conformance -q --seed 1 --target dynamo \
+		--junit-xml reports/conformance-dynamo.xml --json-report reports/conformance-dynamo.json
 
 pytest:
 	mkdir -p reports
