@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 import threading
 import time
@@ -20,13 +19,14 @@ from types import TracebackType
 from typing import Any
 
 import uvicorn
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from prime_rl_dynamo.errors import ConfigError, TransportError
-from prime_rl_dynamo.recording import RecordedRequest, Recorder
+from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
 from prime_rl_dynamo.reference.faults import Fault, parse_faults
 from prime_rl_dynamo.reference.frontend import DISCOVERY_PATH, Frontend, abort_connection
+from prime_rl_dynamo.reference.recording_asgi import lifespan, serve_recorded
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
 from prime_rl_dynamo.topology import (
     DEFAULT_ROUTES,
@@ -61,13 +61,6 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _host_of(headers: dict[str, str]) -> str:
-    host = headers.get("host", "")
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if ":" in host else host
-
-
 class _Dispatcher:
     """Top-level ASGI app: routes by local port, records every request."""
 
@@ -77,7 +70,7 @@ class _Dispatcher:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
@@ -88,8 +81,18 @@ class _Dispatcher:
         port = scope["server"][1] if scope.get("server") else None
         fleet = self.fleet
         fleet.frontend.apply_schedule()
+        recorder = fleet.recorder
         if port == fleet.frontend_port:
-            await self._recorded(fleet.frontend, scope, receive, send, engine="", server="frontend")
+            await serve_recorded(
+                fleet.frontend,
+                scope,
+                receive,
+                send,
+                recorder=recorder,
+                engine="",
+                server="frontend",
+                path=scope["path"],
+            )
             return
         engine = fleet.state.by_port(port) if port is not None else None
         if engine is None:
@@ -104,86 +107,17 @@ class _Dispatcher:
         server = "system"
         if path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/"):
             server = "admin"
-        await self._recorded(
-            self.engine_app, scope, receive, send, engine=engine.key, server=server
-        )
-
-    async def _recorded(
-        self, app: Any, scope: Scope, receive: Receive, send: Send, *, engine: str, server: str
-    ) -> None:
-        received_at = time.time()
-        chunks = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        try:
-            parsed = json.loads(body) if body else None
-        except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is a ValueError)
-            parsed = None
-        path = scope["path"]
-        if server == "admin":
             path = path[len(ADMIN_PREFIX) :] or "/"
-        status = 0
-        done = False
-
-        def record() -> None:
-            nonlocal done
-            if done:
-                return
-            done = True
-            self.fleet.recorder.record(
-                RecordedRequest(
-                    engine=engine,
-                    server=server,
-                    method=scope["method"],
-                    path=path,
-                    query=scope.get("query_string", b"").decode("latin-1"),
-                    headers=headers,
-                    json=parsed,
-                    time=received_at,
-                    host=_host_of(headers),
-                    status=status,
-                )
-            )
-
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        async def recording_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            elif message["type"] == "http.response.body" and not message.get("more_body", False):
-                # Record before the last byte leaves, so a client that got its answer finds it.
-                record()
-            await send(message)
-
-        try:
-            await app(scope, replay, recording_send)
-        finally:
-            record()
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+        await serve_recorded(
+            self.engine_app,
+            scope,
+            receive,
+            send,
+            recorder=recorder,
+            engine=engine.key,
+            server=server,
+            path=path,
+        )
 
 
 async def _plain(send: Send, status: int, body: bytes) -> None:
