@@ -166,3 +166,13 @@ def test_suite_times_a_real_conformance_run_in_a_child_process() -> None:
     assert reference["run_s"]["median"] <= reference["wall_s"]["median"]
     assert sum(reference["counts"].values()) > 0
     assert "ratio_dynamo_over_reference" not in section
+
+
+def test_markdown_quotes_every_section_with_its_command(report: dict[str, Any]) -> None:
+    from bench.markdown import render_markdown
+
+    text = render_markdown(report)
+    assert "Command: `test`" in text
+    assert "| workers | json.loads | validate_body" in text
+    assert "| reference | 1 |" in text and "| reference | 2 |" in text
+    assert "Conformance suite: skipped (not selected)." in text
