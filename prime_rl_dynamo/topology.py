@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -168,6 +168,42 @@ class Topology:
     def with_faults(self, faults: list[str] | tuple[str, ...]) -> Topology:
         """The same fleet with more frontend-level faults."""
         return replace(self, faults=(*self.faults, *faults))
+
+    def more_engines(
+        self,
+        existing: Iterable[EngineSpec],
+        component: str,
+        *,
+        count: int = 1,
+        world_size: int = 1,
+        namespace: str | None = None,
+        endpoint: str = "rl",
+        routes: Iterable[str] = DEFAULT_ROUTES,
+        admin: bool = True,
+        system: bool = True,
+        source: str = "<topology>",
+    ) -> list[EngineSpec]:
+        """``count`` new engines of one component, indexed after those of it in ``existing``.
+
+        Keys and instance ids are those a topology file listing them would give (same seed).
+        """
+        ns = namespace or self.namespace
+        taken = [s.index for s in existing if s.key.startswith(f"{ns}.{component}#")]
+        first = max(taken, default=-1) + 1
+        group: dict[str, Any] = {
+            "component": component,
+            "count": first + count,
+            "world_size": world_size,
+            "namespace": ns,
+            "endpoint": endpoint,
+            "routes": list(routes),
+            "admin": admin,
+            "system": system,
+        }
+        grown = topology_from_dict(
+            {"namespace": self.namespace, "seed": self.seed, "engines": [group]}, source=source
+        )
+        return grown.engines()[first:]
 
 
 def _instance_id(seed: int, key: str) -> int:

@@ -35,7 +35,6 @@ from prime_rl_dynamo.topology import (
     EngineSpec,
     Topology,
     default_topology,
-    topology_from_dict,
 )
 
 __all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
@@ -696,29 +695,20 @@ class DynamoFleet:
         system: bool = True,
     ) -> list[DynamoEngine]:
         """Start ``count`` more engines of one component; waits until they are listed."""
-        ns = namespace or self.topology.namespace
         with self._lock:
-            taken = [
-                e.spec.index
-                for e in self._engines.values()
-                if e.spec.key.startswith(f"{ns}.{component}#")
-            ]
-        start = max(taken, default=-1) + 1
-        group: dict[str, Any] = {
-            "component": component,
-            "count": start + count,
-            "world_size": world_size,
-            "namespace": ns,
-            "endpoint": endpoint,
-            "routes": list(routes),
-            "admin": admin,
-            "system": system,
-        }
-        grown = topology_from_dict(
-            {"namespace": self.topology.namespace, "seed": self.topology.seed, "engines": [group]},
+            existing = [e.spec for e in self._engines.values()]
+        specs = self.topology.more_engines(
+            existing,
+            component,
+            count=count,
+            world_size=world_size,
+            namespace=namespace,
+            endpoint=endpoint,
+            routes=routes,
+            admin=admin,
+            system=system,
             source="DynamoFleet.add",
         )
-        specs = grown.engines()[start:]
         self._launch(specs)
         self._await_listed([s.key for s in specs], time.monotonic() + self.startup_timeout)
         return [self.engine(s.key) for s in specs]

@@ -34,7 +34,6 @@ from prime_rl_dynamo.topology import (
     MembershipEvent,
     Topology,
     load_topology,
-    topology_from_dict,
 )
 
 __all__ = ["ReferenceFleet", "start_reference_fleet"]
@@ -399,28 +398,22 @@ class ReferenceFleet:
         system: bool = True,
     ) -> list[ReferenceEngine]:
         """Start ``count`` new engines of one component (new ports), listed from now on."""
-        ns = namespace or self.topology.namespace
         with self.state.lock:
-            taken = [
-                e.spec.index for e in self.state.engines if e.key.startswith(f"{ns}.{component}#")
-            ]
-        first = max(taken, default=-1) + 1
-        group = {
-            "component": component,
-            "count": first + count,
-            "world_size": world_size,
-            "namespace": ns,
-            "endpoint": endpoint,
-            "routes": list(routes),
-            "admin": admin,
-            "system": system,
-        }
-        grown = topology_from_dict(
-            {"namespace": self.topology.namespace, "seed": self.topology.seed, "engines": [group]},
+            existing = [e.spec for e in self.state.engines]
+        specs = self.topology.more_engines(
+            existing,
+            component,
+            count=count,
+            world_size=world_size,
+            namespace=namespace,
+            endpoint=endpoint,
+            routes=routes,
+            admin=admin,
+            system=system,
             source="ReferenceFleet.add",
         )
         added = []
-        for spec in grown.engines()[first:]:
+        for spec in specs:
             sock = _bind(self.host, 0)
             port = sock.getsockname()[1]
             engine = ReferenceEngine(spec=spec, port=port, host=self.host)
