@@ -33,6 +33,7 @@ from prime_rl_dynamo.errors import (
 from prime_rl_dynamo.plan import (
     BroadcastPlan,
     Convention,
+    PlannableWorker,
     canonical_key,
     canonical_order,
     plan_broadcast,
@@ -57,21 +58,10 @@ _MAX_REDIRECTS = 5
 _ERROR_BODY_PREVIEW = 2048
 
 
-class WorkerLike(Protocol):
-    """What the client reads from a validated worker (validate.Worker satisfies it)."""
+class WorkerLike(PlannableWorker, Protocol):
+    """What the client reads from a validated worker beyond what a plan needs (validate.Worker
+    satisfies it)."""
 
-    @property
-    def namespace(self) -> str: ...
-    @property
-    def component(self) -> str: ...
-    @property
-    def endpoint(self) -> str: ...
-    @property
-    def instance_id(self) -> int: ...
-    @property
-    def world_size(self) -> int | None: ...
-    @property
-    def admin_base_url(self) -> str | None: ...
     @property
     def system_url(self) -> str | None: ...
     @property
