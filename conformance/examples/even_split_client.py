@@ -14,62 +14,54 @@ from typing import Any
 
 import httpx
 
+from conformance.examples._contract import ClientCall, command_main, contract_client
 
-def run(
-    discovery_url: str,
-    inference_world_size: int,
-    convention: str,
-    credentials: Any,
-    *,
-    model: str | None,
-    master_address: str,
-    master_port: int,
-    timeout: float,
-) -> None:
+
+def _split_evenly(call: ClientCall) -> None:
     """Discover once, split ranks evenly (the bug), initialise every engine."""
-    with httpx.Client(timeout=timeout, trust_env=False) as http:
-        body = http.get(discovery_url).raise_for_status().json()
+    with httpx.Client(timeout=call.timeout, trust_env=False) as http:
+        body = http.get(call.discovery_url).raise_for_status().json()
         engines = [
             w
             for w in body["workers"]
             if "error" not in w
             and w.get("admin_base_url")
-            and (model is None or w.get("model") == model)
+            and (call.model is None or w.get("model") == call.model)
         ]
         if not engines:
             raise RuntimeError("no engine listed")
-        share = inference_world_size // len(engines)  # the bug: one share for every engine
+        share = call.inference_world_size // len(engines)  # the bug: one share for every engine
         session = uuid.uuid4().hex
         for i, worker in enumerate(engines):
-            offset = i * share + (1 if convention == "vllm-native-nccl" else 0)
+            offset = i * share + (1 if call.convention == "vllm-native-nccl" else 0)
             base = worker["admin_base_url"].rstrip("/")
-            headers = _headers(credentials, httpx.URL(base).host)
-            if convention == "vllm-native-nccl":
+            headers = _headers(call.credentials, httpx.URL(base).host)
+            if call.convention == "vllm-native-nccl":
                 path = "/collective_rpc"
                 payload: dict[str, Any] = {
                     "method": "init_weight_transfer_engine",
                     "args": [],
                     "kwargs": {
                         "init_info": {
-                            "master_address": master_address,
-                            "master_port": master_port,
+                            "master_address": call.master_address,
+                            "master_port": call.master_port,
                             "rank_offset": offset,
-                            "world_size": inference_world_size + 1,
+                            "world_size": call.inference_world_size + 1,
                         }
                     },
                 }
             else:
                 path = "/init_broadcaster"
                 payload = {
-                    "host": master_address,
-                    "port": master_port,
+                    "host": call.master_address,
+                    "port": call.master_port,
                     "rank_offset": offset,
-                    "inference_world_size": inference_world_size,
+                    "inference_world_size": call.inference_world_size,
                     "engine_world_size": worker["world_size"],
-                    "timeout": timeout,
+                    "timeout": call.timeout,
                     "quantize_in_weight_transfer": False,
                 }
-                if convention == "nixl":
+                if call.convention == "nixl":
                     payload["session_id"] = session
             http.post(base + path, json=payload, headers=headers).raise_for_status()
 
@@ -86,13 +78,12 @@ def _headers(credentials: Any, host: str) -> dict[str, str]:
     return out
 
 
+run = contract_client(_split_evenly)
+
+
 def main() -> int:
     """``python -m conformance.examples.even_split_client`` for --client-cmd (CONFORMANCE_* env)."""
-    from conformance.client_profile import arguments_from_env
-
-    args, kwargs = arguments_from_env()
-    run(*args, **kwargs)
-    return 0
+    return command_main(run)
 
 
 if __name__ == "__main__":

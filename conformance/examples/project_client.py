@@ -8,89 +8,58 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
+
+from conformance.examples._contract import ClientCall, command_main, contract_client
 
 
-def run(
-    discovery_url: str,
-    inference_world_size: int,
-    convention: str,
-    credentials: Any,
-    *,
-    model: str | None,
-    master_address: str,
-    master_port: int,
-    timeout: float,
-) -> None:
+def _run(call: ClientCall) -> None:
     """Discover, plan, init the broadcast and update weights once (raises when it refuses)."""
-    asyncio.run(
-        _run(
-            discovery_url,
-            inference_world_size,
-            convention,
-            credentials,
-            model=model,
-            master_address=master_address,
-            master_port=master_port,
-            timeout=timeout,
-        )
-    )
+    asyncio.run(_drive(call))
 
 
-async def _run(
-    discovery_url: str,
-    inference_world_size: int,
-    convention: str,
-    credentials: Any,
-    *,
-    model: str | None,
-    master_address: str,
-    master_port: int,
-    timeout: float,
-) -> None:
+async def _drive(call: ClientCall) -> None:
     from prime_rl_dynamo.admin import AdminPool, Credentials
     from prime_rl_dynamo.client import DiscoveryClient
 
     creds = Credentials(
-        api_key=credentials.api_key,
-        headers=dict(credentials.headers),
-        headers_from_env=dict(credentials.headers_from_env),
-        allowed_hosts=credentials.allowed_hosts,
+        api_key=call.credentials.api_key,
+        headers=dict(call.credentials.headers),
+        headers_from_env=dict(call.credentials.headers_from_env),
+        allowed_hosts=call.credentials.allowed_hosts,
     )
     async with DiscoveryClient(
-        discovery_url,
-        inference_world_size=inference_world_size,
-        model=model,
-        timeout=timeout,
+        call.discovery_url,
+        inference_world_size=call.inference_world_size,
+        model=call.model,
+        timeout=call.timeout,
         poll_interval=0.1,
-        request_timeout=min(timeout, 10.0),
+        request_timeout=min(call.timeout, 10.0),
     ) as discovery_client:
         discovery = await discovery_client.wait_ready()
-        plan = discovery.plan(convention)
+        plan = discovery.plan(call.convention)
         # Engines outside the allow-list are driven without credentials (the suite's contract).
         async with AdminPool.from_plan(
             plan,
             credentials=creds,
             disallowed="anonymous",
             discovery=discovery_client,
-            timeout=timeout,
+            timeout=call.timeout,
         ) as pool:
             await pool.init_broadcast(
-                host=master_address,
-                port=master_port,
-                timeout=timeout,
-                session_id=uuid.uuid4().hex if convention == "nixl" else None,
+                host=call.master_address,
+                port=call.master_port,
+                timeout=call.timeout,
+                session_id=uuid.uuid4().hex if call.convention == "nixl" else None,
             )
             await pool.update_weights(None)
 
 
+run = contract_client(_run)
+
+
 def main() -> int:
     """``python -m conformance.examples.project_client`` for --client-cmd (CONFORMANCE_* env)."""
-    from conformance.client_profile import arguments_from_env
-
-    args, kwargs = arguments_from_env()
-    run(*args, **kwargs)
-    return 0
+    return command_main(run)
 
 
 if __name__ == "__main__":
