@@ -641,40 +641,29 @@ class AdminPool:
 
 @dataclass(frozen=True)
 class _PlanView:
-    identity: Identity
+    # PlannableWorker-compatible, so topology_diff keys an engine by its identity.
+    namespace: str
+    component: str
+    endpoint: str
+    instance_id: int
     world_size: int | None
     admin_base_url: str | None
 
     @property
+    def identity(self) -> Identity:
+        return (self.namespace, self.component, self.endpoint, self.instance_id)
+
+    @property
     def label(self) -> str:
-        namespace, component, endpoint, instance_id = self.identity
-        return f"{namespace}.{component}.{endpoint}#{instance_id}"
-
-    # PlannableWorker-compatible accessors, so topology_diff keys by identity.
-    @property
-    def namespace(self) -> str:
-        return self.identity[0]
-
-    @property
-    def component(self) -> str:
-        return self.identity[1]
-
-    @property
-    def endpoint(self) -> str:
-        return self.identity[2]
-
-    @property
-    def instance_id(self) -> int:
-        return self.identity[3]
+        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
 
 
 def _as_plan_view(engine: AdminEngine) -> _PlanView:
-    if engine.identity is None:
+    identity = engine.identity
+    if identity is None:
         # A static URL engine has no identity; key it by its URL so diffs stay readable.
-        return _PlanView(
-            ("static", engine.admin_base_url, "admin", 0), engine.world_size, engine.admin_base_url
-        )
-    return _PlanView(engine.identity, engine.world_size, engine.admin_base_url)
+        identity = ("static", engine.admin_base_url, "admin", 0)
+    return _PlanView(*identity, engine.world_size, engine.admin_base_url)
 
 
 def _admin_url(engine: AdminEngine) -> httpx.URL:
