@@ -11,6 +11,8 @@ import json
 import sys
 from typing import Any
 
+from prime_rl_dynamo.cli.validate import input_name, read_input
+
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 CONVENTIONS = ("prime-nccl", "vllm-native-nccl", "nixl")
 
@@ -106,15 +108,9 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.plan import plan_broadcast
     from prime_rl_dynamo.validate import validate_body
 
-    name = "<stdin>" if args.file == "-" else args.file
-    try:
-        if args.file == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.file, "rb") as handle:
-                data = handle.read()
-    except OSError as exc:
-        print(f"prime-rl-dynamo plan: cannot read {name}: {exc.strerror or exc}", file=sys.stderr)
+    name = input_name(args.file)
+    data = read_input(args.file, "plan")
+    if data is None:
         return EXIT_USAGE
     try:
         snapshot = validate_body(data)

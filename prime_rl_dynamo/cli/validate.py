@@ -33,6 +33,26 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def input_name(file: str) -> str:
+    """How messages name the FILE argument (``-`` is ``<stdin>``)."""
+    return "<stdin>" if file == "-" else file
+
+
+def read_input(file: str, command: str) -> bytes | None:
+    """The bytes of FILE (``-``: stdin); None once the reason it cannot be read is printed."""
+    try:
+        if file == "-":
+            return sys.stdin.buffer.read()
+        with open(file, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        print(
+            f"prime-rl-dynamo {command}: cannot read {input_name(file)}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return None
+
+
 def summarize(snapshot: Any) -> dict[str, Any]:
     """Counts a user wants at a glance: workers, engines ready to drive, total world size."""
     workers = snapshot.workers
@@ -54,17 +74,9 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.errors import ProtocolError
     from prime_rl_dynamo.validate import validate_body
 
-    name = "<stdin>" if args.file == "-" else args.file
-    try:
-        if args.file == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.file, "rb") as handle:
-                data = handle.read()
-    except OSError as exc:
-        print(
-            f"prime-rl-dynamo validate: cannot read {name}: {exc.strerror or exc}", file=sys.stderr
-        )
+    name = input_name(args.file)
+    data = read_input(args.file, "validate")
+    if data is None:
         return EXIT_UNREADABLE
     try:
         snapshot = validate_body(data)
