@@ -384,40 +384,21 @@ class AdminPool:
             payload = json_lib.loads(content) if content else None
         except ValueError:
             payload = content[:300].decode("utf-8", "replace")
+        error: str | None = None
         if response.is_redirect:
             where = response.headers.get("location", "?")
-            return EngineResult(
-                engine.label,
-                operation,
-                False,
-                status,
-                payload,
-                f"CRED-4: answered a redirect to {where}; admin calls follow no redirect, so credentials "
-                "never leave for another URL",
-                elapsed,
+            error = (
+                f"CRED-4: answered a redirect to {where}; admin calls follow no redirect, so "
+                "credentials never leave for another URL"
             )
-        if not response.is_success:
+        elif not response.is_success:
             message = payload.get("message") if isinstance(payload, dict) else payload
-            return EngineResult(
-                engine.label,
-                operation,
-                False,
-                status,
-                payload,
-                f"HTTP {status}: {message}",
-                elapsed,
+            error = f"HTTP {status}: {message}"
+        elif not isinstance(payload, dict) or payload.get("status") == "error":
+            error = (
+                f"ADMIN-2: expected a JSON object reply without status 'error'; found {payload!r}"
             )
-        if not isinstance(payload, dict) or payload.get("status") == "error":
-            return EngineResult(
-                engine.label,
-                operation,
-                False,
-                status,
-                payload,
-                f"ADMIN-2: expected a JSON object reply without status 'error'; found {payload!r}",
-                elapsed,
-            )
-        return EngineResult(engine.label, operation, True, status, payload, None, elapsed)
+        return EngineResult(engine.label, operation, error is None, status, payload, error, elapsed)
 
     async def _fanout(
         self,
