@@ -40,18 +40,18 @@ def contract_client(body: Callable[[ClientCall], object]) -> ClientFunction:
         master_port: int,
         timeout: float,
     ) -> None:
-        body(
-            ClientCall(
-                discovery_url=discovery_url,
-                inference_world_size=inference_world_size,
-                convention=convention,
-                credentials=credentials,
-                model=model,
-                master_address=master_address,
-                master_port=master_port,
-                timeout=timeout,
-            )
+        # The fields are the contract's parameters, in order.
+        call = ClientCall(
+            discovery_url,
+            inference_world_size,
+            convention,
+            credentials,
+            model,
+            master_address,
+            master_port,
+            timeout,
         )
+        body(call)
 
     # Not functools.wraps: inspect.signature would then show the body's, not the contract's.
     run.__module__, run.__doc__ = body.__module__, body.__doc__
