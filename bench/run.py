@@ -73,7 +73,7 @@ def full_config() -> BenchConfig:
             repetitions=11, large_repetitions=5, jsonschema_max_workers=8192
         ),
         discovery=DiscoveryConfig(),
-        suite=SuiteConfig(repetitions=1),
+        suite=SuiteConfig(repetitions=3),
     )
 
 
