@@ -78,7 +78,6 @@ def fleet_topology(engines: int, world_size: int, *, namespace: str = "bench") -
 
 @dataclass
 class _Frontend:
-    name: str
     discovery_url: str
     startup_s: float
 
@@ -111,7 +110,7 @@ def _reference_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[
                     + errors.read()[-600:]
                 )
             urls = json.loads(line)
-            frontend = _Frontend("reference", urls["discovery_url"], 0.0)
+            frontend = _Frontend(urls["discovery_url"], 0.0)
             _wait_listing_ready(frontend.discovery_url, _engine_count(topology), start + timeout_s)
             frontend.startup_s = time.perf_counter() - start
             yield frontend
@@ -165,7 +164,7 @@ def _dynamo_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[_Fr
         raise FleetUnavailable(f"the Dynamo harness failed to start: {exc!r}") from exc
     with fleet:
         _wait_listing_ready(fleet.discovery_url, _engine_count(topology), start + timeout_s)
-        yield _Frontend("dynamo", fleet.discovery_url, time.perf_counter() - start)
+        yield _Frontend(fleet.discovery_url, time.perf_counter() - start)
 
 
 def _engine_count(topology: dict[str, Any]) -> int:
