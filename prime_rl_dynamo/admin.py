@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import httpx
 
+from prime_rl_dynamo._http import tls_context
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, WorkerLike, assess_snapshot
 from prime_rl_dynamo.errors import (
     AdminError,
@@ -292,6 +293,7 @@ class AdminPool:
             label: httpx.AsyncClient(
                 base_url=str(url),
                 headers=headers,
+                verify=tls_context(),
                 follow_redirects=False,  # CRED-4: a redirect would carry the credentials elsewhere
                 trust_env=False,
                 timeout=timeout,

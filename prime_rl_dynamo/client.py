@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from prime_rl_dynamo._http import tls_context
 from prime_rl_dynamo.errors import (
     ConfigError,
     NotReadyError,
@@ -425,6 +426,7 @@ class DiscoveryClient:
         }
         # Redirects are handled by hand (same origin only); proxies only when asked (POLL-4).
         self._http = httpx.AsyncClient(
+            verify=tls_context(),
             follow_redirects=False,
             trust_env=trust_env,
             transport=transport,

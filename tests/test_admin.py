@@ -440,3 +440,36 @@ def test_static_urls_pool_redacts_and_drives(server: ScriptedServer) -> None:
     with pytest.raises(ConfigError) as info:
         AdminPool.from_urls(["http://bob:hunter2@127.0.0.1:1/x"])
     assert "hunter2" not in str(info.value) and info.value.requirement == "CRED-1"
+
+
+def test_one_tls_context_serves_every_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Loading the CA bundle costs ~50 ms: a pool of many engines must not load it per engine.
+    import ssl
+
+    from prime_rl_dynamo._http import tls_context
+
+    built = []
+    real = ssl.create_default_context
+
+    def counting(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counting)
+    tls_context.cache_clear()
+    engines = [
+        AdminEngine(
+            f"dynamo.e{i}.rl#{i}",
+            f"https://e{i}.example:9000/admin",
+            1,
+            ("dynamo", f"e{i}", "rl", i),
+        )
+        for i in range(50)
+    ]
+    pool = AdminPool(engines, environ={})
+    client = DiscoveryClient("https://frontend.example:8001", inference_world_size=50)
+    asyncio.run(pool.aclose())
+    asyncio.run(client.aclose())
+    assert len(built) == 1, (
+        f"{len(built)} TLS contexts built for 50 engines and one discovery client"
+    )
