@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.table import fmt_ms, fmt_ratio
+from bench.table import discovery_rows, fmt_ratio, validation_rows
 
 __all__ = ["render_markdown"]
 
@@ -27,28 +27,15 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def _validation(section: dict[str, Any]) -> list[str]:
     if section.get("status") != "ok":
         return [f"Validation: skipped ({section.get('reason')})."]
-    contenders = section["contenders"]
-    columns = section["ratio_columns"]
+    times_header, times_rows, ratios_header, ratios_rows = validation_rows(section)
     out = ["Validation, time per body in ms, median [min-max]:", ""]
-    out += _table(
-        ["workers", *contenders],
-        [
-            [f"{p['workers']:,}", *[fmt_ms(p["times_s"].get(n)) for n in contenders]]
-            for p in section["points"]
-        ],
-    )
+    out += _table(times_header, times_rows)
     out += [
         "",
         f"`{section['validator']}` / other (below 1: the project's validation is cheaper):",
         "",
     ]
-    out += _table(
-        ["workers", *[c.split(" / ", 1)[1] for c in columns]],
-        [
-            [f"{p['workers']:,}", *[fmt_ratio(p["ratios"].get(c)) for c in columns]]
-            for p in section["points"]
-        ],
-    )
+    out += _table(ratios_header, ratios_rows)
     out += ["", *[f"- {line}" for line in section.get("verdicts", [])]]
     return out
 
@@ -56,35 +43,7 @@ def _validation(section: dict[str, Any]) -> list[str]:
 def _discovery(section: dict[str, Any]) -> list[str]:
     if section.get("status") == "skipped":
         return [f"Discovery: skipped ({section.get('reason')})."]
-    rows = []
-    for name, series in section["series"].items():
-        if series.get("status") == "skipped":
-            rows.append([name, "-", f"skipped: {series.get('reason')}", "", "", ""])
-        for p in series.get("points", []):
-            if "skipped" in p:
-                rows.append([name, str(p["engines"]), f"skipped: {p['skipped']}", "", "", ""])
-                continue
-            rows.append(
-                [
-                    name,
-                    str(p["engines"]),
-                    fmt_ms(p["latency_s"], "p50", spread=False),
-                    fmt_ms(p["latency_s"], "p99", spread=False),
-                    fmt_ms(p.get("ready_s")),
-                    f"{p['startup_s']:.1f}",
-                ]
-            )
-    for r in section.get("ratios", []):
-        rows.append(
-            [
-                "dynamo / reference",
-                str(r["engines"]),
-                fmt_ratio(r["latency_p50"]),
-                fmt_ratio(r["latency_p99"]),
-                fmt_ratio(r.get("ready_paired")),
-                "",
-            ]
-        )
+    rows = discovery_rows(section, ratio_label="dynamo / reference", reasons=True)
     header = ["frontend", "engines", "GET p50 ms", "GET p99 ms", "ready snapshot ms", "start-up s"]
     return [
         "Discovery (GET /v1/rl/workers; DiscoveryClient to a ready snapshot):",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["fmt_ms", "fmt_ratio", "render_tables"]
+__all__ = ["discovery_rows", "fmt_ms", "fmt_ratio", "render_tables", "validation_rows"]
 
 
 def fmt_ms(summary: dict[str, Any] | None, key: str = "median", *, spread: bool = True) -> str:
@@ -48,29 +48,82 @@ def _num(ms: float) -> str:
     return f"{ms:.4f}"
 
 
+def validation_rows(
+    section: dict[str, Any],
+) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
+    """Header and rows of the times table, then of the ratios table (shared by every renderer)."""
+    contenders = section.get("contenders", [])
+    columns = section.get("ratio_columns", [])
+    points = section.get("points", [])
+    times = [
+        [f"{p['workers']:,}", *[fmt_ms(p["times_s"].get(name)) for name in contenders]]
+        for p in points
+    ]
+    ratios = [
+        [f"{p['workers']:,}", *[fmt_ratio(p["ratios"].get(key)) for key in columns]] for p in points
+    ]
+    ratio_header = ["workers", *[key.split(" / ", 1)[1] for key in columns]]
+    return ["workers", *contenders], times, ratio_header, ratios
+
+
 def _validation_tables(section: dict[str, Any]) -> list[Any]:
     from rich.markup import escape
     from rich.table import Table
 
-    contenders = section.get("contenders", [])
+    times_header, times_rows, ratios_header, ratios_rows = validation_rows(section)
     times = Table(title=escape("Validation: time per body, ms median [min-max]"))
-    times.add_column("workers", justify="right")
-    for name in contenders:
-        times.add_column(name, justify="right")
     ratios = Table(
         title=escape(
             f"Validation: {section.get('validator')} / other, median [min-max of paired reps]"
         )
     )
-    ratios.add_column("workers", justify="right")
-    columns = section.get("ratio_columns", [])
-    for key in columns:
-        ratios.add_column(key.split(" / ", 1)[1], justify="right")
-    for point in section.get("points", []):
-        workers = f"{point['workers']:,}"
-        times.add_row(workers, *[fmt_ms(point["times_s"].get(name)) for name in contenders])
-        ratios.add_row(workers, *[fmt_ratio(point["ratios"].get(key)) for key in columns])
+    for table, header, rows in (
+        (times, times_header, times_rows),
+        (ratios, ratios_header, ratios_rows),
+    ):
+        for column in header:
+            table.add_column(column, justify="right")
+        for row in rows:
+            table.add_row(*row)
     return [times, ratios]
+
+
+def discovery_rows(
+    section: dict[str, Any], *, ratio_label: str = "dynamo/ref", reasons: bool = False
+) -> list[list[str]]:
+    """Rows (frontend, engines, p50, p99, ready, start-up) of the discovery section; with
+    ``reasons`` a skipped series or point says why."""
+    rows = []
+    for name, series in section.get("series", {}).items():
+        if reasons and series.get("status") == "skipped":
+            rows.append([name, "-", f"skipped: {series.get('reason')}", "", "", ""])
+        for point in series.get("points", []):
+            if "skipped" in point:
+                why = f"skipped: {point['skipped']}" if reasons else "skipped"
+                rows.append([name, str(point["engines"]), why, "", "", ""])
+                continue
+            rows.append(
+                [
+                    name,
+                    str(point["engines"]),
+                    fmt_ms(point["latency_s"], "p50", spread=False),
+                    fmt_ms(point["latency_s"], "p99", spread=False),
+                    fmt_ms(point.get("ready_s")),
+                    f"{point['startup_s']:.1f}",
+                ]
+            )
+    for ratio in section.get("ratios", []):
+        rows.append(
+            [
+                ratio_label,
+                str(ratio["engines"]),
+                fmt_ratio(ratio["latency_p50"]),
+                fmt_ratio(ratio["latency_p99"]),
+                fmt_ratio(ratio.get("ready_paired")),
+                "",
+            ]
+        )
+    return rows
 
 
 def _discovery_table(section: dict[str, Any]) -> Any:
@@ -85,28 +138,8 @@ def _discovery_table(section: dict[str, Any]) -> Any:
     )
     for column in ("frontend", "engines", "p50", "p99", "ready", "start-up s"):
         table.add_column(column, justify="right")
-    for name, series in section.get("series", {}).items():
-        for point in series.get("points", []):
-            if "skipped" in point:
-                table.add_row(name, str(point["engines"]), "skipped", "", "", "")
-                continue
-            table.add_row(
-                name,
-                str(point["engines"]),
-                fmt_ms(point["latency_s"], "p50", spread=False),
-                fmt_ms(point["latency_s"], "p99", spread=False),
-                fmt_ms(point.get("ready_s")),
-                f"{point['startup_s']:.1f}",
-            )
-    for ratio in section.get("ratios", []):
-        table.add_row(
-            "dynamo/ref",
-            str(ratio["engines"]),
-            fmt_ratio(ratio["latency_p50"]),
-            fmt_ratio(ratio["latency_p99"]),
-            fmt_ratio(ratio.get("ready_paired")),
-            "",
-        )
+    for row in discovery_rows(section):
+        table.add_row(*row)
     return table
 
 
