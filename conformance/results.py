@@ -7,11 +7,26 @@ broke (nothing was decided about conformance); a *skip* always carries its reaso
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Report", "Result", "Status"]
+__all__ = ["Report", "Result", "Status", "redact_urls"]
+
+# scheme://user:password@ -> scheme://***@ (a listed URL may carry credentials: never echo them)
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]*@")
+
+
+def redact_urls(value: Any) -> Any:
+    """``value`` with the user info of every URL in its strings replaced by ``***``."""
+    if isinstance(value, str):
+        return _USERINFO.sub(r"\1***@", value) if "@" in value else value
+    if isinstance(value, dict):
+        return {k: redact_urls(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_urls(v) for v in value)
+    return value
 
 
 class Status(str, enum.Enum):
@@ -45,6 +60,11 @@ class Result:
     message: str = ""  # why it failed / warned / was skipped / errored; a pass may say what it saw
     details: dict[str, Any] = field(default_factory=dict)
     duration: float = 0.0
+
+    def __post_init__(self) -> None:
+        # Every result passes here: no credential of a listed URL reaches a message or report.
+        object.__setattr__(self, "message", redact_urls(self.message))
+        object.__setattr__(self, "details", redact_urls(self.details))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""

@@ -70,6 +70,22 @@ class Options:
             return tuple(p for p in PROFILES if p in self.profiles)
         return ("frontend", "workers") if self.url else PROFILES
 
+    def base_url(self) -> str | None:
+        """The target's RL listener base URL, normalised like the client's discovery URL.
+
+        ``BASE``, ``BASE/v1`` and ``BASE/v1/rl/workers`` name the same target; a URL the client
+        would refuse (another scheme, user info: CRED-1, a query) is a ValueError (a usage error).
+        """
+        if self.url is None:
+            return None
+        from prime_rl_dynamo.client import DISCOVERY_PATH, normalize_discovery_url
+
+        try:
+            workers = normalize_discovery_url(self.url)
+        except ValueError as exc:
+            raise ValueError(f"target URL: {exc}") from None
+        return workers[: -len(DISCOVERY_PATH)].rstrip("/")
+
 
 @dataclass
 class RunContext:
@@ -150,7 +166,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
     """Point the run at its target, standing up the embedded default when no URL was given."""
     opts = run.options
     if opts.url:
-        run.url = opts.url.rstrip("/")
+        run.url = opts.base_url()
         run.target = {"kind": "url", "url": run.url}
         yield
         return

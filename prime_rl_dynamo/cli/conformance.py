@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
         )
         options.resolved_profiles()
+        options.base_url()
     except ValueError as exc:
         print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
         return 2
