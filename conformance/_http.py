@@ -1,6 +1,8 @@
 """Small HTTP helpers shared by the profiles: one bounded httpx client and response snapshots.
 
 The suite talks to targets with redirects off, no proxy environment and a timeout on every call.
+Every exchange is bounded twice, as the discovery client bounds its own: a body size cap and a
+deadline for the whole exchange (httpx's timeouts bound each read, not a body dribbled forever).
 """
 
 from __future__ import annotations
@@ -12,7 +14,22 @@ from typing import Any
 
 import httpx
 
-__all__ = ["Reply", "is_http_url", "json_media", "make_client", "request"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "ExchangeBound",
+    "Reply",
+    "is_http_url",
+    "json_media",
+    "make_client",
+    "request",
+]
+
+#: The discovery client's cap (prime_rl_dynamo.client.DEFAULT_MAX_BODY_BYTES), the suite's default.
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+
+
+class ExchangeBound(httpx.TransportError):
+    """The target's reply broke one of the suite's bounds (its body size cap or its deadline)."""
 
 
 @dataclass(frozen=True)
@@ -40,22 +57,71 @@ class Reply:
         return f"{self.method} {self.url} -> {self.status} [{self.content_type or 'no content-type'}] {body}{more}"
 
 
-def make_client(timeout: float) -> httpx.Client:
-    """A client that follows no redirect and ignores proxy settings from the environment."""
-    return httpx.Client(
+def make_client(timeout: float, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> httpx.Client:
+    """A client that follows no redirect and ignores proxy settings from the environment.
+
+    ``request`` bounds each exchange with ``timeout`` (whole exchange) and ``max_body_bytes``.
+    """
+    client = BoundedClient(
         timeout=timeout,
         follow_redirects=False,
         trust_env=False,
         headers={"accept-encoding": "identity", "user-agent": "prime-rl-dynamo-conformance"},
     )
+    client.deadline, client.max_body_bytes = timeout, max_body_bytes
+    return client
+
+
+class BoundedClient(httpx.Client):
+    """An httpx client that carries the suite's bounds for ``request``."""
+
+    deadline: float = 10.0  # seconds for a whole exchange
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+
+def bounds(client: httpx.Client) -> tuple[float, int]:
+    """(deadline in seconds, body cap in bytes) of a client (a BoundedClient's own, else defaults)."""
+    if isinstance(client, BoundedClient):
+        return client.deadline, client.max_body_bytes
+    return client.timeout.read or 10.0, DEFAULT_MAX_BODY_BYTES
+
+
+def check_bounds(
+    method: str, url: str, size: int, started: float, deadline: float, cap: int
+) -> None:
+    """Raise ExchangeBound when a body grew past ``cap`` or the exchange ran past ``deadline``."""
+    if size > cap:
+        raise ExchangeBound(
+            f"{method} {url}: the body exceeded the suite's size cap of {cap} bytes "
+            f"(--max-body-bytes) and was cut off there"
+        )
+    spent = time.perf_counter() - started
+    if spent > deadline:
+        raise ExchangeBound(
+            f"{method} {url}: the exchange was not complete after {spent:.1f} s, past the "
+            f"suite's per-exchange deadline of {deadline:g} s (--timeout); {size} body bytes "
+            "had arrived"
+        )
 
 
 def request(client: httpx.Client, method: str, url: str, **kwargs: Any) -> Reply:
-    """Send one request; JSON is parsed whatever the content type says (so both can be judged)."""
+    """Send one request; JSON is parsed whatever the content type says (so both can be judged).
+
+    The exchange is bounded (deadline and body cap of the client, see ``make_client``): past
+    either, ExchangeBound (an httpx.TransportError) says which bound and the figure.
+    """
+    deadline, cap = bounds(client)
     started = time.perf_counter()
-    response = client.request(method, url, **kwargs)
+    chunks: list[bytes] = []
+    size = 0
+    with client.stream(method, url, **kwargs) as response:
+        check_bounds(method, url, size, started, deadline, cap)
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            check_bounds(method, url, size, started, deadline, cap)
     elapsed = time.perf_counter() - started
-    content = response.content
+    content = b"".join(chunks)
     parsed: Any = None
     error: str | None = None
     if content:

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from conformance._http import Reply, json_media, make_client, request
+from conformance._http import ExchangeBound, Reply, check_bounds, json_media, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo.errors import Violation
@@ -89,6 +89,10 @@ class FrontendContext(ProfileContext):
             return request(self.client, method, url)
         except httpx.ConnectError as exc:
             raise CheckError(f"{method} {url}: nothing answers: {exc}") from exc
+        except ExchangeBound as exc:
+            raise Failed(
+                f"expected a complete HTTP response within the suite's bounds: {exc}"
+            ) from exc
         except httpx.HTTPError as exc:
             raise Failed(
                 f"{method} {url}: expected a complete HTTP response, found "
@@ -180,7 +184,7 @@ class FrontendContext(ProfileContext):
 @profile_setup("frontend")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[FrontendContext]:
-    with make_client(run.options.timeout) as client:
+    with make_client(run.options.timeout, run.options.max_body_bytes) as client:
         yield FrontendContext(run, client)
 
 
@@ -340,7 +344,7 @@ def check_stability(ctx: FrontendContext) -> str | None:
 
 
 async def _load(
-    url: str, clients: int, per_client: int, budget: float, timeout: float
+    url: str, clients: int, per_client: int, budget: float, timeout: float, cap: int
 ) -> dict[str, Any]:
     deadline = time.monotonic() + budget
     latencies: list[float] = []
@@ -358,14 +362,20 @@ async def _load(
                     return
                 started = time.perf_counter()
                 try:
-                    response = await client.get(url)
+                    async with client.stream("GET", url) as response:
+                        chunks, size = [], 0
+                        async for chunk in response.aiter_bytes():
+                            chunks.append(chunk)
+                            size += len(chunk)
+                            check_bounds("GET", url, size, started, timeout, cap)
                 except httpx.HTTPError as exc:
                     errors.append(f"{type(exc).__name__}: {exc}")
                     continue
                 latencies.append(time.perf_counter() - started)
                 statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
                 if response.status_code == 200:
-                    bodies[response.content] = bodies.get(response.content, 0) + 1
+                    content = b"".join(chunks)
+                    bodies[content] = bodies.get(content, 0) + 1
 
         started = time.perf_counter()
         await asyncio.gather(*(poller() for _ in range(clients)))
@@ -400,7 +410,12 @@ def check_load(ctx: FrontendContext) -> str | None:
     first = ctx.listing()
     outcome = asyncio.run(
         _load(
-            ctx.workers_url, opts.load_clients, opts.load_requests, opts.load_budget, opts.timeout
+            ctx.workers_url,
+            opts.load_clients,
+            opts.load_requests,
+            opts.load_budget,
+            opts.timeout,
+            opts.max_body_bytes,
         )
     )
     latencies: list[float] = outcome["latencies"]

@@ -51,13 +51,20 @@ class Options:
     client_cmd: str | None = None  # client under test, a shell command
     target: str = "auto"  # without a URL: "auto" (dynamo if importable), "dynamo" or "reference"
     discovery: str = "file"  # discovery backend of real Dynamo fleets: "file" or "etcd"
-    timeout: float = 10.0  # per HTTP request, seconds
+    timeout: float = 10.0  # deadline of each whole HTTP exchange with the target, seconds
+    max_body_bytes: int = 8 * 1024 * 1024  # body size cap of each reply (the client's default)
     polls: int = 5  # repeated polls for HTTP-6
     load_clients: int = 32  # concurrent pollers for HTTP-7
     load_requests: int = 20  # requests per poller
     load_budget: float = 30.0  # seconds the load may take before it is cut short
     topologies: int = 3  # generated topologies per client / roundtrip run (plus the pinned one)
     client_timeout: float = 60.0  # seconds a client under test may take per topology
+
+    def __post_init__(self) -> None:
+        if not self.timeout > 0 or self.timeout == float("inf"):
+            raise ValueError(f"timeout must be a positive number of seconds; found {self.timeout}")
+        if self.max_body_bytes < 1:
+            raise ValueError(f"max_body_bytes must be at least 1; found {self.max_body_bytes}")
 
     def resolved_profiles(self) -> tuple[str, ...]:
         """The profiles this run executes, in execution order."""

@@ -115,7 +115,7 @@ class WorkersContext(ProfileContext):
 @profile_setup("workers")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[WorkersContext]:
-    with make_client(run.options.timeout) as client:
+    with make_client(run.options.timeout, run.options.max_body_bytes) as client:
         yield WorkersContext(run, client)
 
 

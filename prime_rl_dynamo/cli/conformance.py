@@ -74,7 +74,19 @@ def add_parser(subparsers: Any) -> None:
         default="32x20",
         help="concurrent polling load for HTTP-7 (default 32x20)",
     )
-    parser.add_argument("--timeout", type=float, default=10.0, help="per HTTP request, seconds")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="deadline of each whole HTTP exchange with the target, seconds (default 10)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=8 * 1024 * 1024,
+        metavar="N",
+        help="body size cap of each reply, like the client's (default 8 MiB); past it HTTP-1 fails",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -137,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             load_clients=clients,
             load_requests=requests,
             timeout=args.timeout,
+            max_body_bytes=args.max_body_bytes,
         )
         options.resolved_profiles()
         options.base_url()

@@ -1,0 +1,136 @@
+"""The suite's own HTTP is bounded like the client's (issue 12 item 9): a body size cap and a
+deadline for each whole exchange, each reported as the target's failure of HTTP-1 with the
+figure. Hostile servers on 127.0.0.1; every test is bounded by pytest-timeout."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+import conformance
+from conformance.results import Status
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+Writer = Callable[[socket.socket], None]
+
+
+class RawServer:
+    """A loopback TCP server answering every request with ``writer`` (raw bytes, so it can lie)."""
+
+    def __init__(self, writer: Writer) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.writer = writer
+        self.stop = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        self.sock.settimeout(0.1)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                self.writer(conn)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Writer], RawServer]]:
+    servers: list[RawServer] = []
+
+    def start(writer: Writer) -> RawServer:
+        servers.append(RawServer(writer))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+def _dribble(conn: socket.socket) -> None:
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n"
+    )
+    for _ in range(1000):  # one byte per 0.2 s: 200 s for the whole body
+        conn.sendall(b" ")
+        time.sleep(0.2)
+
+
+def _endless_chunks(conn: socket.socket) -> None:
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    chunk = b"[" * 65536
+    frame = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
+    for _ in range(1 << 16):  # at most 4 GiB, far more than any cap
+        conn.sendall(frame)
+
+
+def _http1(report: conformance.Report) -> conformance.Result:
+    return next(r for r in report.results if r.check == "HTTP-1::status-and-content-type")
+
+
+def test_a_dribbled_body_fails_http_1_at_the_per_exchange_deadline(
+    serve: Callable[[Writer], RawServer],
+) -> None:
+    server = serve(_dribble)
+    report = conformance.run(
+        url=server.url, profiles=["frontend"], requirements=["HTTP-1"], timeout=1.0, seed=1
+    )
+    result = _http1(report)
+    assert result.status is Status.FAIL, result.message
+    assert "per-exchange deadline of 1 s" in result.message
+    assert report.exit_code == 1
+
+
+def test_an_endless_chunked_body_fails_http_1_at_the_size_cap(
+    serve: Callable[[Writer], RawServer],
+) -> None:
+    server = serve(_endless_chunks)
+    report = conformance.run(
+        url=server.url,
+        profiles=["frontend"],
+        requirements=["HTTP-1"],
+        max_body_bytes=1 << 20,
+        seed=1,
+    )
+    result = _http1(report)
+    assert result.status is Status.FAIL, result.message
+    assert "size cap of 1048576 bytes" in result.message
+    assert report.exit_code == 1
+
+
+def test_the_load_is_bounded_too(serve: Callable[[Writer], RawServer]) -> None:
+    # HTTP-7's pollers use their own async client: the same cap applies to every reply.
+    import asyncio
+
+    from conformance.frontend import _load
+
+    server = serve(_endless_chunks)
+    outcome = asyncio.run(_load(server.url + "/v1/rl/workers", 2, 1, 30.0, 10.0, 1 << 20))
+    assert len(outcome["errors"]) == 2
+    assert all("size cap of 1048576 bytes" in e for e in outcome["errors"])
+
+
+def test_the_cap_and_the_deadline_are_options_that_refuse_nonsense() -> None:
+    with pytest.raises(ValueError, match="max_body_bytes"):
+        conformance.Options(max_body_bytes=0)
+    with pytest.raises(ValueError, match="timeout"):
+        conformance.Options(timeout=float("inf"))
