@@ -40,9 +40,17 @@ _PROFILE_MODULES = {
 class Failed(Exception):
     """The target breaks the check's requirement; the message says expected / found / where."""
 
-    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        violations: list[dict[str, Any]] | None = None,
+    ) -> None:
         super().__init__(message)
         self.details = dict(details or {})
+        # Structured form of each violation: requirement, pointer, worker, expected, found, message.
+        self.violations = list(violations or [])
 
 
 class Skipped(Exception):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.registry import Check, all_checks
-from conformance.results import Report, Result, Status
+from conformance.results import Report, Result, Status, Verdict, redact_urls
 from prime_rl_dynamo.requirements import all_requirements
 
 __all__ = [
@@ -31,6 +31,7 @@ _STYLE = {
     Status.WARN: "yellow",
     Status.FAIL: "bold red",
     Status.ERROR: "bold magenta",
+    Status.WAIVED: "cyan",
 }
 
 
@@ -39,7 +40,9 @@ def reproduce_command(report: Report, requirement: str | None = None) -> str:
     opts = report.options
     parts = ["prime-rl-dynamo", "conformance"]
     if opts.get("url"):
-        parts.append(str(opts["url"]))
+        parts.append(redact_urls(str(opts["url"])))
+    if opts.get("target") not in (None, "auto"):
+        parts += ["--target", str(opts["target"])]
     for profile in opts.get("profiles") or ():
         parts += ["--profile", profile]
     if opts.get("strict"):
@@ -50,6 +53,10 @@ def reproduce_command(report: Report, requirement: str | None = None) -> str:
         parts += ["--client-cmd", repr(str(opts["client_cmd"]))]
     for req in [requirement] if requirement else list(opts.get("requirements") or ()):
         parts += ["--requirement", req]
+    for req in opts.get("skip_requirements") or ():
+        parts += ["--skip-requirement", req]
+    if opts.get("waivers"):
+        parts += ["--waivers", str(opts["waivers"])]
     parts += ["--seed", str(report.seed)]
     return " ".join(parts)
 
@@ -58,58 +65,131 @@ def _worst(results: Sequence[Result]) -> Status:
     return max((r.status for r in results), key=lambda s: s.rank)
 
 
+_VERDICT = {
+    Verdict.CONFORMANT: "[bold green]CONFORMANT[/]",
+    Verdict.NOT_CONFORMANT: "[bold red]NOT CONFORMANT[/]",
+    Verdict.INCONCLUSIVE: "[bold magenta]INCONCLUSIVE[/]",
+    Verdict.NOTHING_CHECKED: "[bold yellow]NOTHING CHECKED[/]",
+}
+
+
+def header(report: Report) -> str:
+    """The summary's first line: the run's target (or why it could not be reached)."""
+    target = report.target
+    what = target.get("description") or target.get("url") or target.get("kind") or "no target"
+    return f"Conformance of {what}"
+
+
 def print_summary(report: Report, console: Any = None, *, verbose: bool = False) -> None:
-    """Print the run's summary grouped by requirement (rich), then every non-pass in full."""
+    """Print the run's summary grouped by requirement (rich), then every non-pass in full.
+
+    An unreachable target is one line first and a short summary, not one block per check;
+    identical errors are printed once with the checks they stopped.
+    """
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console(width=160)
-    target = report.target
-    console.print(
-        f"[bold]Conformance[/bold] of {target.get('description') or target.get('url') or target.get('kind')}"
-        f"  (seed {report.seed}, strict={bool(report.options.get('strict'))})"
-    )
-    for note in target.get("notes", []):
-        console.print(f"  note: {note}")
-    table = Table(show_lines=False, header_style="bold")
-    for col in ("requirement", "level", "result", "checks", "first line"):
-        table.add_column(col, overflow="fold")
-    for req_id, results in report.by_requirement().items():
-        worst = _worst(results)
-        if worst == Status.PASS and not verbose and len(report.by_requirement()) > 40:
-            continue
-        first = next((r for r in results if r.status == worst), results[0])
-        line = (first.message.splitlines() or [""])[0]
-        table.add_row(
-            req_id,
-            first.level,
-            f"[{_STYLE[worst]}]{worst.value.upper()}[/]",
-            ", ".join(f"{r.profile}:{r.check.split('::', 1)[1]}" for r in results),
-            line[:140],
-        )
-    console.print(table)
-    passed = [
-        req for req, results in report.by_requirement().items() if _worst(results) == Status.PASS
-    ]
-    if len(report.by_requirement()) > 40 and not verbose:
-        console.print(f"passed ({len(passed)}): {', '.join(passed)}", highlight=False)
-    for result in report.by_status(Status.FAIL, Status.ERROR, Status.WARN):
-        style = _STYLE[result.status]
+    if report.inconclusive:
+        console.print(f"[bold magenta]{report.inconclusive}[/]", highlight=False)
+    if report.incomplete:
         console.print(
-            f"[{style}]{result.status.value.upper()}[/] {result.check} ({result.level}, {result.profile}): "
-            f"{result.title}"
+            f"[bold magenta]interrupted[/]: partial report, {len(report.results)} checks done, "
+            f"{len(report.not_run)} not run",
+            highlight=False,
         )
-        for line in result.message.splitlines()[:40]:
+    console.print(
+        f"[bold]{header(report)}[/bold]"
+        f"  (seed {report.seed}, strict={bool(report.options.get('strict'))})",
+        highlight=False,
+    )
+    for profile, what in (report.target.get("profiles") or {}).items():
+        console.print(f"  {profile}: {what}", highlight=False)
+    for note in report.target.get("notes", []):
+        console.print(f"  note: {note}", highlight=False)
+    unreachable = bool(report.inconclusive) and all(
+        r.status in (Status.ERROR, Status.SKIP) for r in report.results
+    )
+    if report.results and not unreachable:
+        table = Table(show_lines=False, header_style="bold")
+        for col in ("requirement", "level", "result", "checks", "first line"):
+            table.add_column(col, overflow="fold")
+        groups = report.by_requirement()
+        for req_id, results in groups.items():
+            worst = _worst(results)
+            if worst == Status.PASS and not verbose and len(groups) > 40:
+                continue
+            first = next((r for r in results if r.status == worst), results[0])
+            line = (first.message.splitlines() or [""])[0]
+            table.add_row(
+                req_id,
+                first.level,
+                f"[{_STYLE[worst]}]{worst.value.upper()}[/]",
+                ", ".join(f"{r.profile}:{r.check.split('::', 1)[1]}" for r in results),
+                _cut(line, 140),
+            )
+        console.print(table)
+        passed = [req for req, results in groups.items() if _worst(results) == Status.PASS]
+        if len(groups) > 40 and not verbose:
+            console.print(f"passed ({len(passed)}): {', '.join(passed)}", highlight=False)
+        for result in report.by_status(Status.FAIL, Status.WARN, Status.WAIVED):
+            _print_result(console, result)
+    errors: dict[str, list[Result]] = {}
+    for result in report.by_status(Status.ERROR):
+        errors.setdefault(result.message, []).append(result)
+    for message, same in errors.items():
+        if unreachable:
+            break
+        if len(same) == 1:
+            _print_result(console, same[0])
+            continue
+        console.print(
+            f"[{_STYLE[Status.ERROR]}]ERROR[/] {len(same)} checks "
+            f"({', '.join(r.check for r in same[:6])}{', ...' if len(same) > 6 else ''}):",
+            highlight=False,
+        )
+        for line in message.splitlines()[:40]:
             console.print(f"    {line}", markup=False, highlight=False)
     counts = report.counts()
-    verdict = "[bold green]CONFORMANT[/]" if report.ok else "[bold red]NOT CONFORMANT[/]"
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    console.print(f"{verdict}: {summary}")
-    if not report.ok:
-        failed = report.failed_requirements()
-        if failed:
-            console.print(f"  failed requirements: {', '.join(failed)}")
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no check ran"
+    verdict = report.verdict
+    console.print(f"{_VERDICT[verdict]}: {summary}", highlight=False)
+    if verdict is Verdict.NOTHING_CHECKED:
+        console.print(f"  nothing was checked: {report.why_nothing_checked()}", highlight=False)
+    if verdict is Verdict.NOT_CONFORMANT:
+        console.print(f"  failed requirements: {', '.join(report.failed_requirements())}")
+    waived = [r.requirement for r in report.by_status(Status.WAIVED)]
+    if waived:
+        console.print(f"  waived: {', '.join(dict.fromkeys(waived))}", highlight=False)
+    for w in report.waivers:
+        if w["state"] != "applied":
+            console.print(
+                f"  waiver of {w['check'] or w['requirement']}: {w['state']}"
+                + (" (nothing it names failed; remove it?)" if w["state"] == "unused" else ""),
+                highlight=False,
+            )
+    if verdict is not Verdict.CONFORMANT:
         console.print(f"  reproduce: {reproduce_command(report)}", markup=False, highlight=False)
+
+
+def _print_result(console: Any, result: Result) -> None:
+    style = _STYLE[result.status]
+    console.print(
+        f"[{style}]{result.status.value.upper()}[/] {result.check} ({result.level}, "
+        f"{result.profile}): {result.title}",
+        highlight=False,
+    )
+    for line in result.message.splitlines()[:40]:
+        console.print(f"    {line}", markup=False, highlight=False)
+
+
+def _cut(text: str, limit: int) -> str:
+    """At most ``limit`` characters, cut at a word boundary with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip() + "…"
 
 
 def write_json(report: Report, path: str | Path) -> Path:

@@ -1,18 +1,21 @@
-"""Outcomes of conformance checks: five statuses, one result per check, and the run's report.
+"""Outcomes of conformance checks: six statuses, one result per check, and the run's report.
 
 A *fail* means the target breaks a requirement; an *error* means the suite or the target's harness
-broke (nothing was decided about conformance); a *skip* always carries its reason.
+broke (nothing was decided about conformance); a *skip* always carries its reason; *waived* is a
+fail or warn the waiver file names as a known deviation. The report's verdict maps to the exit
+code CI reads (``EXIT_CODES``).
 """
 
 from __future__ import annotations
 
+import datetime
 import enum
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Report", "Result", "Status", "redact_urls"]
+__all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "redact_urls"]
 
 # scheme://user:password@ -> scheme://***@ (a listed URL may carry credentials: never echo them)
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]*@")
@@ -34,6 +37,7 @@ class Status(str, enum.Enum):
 
     PASS = "pass"
     SKIP = "skip"
+    WAIVED = "waived"
     WARN = "warn"
     FAIL = "fail"
     ERROR = "error"
@@ -44,7 +48,34 @@ class Status(str, enum.Enum):
         return _RANK[self]
 
 
-_RANK = {Status.PASS: 0, Status.SKIP: 1, Status.WARN: 2, Status.FAIL: 3, Status.ERROR: 4}
+_RANK = {
+    Status.PASS: 0,
+    Status.SKIP: 1,
+    Status.WAIVED: 2,
+    Status.WARN: 3,
+    Status.FAIL: 4,
+    Status.ERROR: 5,
+}
+
+
+class Verdict(str, enum.Enum):
+    """What a whole run concluded about its target."""
+
+    CONFORMANT = "conformant"  # something was checked; no MUST (or, strict, SHOULD) failed
+    NOT_CONFORMANT = "not-conformant"  # a check failed: the target's fault
+    INCONCLUSIVE = "inconclusive"  # unreachable target, harness broke, or the run was interrupted
+    NOTHING_CHECKED = "nothing-checked"  # no check ran to a conclusion (all skipped, none selected)
+
+
+#: The process exit code of each verdict (the CLI's; usage errors exit 2, an interrupt 130).
+EXIT_CODES: dict[Verdict, int] = {
+    Verdict.CONFORMANT: 0,
+    Verdict.NOT_CONFORMANT: 1,
+    Verdict.INCONCLUSIVE: 3,
+    Verdict.NOTHING_CHECKED: 4,
+}
+USAGE_ERROR = 2
+INTERRUPTED = 130
 
 
 @dataclass(frozen=True)
@@ -60,6 +91,8 @@ class Result:
     message: str = ""  # why it failed / warned / was skipped / errored; a pass may say what it saw
     details: dict[str, Any] = field(default_factory=dict)
     duration: float = 0.0
+    started: float = 0.0  # epoch seconds when the check began (0: it never ran)
+    violations: tuple[dict[str, Any], ...] = ()  # structured: requirement, pointer, worker, ...
 
     def __post_init__(self) -> None:
         # Every result passes here: no credential of a listed URL reaches a message or report.
@@ -67,10 +100,18 @@ class Result:
         object.__setattr__(self, "details", redact_urls(self.details))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
+        """JSON-ready form (times ISO 8601, durations in seconds)."""
         data = asdict(self)
         data["status"] = self.status.value
+        data["started"] = iso_time(self.started) if self.started else None
+        data["violations"] = [dict(v) for v in self.violations]
         return data
+
+
+def iso_time(epoch: float) -> str:
+    """ISO 8601 in UTC with milliseconds, e.g. 2026-12-01T09:00:00.123Z."""
+    moment = datetime.datetime.fromtimestamp(epoch, tz=datetime.timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -84,16 +125,42 @@ class Report:
     results: list[Result] = field(default_factory=list)
     started: float = 0.0
     finished: float = 0.0
+    incomplete: bool = False  # interrupted (Ctrl-C): results so far only
+    not_run: list[str] = field(default_factory=list)  # check IDs an interrupt left out
+    inconclusive: str | None = None  # one line: why nothing could be decided (unreachable, ...)
+    nothing_checked: str | None = None  # why no check was selected, when none was
+    waivers: list[dict[str, Any]] = field(default_factory=list)  # the waiver file, as applied
+
+    @property
+    def verdict(self) -> Verdict:
+        """The run's verdict: a failure wins, then an error or interrupt, then an empty run."""
+        statuses = {r.status for r in self.results}
+        if Status.FAIL in statuses:
+            return Verdict.NOT_CONFORMANT
+        if self.incomplete or self.inconclusive or Status.ERROR in statuses:
+            return Verdict.INCONCLUSIVE
+        if not statuses & {Status.PASS, Status.WARN, Status.WAIVED}:
+            return Verdict.NOTHING_CHECKED
+        return Verdict.CONFORMANT
 
     @property
     def ok(self) -> bool:
-        """True when nothing failed and nothing errored (warnings and skips are fine)."""
-        return not any(r.status in (Status.FAIL, Status.ERROR) for r in self.results)
+        """True when the verdict is conformant (warnings, skips and waived results are fine)."""
+        return self.verdict is Verdict.CONFORMANT
 
     @property
     def exit_code(self) -> int:
-        """0 when the run is ok, 1 otherwise."""
-        return 0 if self.ok else 1
+        """0 conformant, 1 not conformant, 3 inconclusive, 4 nothing checked (EXIT_CODES)."""
+        return EXIT_CODES[self.verdict]
+
+    def why_nothing_checked(self) -> str:
+        """One line saying why no check concluded (for the nothing-checked verdict)."""
+        if self.nothing_checked:
+            return self.nothing_checked
+        if not self.results:
+            return "no check matched the selection"
+        reasons = dict.fromkeys(r.message.splitlines()[0] for r in self.results if r.message)
+        return f"every selected check was skipped: {'; '.join(list(reasons)[:3])}"
 
     def counts(self) -> dict[str, int]:
         """How many results have each status (every status present, zeros included)."""
@@ -123,17 +190,28 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report's content."""
+        verdict = self.verdict
         return {
             "format": "prime-rl-dynamo-conformance/1",
+            "verdict": verdict.value,
+            "exit_code": self.exit_code,
             "ok": self.ok,
-            "target": self.target,
-            "options": self.options,
+            "incomplete": self.incomplete,
+            "not_run": list(self.not_run),
+            "inconclusive": self.inconclusive,
+            "nothing_checked": self.why_nothing_checked()
+            if verdict is Verdict.NOTHING_CHECKED
+            else None,
+            "target": redact_urls(self.target),
+            "options": redact_urls(self.options),
             "seed": self.seed,
             "versions": self.versions,
-            "started": self.started,
-            "finished": self.finished,
+            "started": iso_time(self.started) if self.started else None,
+            "finished": iso_time(self.finished) if self.finished else None,
+            "duration": round(max(0.0, self.finished - self.started), 3),
             "counts": self.counts(),
             "failed_requirements": self.failed_requirements(),
+            "waivers": self.waivers,
             "results": [r.to_dict() for r in self.results],
         }
 

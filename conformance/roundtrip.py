@@ -222,6 +222,11 @@ def _churn(fleet: Any, ctx: RoundtripContext) -> None:
 @profile_setup("roundtrip")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[RoundtripContext]:
+    if run.options.target == "reference":
+        raise Skipped(
+            "--target reference: the roundtrip profile checks real Dynamo end to end, so it "
+            "does not run against the reference"
+        )
     if not dynamo_available():
         raise Skipped(
             "the dynamo extra is not installed (pip install 'prime-rl-dynamo[dynamo]'): "

@@ -59,8 +59,23 @@ class Options:
     load_budget: float = 30.0  # seconds the load may take before it is cut short
     topologies: int = 3  # generated topologies per client / roundtrip run (plus the pinned one)
     client_timeout: float = 60.0  # seconds a client under test may take per topology
+    skip_requirements: tuple[str, ...] = ()  # checks of these requirement IDs are not run
+    waivers: str | None = None  # waiver file: known deviations reported as "waived"
+    target_version: str | None = None  # the target's version as CI knows it (recorded only)
 
     def __post_init__(self) -> None:
+        # IDs are matched case-insensitively and stored as the catalog spells them.
+        object.__setattr__(self, "requirements", resolve_requirements(self.requirements))
+        object.__setattr__(
+            self,
+            "skip_requirements",
+            resolve_requirements(self.skip_requirements, "--skip-requirement"),
+        )
+        if self.url is not None and self.target != "auto":
+            raise ValueError(
+                f"--target {self.target} chooses an embedded target; with a URL the target is "
+                "that URL (drop --target, or drop the URL)"
+            )
         if not self.timeout > 0 or self.timeout == float("inf"):
             raise ValueError(f"timeout must be a positive number of seconds; found {self.timeout}")
         if self.max_body_bytes < 1:
@@ -131,20 +146,59 @@ def profile_setup(
     return register
 
 
+def resolve_requirements(
+    ids: tuple[str, ...] | list[str], flag: str = "--requirement"
+) -> tuple[str, ...]:
+    """Requirement IDs as the catalog spells them (case-insensitive), or a ValueError with the
+    nearest known ID for a near miss."""
+    import difflib
+
+    from prime_rl_dynamo.requirements import all_requirements
+
+    known = {r.upper(): r for r in all_requirements()}
+    out = []
+    for raw in ids:
+        key = str(raw).strip().upper()
+        if key in known:
+            out.append(known[key])
+            continue
+        near = difflib.get_close_matches(key, list(known), n=2, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(known[n] for n in near)}?" if near else ""
+        raise ValueError(
+            f"{flag}: unknown requirement ID {raw!r}{hint} "
+            "(prime-rl-dynamo conformance --list shows every ID)"
+        )
+    return tuple(dict.fromkeys(out))
+
+
 def select_checks(options: Options) -> list[Check]:
-    """The checks a run with these options executes, in order."""
+    """The checks a run with these options executes, in order (--skip-requirement excluded)."""
     chosen = all_checks(options.resolved_profiles())
     if options.requirements:
-        from prime_rl_dynamo.requirements import all_requirements
-
-        unknown = [r for r in options.requirements if r not in all_requirements()]
-        if unknown:
-            raise ValueError(f"unknown requirement ID(s): {', '.join(unknown)}")
         chosen = [c for c in chosen if c.requirement in options.requirements]
     if options.checks:
         wanted = set(options.checks)
         chosen = [c for c in chosen if c.id in wanted]
-    return chosen
+    return [c for c in chosen if c.requirement not in options.skip_requirements]
+
+
+def explain_empty(options: Options) -> str:
+    """Why a selection holds no check: which profiles check the requested requirements."""
+    profiles = options.resolved_profiles()
+    every = all_checks()
+    parts = []
+    for req in options.requirements:
+        where = sorted({c.profile for c in every if c.requirement == req})
+        if not where:
+            parts.append(f"{req} has no live check (see docs/conformance-matrix.md, 'enforced by')")
+        elif not set(where) & set(profiles):
+            parts.append(
+                f"{req} is checked only by the {', '.join(where)} profile, not selected "
+                f"(this run: {', '.join(profiles)}; add --profile {where[0]})"
+            )
+        elif req in options.skip_requirements:
+            parts.append(f"{req} is also given to --skip-requirement")
+    return "no check was selected: " + ("; ".join(parts) or "the selection matches no check")
 
 
 def _versions() -> dict[str, str]:
@@ -175,6 +229,8 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
     if opts.url:
         run.url = opts.base_url()
         run.target = {"kind": "url", "url": run.url}
+        if run.url and {"frontend", "workers"} & set(profiles):
+            _preflight(run.url, opts.timeout)
         yield
         return
     if not {"frontend", "workers"} & set(profiles):
@@ -211,6 +267,51 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         yield
 
 
+class TargetUnreachable(Exception):
+    """Nothing listens at the target URL: no check can decide anything (the run is inconclusive)."""
+
+
+def _preflight(base: str, timeout: float) -> None:
+    # One TCP connect before any check: an unreachable target is one clear line, not N errors.
+    import socket
+
+    import httpx
+
+    url = httpx.URL(base)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.host, port), timeout=min(timeout, 10.0)).close()
+    except ConnectionRefusedError:
+        raise TargetUnreachable(f"nothing listening at {base}: connection refused") from None
+    except socket.gaierror as exc:
+        raise TargetUnreachable(f"cannot resolve the host of {base}: {exc.strerror}") from None
+    except TimeoutError:
+        raise TargetUnreachable(
+            f"nothing answers at {base}: connect timed out after {min(timeout, 10.0):g} s"
+        ) from None
+    except OSError as exc:
+        raise TargetUnreachable(f"cannot connect to {base}: {exc.strerror or exc}") from None
+
+
+def _profile_target(name: str, run: RunContext) -> str:
+    """What a profile really checks in this run (the header names it per profile)."""
+    opts = run.options
+    if name in ("frontend", "workers"):
+        where = run.target.get("description") or run.target.get("url") or "no target"
+        return where if name == "frontend" else f"the workers listed by {where}"
+    if name == "client":
+        from conformance.client_profile import DEFAULT_CLIENT
+
+        under_test = opts.client or (f"command {opts.client_cmd!r}" if opts.client_cmd else None)
+        return (
+            f"client {under_test or DEFAULT_CLIENT + ' (default)'}, driving reference fleets "
+            "the suite stands up (the fleet is the instrument, the client is under test)"
+        )
+    if opts.target == "reference":
+        return "not run: --target reference (the roundtrip checks real Dynamo end to end)"
+    return f"real Dynamo fleets from the harness ({opts.discovery} discovery)"
+
+
 def _wait_listed(fleet: Any) -> None:
     # The real frontend lists workers only once they registered: wait for all of them.
     wait = getattr(fleet, "wait_ready", None)
@@ -219,8 +320,10 @@ def _wait_listed(fleet: Any) -> None:
 
 
 def _run_one(item: Check, ctx: Any, strict: bool) -> Result:
+    began = time.time()
     started = time.perf_counter()
     details: dict[str, Any] = {}
+    violations: tuple[dict[str, Any], ...] = ()
     try:
         note = item.func(ctx)
         status, message = Status.PASS, note or ""
@@ -228,6 +331,7 @@ def _run_one(item: Check, ctx: Any, strict: bool) -> Result:
             details = ctx.take_details(item.id)
     except Failed as exc:
         details = exc.details
+        violations = tuple(exc.violations)
         failing = item.level == "MUST" or strict
         status, message = (Status.FAIL if failing else Status.WARN), str(exc)
     except Skipped as exc:
@@ -249,6 +353,8 @@ def _run_one(item: Check, ctx: Any, strict: bool) -> Result:
         message=message,
         details=details,
         duration=round(time.perf_counter() - started, 4),
+        started=began,
+        violations=violations,
     )
 
 
@@ -293,7 +399,8 @@ def run(
     """Run the conformance suite and return its report (it never raises for a failing target).
 
     ``conformance.run(url="http://127.0.0.1:8001", profiles=["frontend"], strict=True)``; any
-    field of ``Options`` may be given as a keyword.
+    field of ``Options`` may be given as a keyword. Ctrl-C ends the run early: the report holds
+    the results so far and ``incomplete`` is set (the fleets started are stopped first).
     """
     opts = options or Options()
     if url is not None:
@@ -302,6 +409,9 @@ def run(
         opts = replace(opts, profiles=tuple(profiles))
     if overrides:
         opts = replace(opts, **overrides)
+    from conformance.waivers import apply_waivers, load_waivers
+
+    waivers = load_waivers(opts.waivers) if opts.waivers else []
     seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(2**32)
     chosen = select_checks(opts)
     run_ctx = RunContext(options=opts, seed=seed)
@@ -312,40 +422,61 @@ def run(
         versions=_versions(),
         started=time.time(),
     )
+    if not chosen:
+        report.nothing_checked = explain_empty(opts)
     wanted_profiles = tuple(dict.fromkeys(c.profile for c in chosen))
     try:
         with _target(run_ctx, wanted_profiles):
             report.target = dict(run_ctx.target)
             for name in wanted_profiles:
-                report.extend(
-                    _run_profile(name, [c for c in chosen if c.profile == name], run_ctx, progress)
+                report.target.setdefault("profiles", {})[name] = _profile_target(name, run_ctx)
+                _run_profile(
+                    name, [c for c in chosen if c.profile == name], run_ctx, progress, report
                 )
+    except KeyboardInterrupt:
+        report.incomplete = True
+        done = {r.check for r in report.results}
+        report.not_run = [c.id for c in chosen if c.id not in done]
+    except TargetUnreachable as exc:
+        report.inconclusive = str(exc)
+        report.target = dict(run_ctx.target)
+        report.extend(_whole_profile(chosen, Status.ERROR, f"not run: {exc}", opts.strict))
     except Exception as exc:  # the embedded target could not be stood up
         done = {r.check for r in report.results}
         rest = [c for c in chosen if c.id not in done]
         report.target = report.target or {"kind": "unavailable"}
-        report.extend(
-            _whole_profile(
-                rest,
-                Status.ERROR,
-                f"the target could not be stood up: {type(exc).__name__}: {exc}",
-                opts.strict,
-            )
-        )
+        why = f"the target could not be stood up: {type(exc).__name__}: {exc}"
+        report.inconclusive = why.splitlines()[0]
+        report.extend(_whole_profile(rest, Status.ERROR, why, opts.strict))
+    skipped = [
+        c for c in all_checks(opts.resolved_profiles()) if c.requirement in opts.skip_requirements
+    ]
+    report.extend(_whole_profile(skipped, Status.SKIP, "not run: --skip-requirement", opts.strict))
+    if waivers:
+        report.results[:], report.waivers = apply_waivers(report.results, waivers)
     report.target.setdefault("notes", []).extend(run_ctx.notes)
+    if opts.target_version:
+        report.target["target_version"] = opts.target_version
     report.finished = time.time()
     return report
 
 
 def _run_profile(
-    name: str, checks: list[Check], run_ctx: RunContext, progress: Progress | None
-) -> list[Result]:
+    name: str,
+    checks: list[Check],
+    run_ctx: RunContext,
+    progress: Progress | None,
+    report: Report,
+) -> None:
+    # Results go straight into the report, so an interrupt keeps every result so far.
     strict = run_ctx.options.strict
     factory = _SETUPS.get(name)
     if factory is None:
-        return _whole_profile(checks, Status.ERROR, f"profile {name!r} has no setup", strict)
+        report.extend(
+            _whole_profile(checks, Status.ERROR, f"profile {name!r} has no setup", strict)
+        )
+        return
     results: list[Result] = []
-    reported = 0
     try:
         with factory(run_ctx) as ctx:
             for item in checks:
@@ -353,19 +484,30 @@ def _run_profile(
                     progress("start", item, None)
                 result = _run_one(item, ctx, strict)
                 results.append(result)
-                reported += 1
+                report.extend([result])
                 if progress:
                     progress("done", item, result)
     except Skipped as exc:
         rest = [c for c in checks if c.id not in {r.check for r in results}]
-        results.extend(_whole_profile(rest, Status.SKIP, str(exc), strict))
+        _report_rest(rest, Status.SKIP, str(exc), run_ctx, progress, report)
     except Exception as exc:
         rest = [c for c in checks if c.id not in {r.check for r in results}]
         msg = str(exc) if isinstance(exc, CheckError) else f"{type(exc).__name__}: {exc}"
-        results.extend(
-            _whole_profile(rest, Status.ERROR, f"profile {name} could not run: {msg}", strict)
+        _report_rest(
+            rest, Status.ERROR, f"profile {name} could not run: {msg}", run_ctx, progress, report
         )
+
+
+def _report_rest(
+    rest: list[Check],
+    status: Status,
+    message: str,
+    run_ctx: RunContext,
+    progress: Progress | None,
+    report: Report,
+) -> None:
+    results = _whole_profile(rest, status, message, run_ctx.options.strict)
+    report.extend(results)
     if progress:
-        for r in results[reported:]:
-            progress("done", next(c for c in checks if c.id == r.check), r)
-    return results
+        for item, result in zip(rest, results, strict=True):
+            progress("done", item, result)

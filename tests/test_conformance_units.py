@@ -105,7 +105,7 @@ def _report(*statuses: Status) -> Report:
 def test_report_ok_only_without_fail_or_error() -> None:
     assert _report(Status.PASS, Status.WARN, Status.SKIP).exit_code == 0
     assert _report(Status.PASS, Status.FAIL).exit_code == 1
-    assert _report(Status.PASS, Status.ERROR).exit_code == 1
+    assert _report(Status.PASS, Status.ERROR).exit_code == 3  # inconclusive, not the target's fault
     assert _report(Status.FAIL, Status.PASS).failed_requirements() == ["HTTP-1"]
 
 
@@ -129,7 +129,7 @@ def test_junit_and_json_reports_parse(tmp_path: Path) -> None:
     data = json.loads(write_json(report, tmp_path / "r.json").read_text())
     assert data["seed"] == 42 and data["ok"] is False
     assert data["failed_requirements"] == ["HTTP-2"]
-    assert data["counts"] == {"pass": 1, "skip": 1, "warn": 1, "fail": 1, "error": 1}
+    assert data["counts"] == {"pass": 1, "skip": 1, "waived": 0, "warn": 1, "fail": 1, "error": 1}
     assert "--seed 42" in data["reproduce"]
 
 

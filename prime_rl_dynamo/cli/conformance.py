@@ -47,6 +47,24 @@ def add_parser(subparsers: Any) -> None:
         metavar="ID",
         help="only checks of this requirement ID (repeatable)",
     )
+    parser.add_argument(
+        "--skip-requirement",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="do not run the checks of this requirement ID (repeatable; reported as skipped)",
+    )
+    parser.add_argument(
+        "--waivers",
+        metavar="FILE",
+        help="waiver file of known deviations (YAML): matched failures are reported as waived; "
+        "e.g. conformance/waivers/dynamo-1.6.1.yaml",
+    )
+    parser.add_argument(
+        "--target-version",
+        metavar="TEXT",
+        help="the target's version as CI knows it, recorded in the reports",
+    )
     parser.add_argument("--seed", type=int, help="seed of generated topologies (default: random)")
     client = parser.add_mutually_exclusive_group()
     client.add_argument(
@@ -57,7 +75,9 @@ def add_parser(subparsers: Any) -> None:
         "--target",
         choices=("auto", "dynamo", "reference"),
         default="auto",
-        help="without URL: which embedded fleet to stand up (default: dynamo when importable)",
+        help="without URL: the server implementation under test for every profile that stands "
+        "one up (frontend, workers, roundtrip; roundtrip needs dynamo); default: dynamo when "
+        "importable",
     )
     parser.add_argument(
         "--discovery",
@@ -102,7 +122,8 @@ def _load(text: str) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the suite; exit 0 when conformant, 1 on any failure or error, 2 on usage errors."""
+    """Run the suite; exit 0 conformant, 1 not conformant, 2 usage error, 3 inconclusive (the
+    target unreachable or the harness broke), 4 nothing checked, 130 interrupted (Ctrl-C)."""
     from rich.console import Console
 
     from conformance import Options, run_suite
@@ -114,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         write_json,
         write_junit,
     )
+    from conformance.results import INTERRUPTED
+    from conformance.runner import resolve_requirements
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
     if args.list:
@@ -125,8 +148,13 @@ def run(args: argparse.Namespace) -> int:
         table = Table(header_style="bold")
         for col in ("requirement", "level", "party", "checks"):
             table.add_column(col, overflow="fold")
+        try:
+            wanted = resolve_requirements(args.requirement)
+        except ValueError as exc:
+            print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
+            return 2
         for row in matrix_rows(all_checks()):
-            if args.requirement and row["requirement"] not in args.requirement:
+            if wanted and row["requirement"] not in wanted:
                 continue
             table.add_row(
                 row["requirement"], row["level"], row["party"], "\n".join(row["checks"]) or "-"
@@ -140,6 +168,9 @@ def run(args: argparse.Namespace) -> int:
             profiles=tuple(args.profile),
             strict=args.strict,
             requirements=tuple(args.requirement),
+            skip_requirements=tuple(args.skip_requirement),
+            waivers=args.waivers,
+            target_version=args.target_version,
             seed=args.seed,
             client=args.client,
             client_cmd=args.client_cmd,
@@ -153,6 +184,10 @@ def run(args: argparse.Namespace) -> int:
         )
         options.resolved_profiles()
         options.base_url()
+        if options.waivers:
+            from conformance.waivers import load_waivers
+
+            load_waivers(options.waivers)
     except ValueError as exc:
         print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
         return 2
@@ -165,6 +200,8 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"JUnit XML: {write_junit(report, args.junit_xml)}")
     if args.json_report:
         console.print(f"JSON report: {write_json(report, args.json_report)}")
+    if report.incomplete:
+        return INTERRUPTED
     return report.exit_code
 
 
