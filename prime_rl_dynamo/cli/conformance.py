@@ -58,7 +58,7 @@ def add_parser(subparsers: Any) -> None:
         "--waivers",
         metavar="FILE",
         help="waiver file of known deviations (YAML): matched failures are reported as waived; "
-        "e.g. conformance/waivers/dynamo-1.6.1.yaml",
+        "e.g. conformance/deviations/dynamo-1.6.1.yaml",
     )
     parser.add_argument(
         "--target-version",
