@@ -46,6 +46,7 @@ from typing import Any
 import httpx
 
 from conformance.registry import CheckError, Failed, Skipped, check
+from conformance.results import cut
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo.recording import RecordedRequest
 
@@ -662,7 +663,7 @@ def check_refusal(ctx: ClientContext) -> str | None:
             problems.append((run, "the client returned success instead of refusing"))
     if problems:
         raise _failure(problems)
-    return f"refused: {refusals[0].outcome.splitlines()[0][:200]}"
+    return f"refused: {cut(refusals[0].outcome.splitlines()[0], 200)}"
 
 
 @check(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import statistics
 import time
 from collections.abc import Iterator
@@ -186,6 +187,24 @@ class FrontendContext(ProfileContext):
 def _setup(run: RunContext) -> Iterator[FrontendContext]:
     with make_client(run.options.timeout, run.options.max_body_bytes) as client:
         yield FrontendContext(run, client)
+
+
+_EXPECTED_FOUND = re.compile(r"expected (?P<expected>.+?), found (?P<found>.+)", re.DOTALL)
+
+
+def structured(violation: Violation, source: str) -> dict[str, Any]:
+    """A violation as the JSON report holds it: requirement, pointer, worker, expected, found."""
+    match = _EXPECTED_FOUND.search(violation.message)
+    return {
+        "requirement": violation.requirement,
+        "level": violation.level,
+        "pointer": violation.pointer,
+        "worker": violation.worker,
+        "expected": match.group("expected") if match else None,
+        "found": match.group("found") if match else None,
+        "message": violation.message,
+        "source": source,
+    }
 
 
 def _identities(body: Any) -> list[str]:
@@ -507,12 +526,14 @@ def _make_body_check(req_id: str) -> None:
         if req_id == "BODY-1":
             found += ctx.stray_violations()
         if found:
+            # The first line is the first violation itself (JUnit's failure message shows it).
             lines = [f"{v} (in {source})" for source, v in found[:20]]
             more = f"\n  ... and {len(found) - 20} more" if len(found) > 20 else ""
+            others = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
             raise Failed(
-                f"{len(found)} violation(s) in the listing of {ctx.workers_url}:\n  "
-                + "\n  ".join(lines)
-                + more
+                f"{found[0][1]}{others}\n{len(found)} violation(s) in the listing of "
+                f"{ctx.workers_url}:\n  " + "\n  ".join(lines) + more,
+                violations=[structured(v, source) for source, v in found],
             )
         return f"{ctx.judged} distinct bodies judged"
 

@@ -7,13 +7,14 @@ where, and how to reproduce it; the matrix maps each requirement to the checks t
 from __future__ import annotations
 
 import json
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from conformance.registry import Check, all_checks
-from conformance.results import Report, Result, Status, Verdict, redact_urls
+from conformance.results import Report, Result, Status, Verdict, cut, redact_urls
 from prime_rl_dynamo.requirements import all_requirements
 
 __all__ = [
@@ -126,7 +127,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
                 first.level,
                 f"[{_STYLE[worst]}]{worst.value.upper()}[/]",
                 ", ".join(f"{r.profile}:{r.check.split('::', 1)[1]}" for r in results),
-                _cut(line, 140),
+                cut(line, 140),
             )
         console.print(table)
         passed = [req for req, results in groups.items() if _worst(results) == Status.PASS]
@@ -183,15 +184,6 @@ def _print_result(console: Any, result: Result) -> None:
         console.print(f"    {line}", markup=False, highlight=False)
 
 
-def _cut(text: str, limit: int) -> str:
-    """At most ``limit`` characters, cut at a word boundary with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 1]
-    space = head.rfind(" ")
-    return (head[:space] if space > limit // 2 else head).rstrip() + "…"
-
-
 def write_json(report: Report, path: str | Path) -> Path:
     """Write the JSON report (target, versions, options, seed, every result)."""
     out = Path(path)
@@ -205,24 +197,48 @@ def write_json(report: Report, path: str | Path) -> Path:
 
 
 def write_junit(report: Report, path: str | Path) -> Path:
-    """Write JUnit XML: one testsuite per profile, one testcase per check (named by its ID)."""
+    """Write JUnit XML in the common (Jenkins / Surefire) form: one testsuite per profile with
+    its properties, time and timestamp; one testcase per check, named by its ID, with its own
+    duration.
+
+    A fail is a ``failure`` typed by requirement ID, whose ``message`` is the first line; an
+    error an ``error``; a skip ``skipped``; a waived result ``skipped type="waived"`` and a check an
+    interrupt left out ``skipped type="not-run"``; a warning passes with ``status="warn"`` and
+    its text in ``system-err``. ``tests/junit.xsd`` is the schema every file is tested against.
+    """
+    import socket
+
     root = ET.Element("testsuites", name="prime-rl-dynamo conformance")
-    props = ET.SubElement(root, "properties")
-    for key, value in (
-        ("target", report.target.get("url") or report.target.get("kind", "")),
-        ("seed", report.seed),
-        ("strict", report.options.get("strict")),
-        *((f"version.{k}", v) for k, v in report.versions.items()),
-    ):
-        ET.SubElement(props, "property", name=str(key), value=str(value))
     profiles: dict[str, list[Result]] = {}
     for r in report.results:
         profiles.setdefault(r.profile, []).append(r)
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    not_run: dict[str, list[str]] = {}
+    for check_id in report.not_run:
+        profile = _profile_of(check_id, report)
+        not_run.setdefault(profile, []).append(check_id)
+        profiles.setdefault(profile, [])
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    total_time = 0.0
+    host = socket.gethostname()
     for profile, results in profiles.items():
-        suite = ET.SubElement(root, "testsuite", name=f"conformance.{profile}")
-        counts = {"tests": len(results), "failures": 0, "errors": 0, "skipped": 0}
+        started = min((r.started for r in results if r.started), default=report.started)
+        elapsed = sum(r.duration for r in results)
+        total_time += elapsed
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=f"conformance.{profile}",
+            # the strictest common form: seconds, no zone (UTC, said in the properties)
+            timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started or time.time())),
+            hostname=host,
+            time=f"{elapsed:.3f}",
+        )
+        props = ET.SubElement(suite, "properties")
+        for key, value in _properties(report, profile):
+            ET.SubElement(props, "property", name=key, value=value)
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for r in results:
+            counts["tests"] += 1
             case = ET.SubElement(
                 suite,
                 "testcase",
@@ -240,26 +256,77 @@ def write_junit(report: Report, path: str | Path) -> Path:
                 node.text = r.message
             elif r.status == Status.SKIP:
                 counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=_first(r.message))
+                ET.SubElement(case, "skipped", message=_first(r.message), type="skip")
+            elif r.status == Status.WAIVED:
+                counts["skipped"] += 1
+                case.set("status", "waived")
+                ET.SubElement(case, "skipped", message=_first(r.message), type="waived")
+                ET.SubElement(case, "system-out").text = r.message
             elif r.status == Status.WARN:
-                out = ET.SubElement(case, "system-out")
-                out.text = f"WARNING ({r.level} {r.requirement} not met): {r.message}"
+                case.set("status", "warn")
+                ET.SubElement(
+                    case, "system-err"
+                ).text = f"WARNING: {r.level} requirement {r.requirement} is not met\n{r.message}"
             elif r.message:
-                out = ET.SubElement(case, "system-out")
-                out.text = r.message
+                ET.SubElement(case, "system-out").text = r.message
+        for check_id in not_run.get(profile, []):
+            counts["tests"] += 1
+            counts["skipped"] += 1
+            case = ET.SubElement(
+                suite, "testcase", classname=f"conformance.{profile}", name=check_id, time="0.000"
+            )
+            case.set("status", "not run")
+            ET.SubElement(
+                case,
+                "skipped",
+                message="not run: the run was interrupted (Ctrl-C); the report is incomplete",
+                type="not-run",
+            )
         for key, value in counts.items():
             suite.set(key, str(value))
-            totals[key] += value
+            if key in totals:
+                totals[key] += value
+        if report.incomplete:
+            ET.SubElement(
+                suite, "system-err"
+            ).text = f"incomplete: the run was interrupted; {len(report.not_run)} checks not run"
     for key, value in totals.items():
         root.set(key, str(value))
+    root.set("time", f"{total_time:.3f}")
     out_path = Path(path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(out_path, encoding="utf-8", xml_declaration=True)
     return out_path
 
 
+def _profile_of(check_id: str, report: Report) -> str:
+    try:
+        from conformance.registry import get_check
+
+        return get_check(check_id).profile
+    except KeyError:
+        return "unknown"
+
+
+def _properties(report: Report, profile: str) -> list[tuple[str, str]]:
+    target = report.target
+    pairs: list[tuple[str, Any]] = [
+        ("verdict", report.verdict.value),
+        ("incomplete", str(report.incomplete).lower()),
+        ("target", target.get("url") or target.get("kind", "")),
+        ("target.profile", (target.get("profiles") or {}).get(profile, "")),
+        ("target.server", target.get("server") or ""),
+        ("target.version", target.get("target_version") or target.get("reported_version") or ""),
+        ("timestamps", "UTC"),
+        ("seed", report.seed),
+        ("strict", str(bool(report.options.get("strict"))).lower()),
+        *((f"version.{k}", v) for k, v in report.versions.items()),
+    ]
+    return [(k, redact_urls(str(v))) for k, v in pairs if v not in ("", None)]
+
+
 def _first(message: str) -> str:
-    return (message.splitlines() or [""])[0][:300]
+    return cut((message.splitlines() or [""])[0], 300)
 
 
 def matrix_rows(checks: Sequence[Check] | None = None) -> list[dict[str, Any]]:
