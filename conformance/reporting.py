@@ -282,16 +282,16 @@ def write_junit(report: Report, path: str | Path) -> Path:
                 message="not run: the run was interrupted (Ctrl-C); the report is incomplete",
                 type="not-run",
             )
-        for key, value in counts.items():
-            suite.set(key, str(value))
-            if key in totals:
-                totals[key] += value
+        for name, count in counts.items():
+            suite.set(name, str(count))
+            if name in totals:
+                totals[name] += count
         if report.incomplete:
             ET.SubElement(
                 suite, "system-err"
             ).text = f"incomplete: the run was interrupted; {len(report.not_run)} checks not run"
-    for key, value in totals.items():
-        root.set(key, str(value))
+    for name, count in totals.items():
+        root.set(name, str(count))
     root.set("time", f"{total_time:.3f}")
     out_path = Path(path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
