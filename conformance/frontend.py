@@ -108,6 +108,7 @@ class FrontendContext(ProfileContext):
             except Failed as exc:
                 self._main_broken = str(exc)
             else:
+                self.run.observe(self._main.headers, self._main.parsed)
                 self.judge(self._main, "first GET")
         if self._main_broken is not None:
             raise _NoListing(f"no listing to judge: {self._main_broken} (see HTTP-1)")

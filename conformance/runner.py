@@ -120,6 +120,24 @@ class RunContext:
     fleet: Any = None  # the embedded fleet, when the suite stood one up
     notes: list[str] = field(default_factory=list)
 
+    def observe(self, headers: dict[str, str], parsed: Any) -> None:
+        """Record what the target says about itself (first listing reply only): its Server
+        header, a version header if any, and the listing's protocol_version."""
+        if "server" in self.target:
+            return
+        self.target["server"] = headers.get("server")
+        version = next(
+            (
+                headers[h]
+                for h in ("x-dynamo-version", "x-version", "x-server-version")
+                if h in headers
+            ),
+            None,
+        )
+        self.target["reported_version"] = version
+        if isinstance(parsed, dict) and "protocol_version" in parsed:
+            self.target["protocol_version"] = parsed["protocol_version"]
+
     def rng(self, salt: str) -> random.Random:
         """A random generator derived from the run's seed (same seed, same choices)."""
         return random.Random(f"{self.seed}:{salt}")
@@ -352,7 +370,7 @@ def _run_one(item: Check, ctx: Any, strict: bool) -> Result:
         status=status,
         message=message,
         details=details,
-        duration=round(time.perf_counter() - started, 4),
+        duration=round(time.perf_counter() - started, 6),
         started=began,
         violations=violations,
     )
@@ -427,7 +445,7 @@ def run(
     wanted_profiles = tuple(dict.fromkeys(c.profile for c in chosen))
     try:
         with _target(run_ctx, wanted_profiles):
-            report.target = dict(run_ctx.target)
+            report.target = run_ctx.target  # shared: profiles add what the target reports
             for name in wanted_profiles:
                 report.target.setdefault("profiles", {})[name] = _profile_target(name, run_ctx)
                 _run_profile(
@@ -439,7 +457,7 @@ def run(
         report.not_run = [c.id for c in chosen if c.id not in done]
     except TargetUnreachable as exc:
         report.inconclusive = str(exc)
-        report.target = dict(run_ctx.target)
+        report.target = run_ctx.target
         report.extend(_whole_profile(chosen, Status.ERROR, f"not run: {exc}", opts.strict))
     except Exception as exc:  # the embedded target could not be stood up
         done = {r.check for r in report.results}

@@ -59,6 +59,7 @@ class WorkersContext(ProfileContext):
                 f"no listing to probe: GET {self.url} broke off: {type(exc).__name__} (see HTTP-1)"
             ) from exc
         body = reply.parsed
+        self.run.observe(reply.headers, body)
         # Only a conformant 500 (HTTP-5) is an error here; a malformed one already fails HTTP-5.
         if (
             reply.status == 500

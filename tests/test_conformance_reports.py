@@ -1,0 +1,210 @@
+"""The reports of a run: JUnit files valid against tests/junit.xsd (the common Jenkins /
+Surefire form), JSON reports valid against schema/conformance-report.v1.schema.json, and what
+each holds (first-line failure messages, warn / waived / skip / not-run shown as such, per-case
+durations, suite timestamps, structured violations, ISO 8601 times, the target block)."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import conformance
+from conformance.reporting import write_json, write_junit
+from conformance.results import Report, Status
+from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo.cli import main
+from prime_rl_dynamo.reference import start_reference_fleet
+
+pytestmark = pytest.mark.integration
+
+TESTS = Path(__file__).resolve().parent
+SMALL = {"load_clients": 2, "load_requests": 2, "polls": 2, "seed": 1}
+ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def assert_valid_junit(path: Path) -> ET.Element:
+    """Validate one JUnit file against the XSD (raises with the first error) and parse it."""
+    import xmlschema
+
+    xmlschema.XMLSchema(TESTS / "junit.xsd").validate(str(path))
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    assert root.find("properties") is None  # never directly under <testsuites>
+    for suite in root.iter("testsuite"):
+        assert suite.get("timestamp") and suite.get("time") is not None
+    return root
+
+
+def assert_valid_report(path: Path) -> dict[str, Any]:
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    data = json.loads(path.read_text())
+    schema = load_json("conformance-report.v1.schema.json")
+    Draft202012Validator.check_schema(schema)
+    errors = sorted(
+        Draft202012Validator(schema, format_checker=FormatChecker()).iter_errors(data),
+        key=lambda e: list(e.path),
+    )
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    return data
+
+
+@pytest.fixture(scope="module")
+def broken() -> Iterator[Any]:
+    with start_reference_fleet(faults=["break=LIST-6"]) as running:
+        yield running
+
+
+def _write(report: Report, tmp_path: Path, name: str) -> tuple[ET.Element, dict[str, Any]]:
+    junit = assert_valid_junit(write_junit(report, tmp_path / f"{name}.xml"))
+    data = assert_valid_report(write_json(report, tmp_path / f"{name}.json"))
+    return junit, data
+
+
+def _cases(junit: ET.Element) -> dict[str, ET.Element]:
+    return {c.get("name", "").split(" ")[0]: c for c in junit.iter("testcase")}
+
+
+def test_a_failing_run_validates_and_says_the_first_line(broken: Any, tmp_path: Path) -> None:
+    report = conformance.run(url=broken.frontend_url, profiles=["frontend", "workers"], **SMALL)
+    junit, data = _write(report, tmp_path, "fail")
+    (failure,) = junit.iter("failure")
+    assert failure.get("type") == "LIST-6"
+    assert failure.get("message", "").startswith("LIST-6 at /workers/")
+    assert "\n" not in failure.get("message", "") and failure.text and "\n" in failure.text
+    skipped = _cases(junit)["HTTP-5::discovery-failed-body"].find("skipped")
+    assert skipped is not None and skipped.get("type") == "skip"
+    times = [float(c.get("time", "0")) for c in junit.iter("testcase")]
+    assert all(t > 0 for t in times) and len(set(times)) > len(times) // 2
+    # JSON: structured violations, ISO 8601 times, the target block.
+    (result,) = [r for r in data["results"] if r["status"] == "fail"]
+    violation = result["violations"][0]
+    assert violation["requirement"] == "LIST-6" and violation["pointer"].startswith("/workers/")
+    assert violation["worker"] and "#" in violation["worker"]
+    assert violation["expected"] and violation["found"]
+    assert ISO.match(data["started"]) and ISO.match(result["started"])
+    assert data["target"]["url"] == broken.frontend_url.rstrip("/")
+    assert "server" in data["target"]  # the Server header as received (the reference sends none)
+    assert data["target"]["protocol_version"] == 1
+    assert data["verdict"] == "not-conformant" and data["exit_code"] == 1
+
+
+def test_the_target_block_holds_what_the_target_says_about_itself(tmp_path: Path) -> None:
+    from tests._client_support import ScriptedServer, body, ok, worker
+
+    with ScriptedServer() as server:
+        server.script(
+            "GET", "/v1/rl/workers", ok(body(worker("a", 1)), **{"x-dynamo-version": "1.6.1"})
+        )
+        report = conformance.run(url=server.url, profiles=["frontend"], requirements=["HTTP-1"])
+    _, data = _write(report, tmp_path, "target")
+    assert data["target"]["server"].startswith("BaseHTTP/")
+    assert data["target"]["reported_version"] == "1.6.1"
+
+
+def test_warn_and_waived_show_as_what_they_are(tmp_path: Path) -> None:
+    with start_reference_fleet(faults=["churn=0.01", "break=LIST-6"]) as fleet:
+        waivers = tmp_path / "w.yaml"
+        waivers.write_text("waivers:\n  - requirement: LIST-6\n    reason: on purpose\n")
+        report = conformance.run(
+            url=fleet.frontend_url,
+            profiles=["frontend"],
+            waivers=str(waivers),
+            target_version="ref-1",
+            **{**SMALL, "polls": 30},
+        )
+    statuses = {r.check: r.status for r in report.results}
+    assert statuses["HTTP-6::stable-polls"] is Status.WARN
+    assert statuses["LIST-6::body"] is Status.WAIVED
+    junit, data = _write(report, tmp_path, "warn")
+    cases = _cases(junit)
+    warn = cases["HTTP-6::stable-polls"]
+    assert warn.get("status") == "warn"
+    assert (warn.findtext("system-err") or "").startswith("WARNING: SHOULD requirement HTTP-6")
+    waived = cases["LIST-6::body"]
+    assert waived.get("status") == "waived"
+    node = waived.find("skipped")
+    assert node is not None and node.get("type") == "waived"
+    assert (node.get("message") or "").startswith("waived (on purpose)")
+    assert data["target"]["target_version"] == "ref-1"
+    properties = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert properties["target.version"] == "ref-1" and properties["verdict"] == "conformant"
+
+
+def test_unreachable_and_interrupted_runs_validate(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    unreachable = conformance.run(url=f"http://127.0.0.1:{port}", profiles=["frontend"], seed=1)
+    junit, data = _write(unreachable, tmp_path, "unreachable")
+    assert len(list(junit.iter("error"))) == len(unreachable.results) > 10
+    assert data["inconclusive"].startswith("nothing listening at") and data["exit_code"] == 3
+    partial = Report(
+        target={"kind": "url", "url": "http://127.0.0.1:1"},
+        options={},
+        seed=1,
+        versions={},
+        results=unreachable.results[:2],
+        started=unreachable.started,
+        finished=unreachable.finished,
+        incomplete=True,
+        not_run=[r.check for r in unreachable.results[2:]],
+    )
+    junit, data = _write(partial, tmp_path, "partial")
+    not_run = [c for c in junit.iter("testcase") if c.get("status") == "not run"]
+    assert len(not_run) == len(unreachable.results) - 2
+    assert data["incomplete"] is True and data["verdict"] == "inconclusive"
+
+
+def test_every_message_cut_stops_at_a_word() -> None:
+    from conformance.results import cut
+
+    text = "refused: the engines sum to 7, yet the client was told W=8 and initialised nothing"
+    assert cut(text, 40) == "refused: the engines sum to 7, yet the…"
+    assert cut("short", 40) == "short"
+
+
+def test_the_cli_reports_of_a_reference_run_validate(tmp_path: Path) -> None:
+    # What `make ci-conformance` writes for the reference (frontend and workers profiles here).
+    junit, report = tmp_path / "conformance-reference.xml", tmp_path / "conformance-reference.json"
+    code = main(
+        [
+            "conformance",
+            "-q",
+            "--seed",
+            "1",
+            "--target",
+            "reference",
+            "--profile",
+            "frontend",
+            "--profile",
+            "workers",
+            "--load",
+            "2x2",
+            "--junit-xml",
+            str(junit),
+            "--json-report",
+            str(report),
+        ]
+    )
+    assert code == 0
+    assert_valid_junit(junit)
+    data = assert_valid_report(report)
+    assert set(data["target"]["profiles"]) == {"frontend", "workers"}
+
+
+def test_every_junit_file_under_reports_validates() -> None:
+    # The files `make test` leaves (ci-conformance and pytest); none when run on their own.
+    reports = TESTS.parent / "reports"
+    files = sorted(reports.glob("*.xml")) if reports.is_dir() else []
+    for path in files:
+        assert_valid_junit(path)
+    for path in sorted(reports.glob("conformance-*.json")) if reports.is_dir() else []:
+        assert_valid_report(path)
