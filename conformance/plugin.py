@@ -2,9 +2,12 @@
 
 Registered as a pytest11 entry point, so it is imported by every pytest run: it must stay cheap
 (only pytest and the standard library at import time). Each check becomes one test item named by
-its check ID (``<REQUIREMENT>::<slug>``); the suite runs once per session and items report its
-results: pass, fail, skip (with the reason), warn (a pytest warning; a failure with --rl-strict)
-and error (the suite or the target's harness broke).
+its check ID (``<REQUIREMENT>::<slug>``); the suite runs once per session, before the first
+item (so no item carries the whole suite's time: each reports its check's own duration), and
+items report its results: pass, fail, skip (with the reason), waived (xfail, with the waiver's
+reason), warn (a pytest warning; a failure with --rl-strict) and error (the suite or the
+target's harness broke). Exit status: pytest's own, except 3 when the run is inconclusive
+(nothing listening at the URL: one line, no per-item tracebacks) and 5 when nothing was checked.
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ import pytest
 __all__ = ["ConformanceWarning"]
 
 _CHECK_PARAM = "rl_check"
+_REPORT = pytest.StashKey[Any]()
+_EMPTY = pytest.StashKey[str]()
+INCONCLUSIVE = 3  # like the CLI's; pytest itself uses 3 for an internal error
+NOTHING_CHECKED = 5  # pytest's "no tests collected"
 
 
 class ConformanceWarning(UserWarning):
@@ -55,13 +62,44 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rl-topologies", type=int, default=3, help="generated topologies per run")
     group.addoption("--rl-load", default="32x20", help="concurrent polling load CLIENTSxREQUESTS")
     group.addoption("--rl-json-report", default=None, help="write the suite's JSON report here")
+    group.addoption(
+        "--rl-skip-requirement", action="append", default=[], help="do not run this requirement"
+    )
+    group.addoption("--rl-waivers", default=None, help="waiver file of known deviations")
+    group.addoption("--rl-target-version", default=None, help="the target's version, recorded")
+    group.addoption(
+        "--rl-timeout", type=float, default=10.0, help="deadline of each HTTP exchange, seconds"
+    )
+    group.addoption(
+        "--rl-max-body-bytes", type=int, default=8 * 1024 * 1024, help="body size cap of a reply"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Refuse bad conformance options up front (pytest's usage error, exit 4), not as a
+    # collection error; only when some are given, so other pytest runs pay nothing.
+    given = ("rl_url", "rl_requirement", "rl_skip_requirement", "rl_waivers")
+    if any(config.getoption(name, None) for name in given):
+        _options(config)
 
 
 def _options(config: pytest.Config, checks: tuple[str, ...] = ()) -> Any:
     from conformance.runner import Options
 
-    clients, requests = (int(x) for x in str(config.getoption("rl_load")).lower().split("x", 1))
-    return Options(
+    try:
+        clients, requests = (int(x) for x in str(config.getoption("rl_load")).lower().split("x", 1))
+    except ValueError:
+        raise pytest.UsageError("--rl-load expects CLIENTSxREQUESTS such as 32x20") from None
+    try:
+        return _build(Options, config, checks, clients, requests)
+    except ValueError as exc:  # an unknown requirement ID, a URL the client refuses, ...
+        raise pytest.UsageError(str(exc).replace("--requirement", "--rl-requirement")) from None
+
+
+def _build(
+    Options: Any, config: pytest.Config, checks: tuple[str, ...], clients: int, requests: int
+) -> Any:
+    options = Options(
         url=config.getoption("rl_url"),
         profiles=tuple(config.getoption("rl_profile")),
         strict=bool(config.getoption("rl_strict")),
@@ -75,7 +113,18 @@ def _options(config: pytest.Config, checks: tuple[str, ...] = ()) -> Any:
         topologies=config.getoption("rl_topologies"),
         load_clients=clients,
         load_requests=requests,
+        skip_requirements=tuple(config.getoption("rl_skip_requirement")),
+        waivers=config.getoption("rl_waivers"),
+        target_version=config.getoption("rl_target_version"),
+        timeout=config.getoption("rl_timeout"),
+        max_body_bytes=config.getoption("rl_max_body_bytes"),
     )
+    options.base_url()
+    if options.waivers:
+        from conformance.waivers import load_waivers
+
+        load_waivers(options.waivers)
+    return options
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -83,31 +132,84 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     from conformance.runner import select_checks
 
-    ids = [c.id for c in select_checks(_options(metafunc.config))]
+    options = _options(metafunc.config)
+    ids = [c.id for c in select_checks(options)]
+    if not ids:
+        from conformance.runner import explain_empty
+
+        metafunc.config.stash[_EMPTY] = explain_empty(options)
     metafunc.parametrize(_CHECK_PARAM, ids, ids=ids, indirect=True)
+
+
+def _selected(session: pytest.Session) -> list[str]:
+    selected = []
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and _CHECK_PARAM in callspec.params:
+            selected.append(callspec.params[_CHECK_PARAM])
+    return list(dict.fromkeys(selected))
+
+
+def _run_suite(session: pytest.Session) -> Any:
+    from conformance.reporting import header, write_json
+    from conformance.runner import run
+
+    config = session.config
+    report = run(options=_options(config, tuple(_selected(session))))
+    config.stash[_REPORT] = report
+    path = config.getoption("rl_json_report")
+    if path:
+        write_json(report, path)
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        terminal.write_line(f"{header(report)} (seed {report.seed})")
+    if report.inconclusive:
+        pytest.exit(f"{report.inconclusive} (inconclusive)", returncode=INCONCLUSIVE)
+    if report.incomplete:
+        pytest.exit("interrupted: the conformance report is incomplete", returncode=2)
+    return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    # The suite runs here, before any item, so no item's time includes the whole suite.
+    if _selected(session) and not session.config.option.collectonly:
+        _run_suite(session)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    callspec = getattr(item, "callspec", None)
+    report = item.config.stash.get(_REPORT, None)
+    if callspec is None or _CHECK_PARAM not in callspec.params or report is None:
+        return
+    rep = outcome.get_result()
+    check_id = callspec.params[_CHECK_PARAM]
+    own = next((r.duration for r in report.results if r.check == check_id), 0.0)
+    rep.duration = own if rep.when == "call" else 0.0  # the check's own duration, once
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    report = session.config.stash.get(_REPORT, None)
+    empty = session.config.stash.get(_EMPTY, None)
+    why = None
+    if report is not None and report.verdict.value == "nothing-checked":
+        why = report.why_nothing_checked()
+    elif report is None and empty is not None:
+        why = empty
+    if why is not None and exitstatus in (0, 5):
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(f"nothing was checked: {why}")
+        session.exitstatus = NOTHING_CHECKED
 
 
 @pytest.fixture(scope="session")
 def rl_report(request: pytest.FixtureRequest) -> Any:
     """The suite's report, run once for every check item selected in this session."""
-    from conformance.runner import run
-
-    selected = []
-    for item in request.session.items:
-        callspec = getattr(item, "callspec", None)
-        if callspec is not None and _CHECK_PARAM in callspec.params:
-            selected.append(callspec.params[_CHECK_PARAM])
-    report = run(options=_options(request.config, tuple(dict.fromkeys(selected))))
-    path = request.config.getoption("rl_json_report")
-    if path:
-        from conformance.reporting import write_json
-
-        write_json(report, path)
-    target = report.target.get("description") or report.target.get("url")
-    terminal = request.config.pluginmanager.get_plugin("terminalreporter")
-    if terminal is not None:
-        terminal.write_line(f"conformance target: {target} (seed {report.seed})")
-    return report
+    report = request.config.stash.get(_REPORT, None)
+    return report if report is not None else _run_suite(request.session)
 
 
 class SuiteError(Exception):
@@ -121,9 +223,10 @@ def rl_check(request: pytest.FixtureRequest, rl_report: Any) -> Any:
     for result in rl_report.results:
         if result.check == check_id:
             if result.status.value == "error":
-                raise SuiteError(f"{check_id}: {result.message}")
+                # The message says it all: no fixture traceback.
+                pytest.fail(f"{check_id}: {result.message}", pytrace=False)
             return result
-    raise SuiteError(f"{check_id} was selected but the suite produced no result for it")
+    pytest.fail(f"{check_id} was selected but the suite produced no result for it", pytrace=False)
 
 
 def assert_result(result: Any) -> None:
@@ -132,6 +235,8 @@ def assert_result(result: Any) -> None:
     where = f"{result.check} ({result.level}): {result.title}\n{result.message}"
     if status == "skip":
         pytest.skip(f"{result.check}: {result.message}")
+    if status == "waived":
+        pytest.xfail(f"{result.check}: {result.message.splitlines()[0]}")
     if status == "fail":
         pytest.fail(where, pytrace=False)
     if status == "warn":

@@ -1,0 +1,124 @@
+"""The pytest route (``pytest --pyargs conformance``): its exit statuses, what an unreachable
+target prints, per-item durations and a JUnit file valid against tests/junit.xsd."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prime_rl_dynamo.reference import start_reference_fleet
+from tests.test_conformance_reports import assert_valid_junit
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--pyargs",
+            "conformance",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "--rl-load",
+            "2x2",
+            "--rl-seed",
+            "1",
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+
+
+@pytest.fixture(scope="module")
+def broken() -> Iterator[Any]:
+    with start_reference_fleet(faults=["break=LIST-6"]) as running:
+        yield running
+
+
+def test_unreachable_target_exits_3_with_one_line(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+    proc = _pytest("--rl-url", url)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 3, out[-2000:]
+    assert f"nothing listening at {url}: connection refused (inconclusive)" in out
+    assert "Traceback" not in out and len(out.splitlines()) < 15, out
+
+
+def test_unknown_requirement_is_pytests_usage_error() -> None:
+    proc = _pytest("--rl-url", "http://127.0.0.1:1", "--rl-requirement", "LIST-66")
+    assert proc.returncode == 4  # pytest's usage error
+    assert "--rl-requirement: unknown requirement ID 'LIST-66'; did you mean LIST-6" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_nothing_checked_exits_5_and_says_why(broken: Any) -> None:
+    proc = _pytest("--rl-url", broken.frontend_url, "--rl-requirement", "RANK-6")
+    assert proc.returncode == 5, proc.stdout[-2000:]
+    assert "nothing was checked: no check was selected: RANK-6 is checked only by the client" in (
+        proc.stdout
+    )
+
+
+def test_a_failing_target_fails_and_a_waiver_is_an_xfail(broken: Any, tmp_path: Path) -> None:
+    junit, report = tmp_path / "p.xml", tmp_path / "p.json"
+    proc = _pytest(
+        "--rl-url",
+        broken.frontend_url,
+        "--rl-profile",
+        "frontend",
+        f"--junitxml={junit}",
+        "--rl-json-report",
+        str(report),
+    )
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    root = assert_valid_junit(junit)
+    (failure,) = root.iter("failure")
+    assert "LIST-6" in (failure.get("message") or "")
+    # Each item carries its check's own duration, not the whole suite's on the first item.
+    durations = {r["check"]: r["duration"] for r in json.loads(report.read_text())["results"]}
+    for case in root.iter("testcase"):
+        check = (case.get("name") or "").removeprefix("test_conformance[").removesuffix("]")
+        assert abs(float(case.get("time") or 0) - durations[check]) < 0.002, check
+
+    waivers = tmp_path / "w.yaml"
+    waivers.write_text("waivers:\n  - requirement: LIST-6\n    reason: on purpose\n")
+    waived = _pytest(
+        "--rl-url",
+        broken.frontend_url,
+        "--rl-profile",
+        "frontend",
+        "--rl-waivers",
+        str(waivers),
+        f"--junitxml={junit}",
+    )
+    assert waived.returncode == 0, waived.stdout[-2000:]
+    assert "1 xfailed" in waived.stdout
+    case = next(
+        c for c in ET.parse(junit).getroot().iter("testcase") if "LIST-6::body" in c.get("name", "")
+    )
+    node = case.find("skipped")
+    assert node is not None and node.get("type") == "pytest.xfail"
+    assert_valid_junit(junit)
