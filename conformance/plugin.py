@@ -66,6 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--rl-skip-requirement", action="append", default=[], help="do not run this requirement"
     )
     group.addoption("--rl-waivers", default=None, help="waiver file of known deviations")
+    group.addoption("--rl-html-report", default=None, help="write the suite's HTML report here")
     group.addoption("--rl-target-version", default=None, help="the target's version, recorded")
     group.addoption(
         "--rl-timeout", type=float, default=10.0, help="deadline of each HTTP exchange, seconds"
@@ -160,6 +161,10 @@ def _run_suite(session: pytest.Session) -> Any:
     path = config.getoption("rl_json_report")
     if path:
         write_json(report, path)
+    if config.getoption("rl_html_report"):
+        from conformance.html_report import write_html
+
+        write_html(report, config.getoption("rl_html_report"))
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if terminal is not None:
         terminal.write_line(f"{header(report)} (seed {report.seed})")

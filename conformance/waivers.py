@@ -141,7 +141,7 @@ def apply_waivers(
             replace(
                 result,
                 status=Status.WAIVED,
-                message=f"waived ({waiver.reason}{until}); found {result.status.value}:\n"
+                message=f"waived ({waiver.reason.rstrip('.')}{until}); found {result.status.value}:\n"
                 f"{result.message}",
                 details={**result.details, **note},
             )

@@ -35,6 +35,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--json-report", metavar="FILE", help="write a JSON report")
     parser.add_argument(
+        "--html-report", metavar="FILE", help="write a self-contained HTML report (no network)"
+    )
+    parser.add_argument(
         "--list", action="store_true", help="print the requirement -> checks table and exit"
     )
     parser.add_argument(
@@ -200,6 +203,10 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"JUnit XML: {write_junit(report, args.junit_xml)}")
     if args.json_report:
         console.print(f"JSON report: {write_json(report, args.json_report)}")
+    if args.html_report:
+        from conformance.html_report import write_html
+
+        console.print(f"HTML report: {write_html(report, args.html_report)}")
     if report.incomplete:
         return INTERRUPTED
     return report.exit_code
