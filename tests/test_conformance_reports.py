@@ -204,7 +204,9 @@ def test_every_junit_file_under_reports_validates() -> None:
     # The files `make test` leaves (ci-conformance and pytest); none when run on their own.
     reports = TESTS.parent / "reports"
     files = sorted(reports.glob("*.xml")) if reports.is_dir() else []
+    if not files:
+        pytest.skip("no reports/ here: `make ci-conformance` writes them (make test runs it first)")
     for path in files:
         assert_valid_junit(path)
-    for path in sorted(reports.glob("conformance-*.json")) if reports.is_dir() else []:
+    for path in sorted(reports.glob("conformance-*.json")):
         assert_valid_report(path)
