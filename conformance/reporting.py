@@ -292,6 +292,24 @@ def write_junit(report: Report, path: str | Path) -> Path:
             ET.SubElement(
                 suite, "system-err"
             ).text = f"incomplete: the run was interrupted; {len(report.not_run)} checks not run"
+    if not profiles:  # nothing was checked: one empty suite that says why
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name="conformance",
+            tests="0",
+            timestamp=time.strftime(
+                "%Y-%m-%dT%H:%M:%S", time.gmtime(report.started or time.time())
+            ),
+            hostname=host,
+            time="0",
+        )
+        props = ET.SubElement(suite, "properties")
+        for key, value in _properties(report, ""):
+            ET.SubElement(props, "property", name=key, value=value)
+        ET.SubElement(
+            suite, "system-err"
+        ).text = f"nothing was checked: {report.why_nothing_checked()}"
     for name, count in totals.items():
         root.set(name, str(count))
     root.set("time", f"{total_time:.6f}")

@@ -113,9 +113,36 @@ def test_exit_3_nothing_listening_is_one_line_and_a_short_summary(
     assert {r["status"] for r in data["results"]} == {"error"}
 
 
-def test_exit_4_nothing_checked_says_why(fleet: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_exit_3_the_harness_could_not_stand_up_the_target(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import prime_rl_dynamo.harness as harness
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("etcd did not start within 30 s")
+
+    monkeypatch.setattr(harness, "start_dynamo_fleet", broken)
+    code, out, _ = _run(capsys, "-q", "--target", "dynamo", "--profile", "frontend")
+    assert code == 3
+    first = out.splitlines()[0]
+    assert first == "the target could not be stood up: RuntimeError: etcd did not start within 30 s"
+    assert "INCONCLUSIVE" in out
+
+
+def test_exit_4_nothing_checked_says_why(
+    fleet: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # RANK-6 is a client-profile requirement; with a URL the profiles are frontend and workers.
-    code, out, _ = _run(capsys, fleet.frontend_url, "-q", "--requirement", "RANK-6")
+    junit = tmp_path / "j.xml"
+    code, out, _ = _run(
+        capsys, fleet.frontend_url, "-q", "--requirement", "RANK-6", "--junit-xml", str(junit)
+    )
+    from tests.test_conformance_reports import assert_valid_junit
+
+    root = assert_valid_junit(junit)
+    assert "nothing was checked: no check was selected: RANK-6" in (
+        root.findtext(".//system-err") or ""
+    )
     assert code == 4
     assert "NOTHING CHECKED" in out and "CONFORMANT:" not in out.replace("NOT CONFORMANT", "")
     assert "RANK-6 is checked only by the client profile" in out
