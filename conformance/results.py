@@ -98,6 +98,7 @@ class Result:
         # Every result passes here: no credential of a listed URL reaches a message or report.
         object.__setattr__(self, "message", redact_urls(self.message))
         object.__setattr__(self, "details", redact_urls(self.details))
+        object.__setattr__(self, "violations", redact_urls(tuple(self.violations)))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (times ISO 8601, durations in seconds)."""

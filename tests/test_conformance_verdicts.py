@@ -58,9 +58,15 @@ def test_exit_1_a_must_failed(broken: Any, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_exit_1_a_should_failed_under_strict(capsys: pytest.CaptureFixture[str]) -> None:
-    with start_reference_fleet(faults=["churn=0.01"]) as churning:
-        args = [churning.frontend_url, *FAST, "--requirement", "HTTP-6"]
+    from tests._client_support import ScriptedServer, body, ok, worker
+
+    # The first GET lists one engine, every later poll two: HTTP-6 (SHOULD) never holds.
+    one, two = body(worker("a", 1)), body(worker("a", 1), worker("b", 2))
+    with ScriptedServer() as changing:
+        changing.script("GET", "/v1/rl/workers", ok(one), ok(two))
+        args = [changing.url, *FAST, "--requirement", "HTTP-6"]
         relaxed, _, _ = _run(capsys, *args)
+        changing.script("GET", "/v1/rl/workers", ok(one), ok(two))
         strict, out, _ = _run(capsys, *args, "--strict")
     assert (relaxed, strict) == (0, 1)
     assert "failed requirements: HTTP-6" in out
