@@ -15,7 +15,10 @@ from typing import Any
 
 from conformance.results import Result, Status
 
-__all__ = ["Waiver", "WaiverError", "apply_waivers", "load_waivers"]
+__all__ = ["BUNDLED", "Waiver", "WaiverError", "apply_waivers", "load_waivers", "waiver_path"]
+
+#: Waiver files shipped with the package, by name (``--waivers dynamo-1.6.1``).
+BUNDLED = Path(__file__).resolve().parent / "deviations"
 
 
 class WaiverError(ValueError):
@@ -51,13 +54,25 @@ class Waiver:
         }
 
 
+def waiver_path(path: str | Path) -> Path:
+    """The file ``path`` names: itself, or a bundled waiver file by name (``dynamo-1.6.1``)."""
+    given = Path(path)
+    bundled = BUNDLED / f"{given.name.removesuffix('.yaml')}.yaml"
+    if not given.exists() and given.parent == Path(".") and bundled.exists():
+        return bundled
+    return given
+
+
 def load_waivers(path: str | Path) -> list[Waiver]:
-    """Read a waiver file (YAML or JSON): ``waivers: [{requirement, reason, check?, expires?}]``."""
+    """Read a waiver file (YAML or JSON): ``waivers: [{requirement, reason, check?, expires?}]``.
+
+    A bare name such as ``dynamo-1.6.1`` names a file shipped in ``conformance/deviations/``.
+    """
     import yaml
 
     from conformance.runner import resolve_requirements
 
-    source = Path(path)
+    source = waiver_path(path)
     try:
         data = yaml.safe_load(source.read_text(encoding="utf-8"))
     except OSError as exc:

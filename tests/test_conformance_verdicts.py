@@ -257,6 +257,7 @@ def test_the_shipped_dynamo_waiver_file_loads() -> None:
     waivers = load_waivers(ROOT / "conformance" / "deviations" / "dynamo-1.6.1.yaml")
     assert {w.requirement for w in waivers} == {"ENGINE-2", "WORKER-7"}
     assert all(w.reason and w.expires for w in waivers)
+    assert load_waivers("dynamo-1.6.1") == waivers  # the shipped file, by name
 
 
 def test_target_reference_never_stands_up_dynamo_for_roundtrip(

@@ -21,7 +21,9 @@ def add_parser(subparsers: Any) -> None:
         description="Run the conformance suite. Every check carries a requirement ID of "
         "schema/requirements.v1.json; MUST failures fail the run, SHOULD failures warn "
         "(--strict makes them fail). Without URL: every profile against a real Dynamo fleet "
-        "(dynamo extra) or the embedded reference frontend.",
+        "(dynamo extra) or the embedded reference frontend. Exit codes: 0 conformant, 1 not "
+        "conformant, 2 usage error, 3 inconclusive (target unreachable, harness broke), 4 "
+        "nothing checked, 130 interrupted (partial reports written).",
     )
     parser.add_argument("url", nargs="?", help="RL listener base URL, e.g. http://127.0.0.1:8001")
     parser.add_argument(
@@ -61,7 +63,7 @@ def add_parser(subparsers: Any) -> None:
         "--waivers",
         metavar="FILE",
         help="waiver file of known deviations (YAML): matched failures are reported as waived; "
-        "e.g. conformance/deviations/dynamo-1.6.1.yaml",
+        "a bare name picks a shipped one: dynamo-1.6.1 (conformance/deviations/)",
     )
     parser.add_argument(
         "--target-version",
