@@ -530,11 +530,16 @@ def _make_body_check(req_id: str) -> None:
             # The first line is the first violation itself (JUnit's failure message shows it).
             lines = [f"{v} (in {source})" for source, v in found[:20]]
             more = f"\n  ... and {len(found) - 20} more" if len(found) > 20 else ""
-            others = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            violations = [structured(v, source) for source, v in found]
+            if len(found) == 1:
+                source, v = found[0]
+                raise Failed(
+                    f"{v}\n  in the listing of {ctx.workers_url} ({source})", violations=violations
+                )
             raise Failed(
-                f"{found[0][1]}{others}\n{len(found)} violation(s) in the listing of "
-                f"{ctx.workers_url}:\n  " + "\n  ".join(lines) + more,
-                violations=[structured(v, source) for source, v in found],
+                f"{found[0][1]} (and {len(found) - 1} more)\n{len(found)} violations in the "
+                f"listing of {ctx.workers_url}:\n  " + "\n  ".join(lines) + more,
+                violations=violations,
             )
         return f"{ctx.judged} distinct bodies judged"
 

@@ -88,6 +88,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     identical errors are printed once with the checks they stopped.
     """
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console(width=160)
@@ -127,7 +128,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
                 first.level,
                 f"[{_STYLE[worst]}]{worst.value.upper()}[/]",
                 ", ".join(f"{r.profile}:{r.check.split('::', 1)[1]}" for r in results),
-                cut(line, 140),
+                escape(cut(line, 140)),  # worker labels are [bracketed]: not rich markup
             )
         console.print(table)
         passed = [req for req, results in groups.items() if _worst(results) == Status.PASS]
