@@ -499,7 +499,9 @@ def check_schemathesis(ctx: FrontendContext) -> str | None:
 
     ctx.listing()
     ctx.require_dynamo_dialect()
-    failures = run_schemathesis(ctx.base, timeout=ctx.run.options.timeout)
+    failures = run_schemathesis(
+        ctx.base, timeout=ctx.run.options.timeout, max_body_bytes=ctx.run.options.max_body_bytes
+    )
     unexplained = []
     for failure in failures:
         if failure.schema_failure and failure.body is not None:

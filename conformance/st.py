@@ -6,10 +6,13 @@ listener, validated with every check schemathesis enables by default.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from conformance.registry import CheckError
+from conformance._http import DEFAULT_MAX_BODY_BYTES, ExchangeBound, check_bounds
+from conformance.registry import CheckError, Failed
 
 __all__ = ["OPENAPI_DOCUMENT", "StFailure", "openapi_document", "run_schemathesis"]
 
@@ -38,8 +41,60 @@ def openapi_document() -> Path:
         raise CheckError(f"the bundled OpenAPI document is missing: {exc}") from exc
 
 
-def run_schemathesis(base_url: str, *, timeout: float = 10.0) -> list[StFailure]:
-    """Call every documented operation once and return what schemathesis' checks found."""
+class _Bounded(Exception):
+    """A schemathesis exchange broke the suite's body cap or deadline (the message says which)."""
+
+
+def _bounded_session(deadline: float, cap: int) -> Any:
+    """A requests session whose every exchange has the suite's bounds (body cap, deadline)."""
+    import requests
+    from requests.adapters import HTTPAdapter
+
+    class BoundedAdapter(HTTPAdapter):
+        def send(
+            self,
+            request: requests.PreparedRequest,
+            stream: bool = False,
+            timeout: Any = None,
+            verify: bool | str = True,
+            cert: Any = None,
+            proxies: Any = None,
+        ) -> requests.Response:
+            started = time.perf_counter()
+            response = super().send(
+                request, stream=True, timeout=timeout, verify=verify, cert=cert, proxies=proxies
+            )
+            chunks, size = [], 0
+            try:
+                for chunk in response.iter_content(65536):
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    check_bounds(
+                        str(request.method), str(request.url), size, started, deadline, cap
+                    )
+            except ExchangeBound as exc:  # an httpx error type: not one requests' callers expect
+                raise _Bounded(str(exc)) from None
+            finally:
+                response.close()
+            response._content = b"".join(chunks)
+            response._content_consumed = True
+            return response
+
+    session = requests.Session()
+    session.trust_env = False
+    for prefix in ("http://", "https://"):
+        session.mount(prefix, BoundedAdapter())
+    return session
+
+
+def run_schemathesis(
+    base_url: str, *, timeout: float = 10.0, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+) -> list[StFailure]:
+    """Call every documented operation once and return what schemathesis' checks found.
+
+    Every exchange has the suite's bounds: past the body cap or the deadline it is a Failed
+    (HTTP-1, with the figure), as for the suite's own requests.
+    """
     import schemathesis
     from schemathesis.core.failures import Failure, FailureGroup
 
@@ -51,6 +106,7 @@ def run_schemathesis(base_url: str, *, timeout: float = 10.0) -> list[StFailure]
         raise CheckError(f"schemathesis cannot load {openapi_document()}: {exc}") from exc
     schema.config.update(base_url=base_url)
     failures: list[StFailure] = []
+    session = _bounded_session(timeout, max_body_bytes)
     for loaded in schema.get_all_operations():
         if not hasattr(loaded, "ok"):
             raise CheckError(
@@ -59,7 +115,11 @@ def run_schemathesis(base_url: str, *, timeout: float = 10.0) -> list[StFailure]
         operation = loaded.ok()
         case = operation.Case()
         try:
-            response = case.call(base_url=base_url, timeout=timeout)
+            response = case.call(base_url=base_url, session=session, timeout=timeout)
+        except _Bounded as exc:
+            raise Failed(
+                f"expected a complete HTTP response within the suite's bounds: {exc}"
+            ) from exc
         except Exception as exc:
             raise CheckError(f"{operation.label}: request failed: {exc}") from exc
         try:

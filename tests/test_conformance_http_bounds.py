@@ -41,8 +41,8 @@ class RawServer:
     def _serve(self, conn: socket.socket) -> None:
         with conn:
             try:
-                conn.recv(65536)
-                self.writer(conn)
+                if conn.recv(65536):  # not the suite's connect-only preflight
+                    self.writer(conn)
             except OSError:
                 pass
 
@@ -115,6 +115,37 @@ def test_an_endless_chunked_body_fails_http_1_at_the_size_cap(
     assert result.status is Status.FAIL, result.message
     assert "size cap of 1048576 bytes" in result.message
     assert report.exit_code == 1
+
+
+def test_schemathesis_exchanges_are_bounded_too(serve: Callable[[Writer], RawServer]) -> None:
+    # The first GET gets a valid listing; schemathesis' GET then gets an endless body.
+    from tests._client_support import body, worker
+
+    listing = body(worker("a", 1))
+    seen = {"n": 0}
+
+    def first_good_then_endless(conn: socket.socket) -> None:
+        seen["n"] += 1
+        if seen["n"] > 1:
+            _endless_chunks(conn)
+            return
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            + b"content-length: %d\r\n\r\n" % len(listing)
+            + listing
+        )
+
+    server = serve(first_good_then_endless)
+    report = conformance.run(
+        url=server.url,
+        profiles=["frontend"],
+        requirements=["HTTP-1"],
+        max_body_bytes=1 << 20,
+        seed=1,
+    )
+    st = next(r for r in report.results if r.check == "HTTP-1::schemathesis")
+    assert st.status is Status.FAIL, st.message
+    assert "size cap of 1048576 bytes" in st.message
 
 
 def test_the_load_is_bounded_too(serve: Callable[[Writer], RawServer]) -> None:
