@@ -333,6 +333,10 @@ class AdminPool:
         """Close every engine's HTTP client."""
         await asyncio.gather(*(c.aclose() for c in self._clients.values()))
 
+    def http_client(self, label: str) -> httpx.AsyncClient:
+        """The HTTP client of the engine ``label`` (base URL its admin URL, its credentials)."""
+        return self._clients[label]
+
     # --- one call, fan-out ---------------------------------------------------------------------
 
     async def _call(
