@@ -263,7 +263,9 @@ class DynamoInferencePool:
         for data_plane_only in ("train_client_type", "eval_client_type", "renderer_config"):
             kwargs.pop(data_plane_only, None)
         weight_broadcast = kwargs.pop("weight_broadcast", None)
-        nccl_convention = Convention.parse(kwargs.pop("nccl_convention", Convention.PRIME_NCCL))
+        nccl_convention = Convention.parse(
+            kwargs.pop("nccl_convention", None) or Convention.PRIME_NCCL
+        )
         if nccl_convention is Convention.NIXL:
             raise ConfigError("nccl_convention must be prime-nccl or vllm-native-nccl, not nixl")
         data_plane = kwargs.pop("data_plane", None)
