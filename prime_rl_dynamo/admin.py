@@ -482,6 +482,7 @@ class AdminPool:
         timeout: float,
         session_id: str | None = None,
         quantize_in_weight_transfer: bool = False,
+        via_rpc: bool = False,
     ) -> dict[str, EngineResult]:
         """Send each engine its planned offsets (``/init_broadcaster`` or ``/collective_rpc``).
 
@@ -512,6 +513,7 @@ class AdminPool:
                 timeout=timeout,
                 session_id=session_id,
                 quantize_in_weight_transfer=quantize_in_weight_transfer,
+                via_rpc=via_rpc,
             )
             for e in plan.engines
         }
@@ -529,9 +531,17 @@ class AdminPool:
         return results
 
     async def update_weights(
-        self, weight_dir: str | None, *, pause: bool = True, verify: bool | None = None
+        self,
+        weight_dir: str | None,
+        *,
+        pause: bool = True,
+        verify: bool | None = None,
+        via_rpc: bool = False,
     ) -> dict[str, EngineResult]:
         """Pause, ``POST {admin}/update_weights`` on every engine, resume every engine it paused.
+
+        ``via_rpc``: the update goes through vLLM's ``/collective_rpc`` (method
+        ``update_weights_from_path``, the directory as its one positional argument).
 
         With a discovery client, the topology is re-verified first (TOPO-1; ``verify=False`` skips
         it). On any failure AdminError names the engines; its ``results`` maps each phase
@@ -553,12 +563,16 @@ class AdminPool:
                 if len(paused) != len(self.engines):
                     failure = "pause"
             if failure is None:
+                path, body = (
+                    (
+                        "/collective_rpc",
+                        {"method": "update_weights_from_path", "args": [weight_dir], "kwargs": {}},
+                    )
+                    if via_rpc
+                    else ("/update_weights", {"weight_dir": weight_dir})
+                )
                 phases["update_weights"] = await self._fanout(
-                    "update_weights",
-                    "POST",
-                    "/update_weights",
-                    json={"weight_dir": weight_dir},
-                    timeout=self.update_timeout,
+                    "update_weights", "POST", path, json=body, timeout=self.update_timeout
                 )
                 if not all(r.ok for r in phases["update_weights"].values()):
                     failure = "update_weights"

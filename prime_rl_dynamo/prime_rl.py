@@ -40,6 +40,10 @@ PRIME_RL_API_KEY_VAR = "VLLM_API_KEY"
 #: The file Prime's trainer waits for before it broadcasts a step's weights over NCCL.
 NCCL_READY = "NCCL_READY"
 
+#: The engines' admin APIs the pool can drive: Prime-RL's admin server (SPEC §8.3 routes) or vLLM's
+#: dev-mode server, where init and updates go through ``/collective_rpc`` (FACTS §7).
+ADMIN_APIS = ("prime", "vllm")
+
 #: Prime-RL's ``weight_broadcast.type`` -> this package's ``DynamoClientConfig.weight_broadcast``.
 _BROADCAST_TYPES = {"nccl": "nccl", "nixl": "nixl", "filesystem": "filesystem"}
 
@@ -222,6 +226,7 @@ class DynamoInferencePool:
         admin: AdminPool,
         *,
         nccl_convention: Convention = Convention.PRIME_NCCL,
+        admin_api: str = "prime",
         data_plane: DataPlane | None = None,
         deadline: float | None = None,
     ) -> None:
@@ -231,6 +236,9 @@ class DynamoInferencePool:
         self.discovery = discovery
         self.admin = admin
         self.nccl_convention = nccl_convention
+        if admin_api not in ADMIN_APIS:
+            raise ConfigError(f"admin_api must be one of {list(ADMIN_APIS)}; found {admin_api!r}")
+        self.admin_api = admin_api
         self.data_plane = data_plane
         self.model_name = config.model
         #: The convention of the last broadcast initialised (None before any init).
@@ -253,7 +261,9 @@ class DynamoInferencePool:
         ``client_config`` is Prime-RL's ``client`` config (or None with ``discovery_url=``).
         Keyword arguments: ``weight_broadcast`` (Prime-RL's config, for its inference_world_size
         and type), ``nccl_convention`` (``"prime-nccl"``, default, or ``"vllm-native-nccl"``:
-        what ``init_nccl_broadcast`` sends), ``data_plane`` (what ``score`` runs on),
+        what ``init_nccl_broadcast`` sends), ``admin_api`` (``"prime"``, default: the
+        ``/init_broadcaster`` and ``/update_weights`` routes; ``"vllm"``: both through vLLM's
+        ``/collective_rpc``), ``data_plane`` (what ``score`` runs on),
         ``disallowed`` (``"anonymous"``, default: engines outside the allow-list are driven
         without credentials; ``"refuse"``), ``environ`` (instead of ``os.environ``),
         ``transport`` (an httpx transport, for tests), and any ``DynamoClientConfig`` field.
@@ -268,6 +278,9 @@ class DynamoInferencePool:
         )
         if nccl_convention is Convention.NIXL:
             raise ConfigError("nccl_convention must be prime-nccl or vllm-native-nccl, not nixl")
+        admin_api = kwargs.pop("admin_api", "prime")
+        if admin_api not in ADMIN_APIS:
+            raise ConfigError(f"admin_api must be one of {list(ADMIN_APIS)}; found {admin_api!r}")
         data_plane = kwargs.pop("data_plane", None)
         disallowed = kwargs.pop("disallowed", "anonymous")
         environ: Mapping[str, str] | None = kwargs.pop("environ", None)
@@ -319,6 +332,7 @@ class DynamoInferencePool:
             discovery,
             admin,
             nccl_convention=nccl_convention,
+            admin_api=admin_api,
             data_plane=data_plane,
             deadline=deadline,
         )
@@ -436,7 +450,9 @@ class DynamoInferencePool:
                 )
             (path / NCCL_READY).touch()
         # Already verified above; AdminPool resumes every engine it paused, whatever happens.
-        await self.admin.update_weights(None if path is None else str(path), verify=False)
+        await self.admin.update_weights(
+            None if path is None else str(path), verify=False, via_rpc=self.admin_api == "vllm"
+        )
         self.weight_step = step
 
     async def score(self, token_ids: Any) -> Any:
@@ -493,7 +509,12 @@ class DynamoInferencePool:
             inference_world_size=world,
         )
         await self.admin.init_broadcast(
-            plan, host=host, port=port, timeout=timeout, session_id=session_id
+            plan,
+            host=host,
+            port=port,
+            timeout=timeout,
+            session_id=session_id,
+            via_rpc=self.admin_api == "vllm",
         )
         self.convention = convention
 

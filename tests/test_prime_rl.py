@@ -430,3 +430,51 @@ def test_score_is_the_injected_data_planes_and_says_what_to_inject(hetero: Any) 
 
     asyncio.run(main())
     assert plane.stopped and plane.names == ["my-lora"]
+
+
+@pytest.mark.integration
+def test_vllm_admin_api_sends_init_and_updates_through_collective_rpc(
+    hetero: Any, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        pool = await _pool(hetero, admin_api="vllm")
+        try:
+            await pool.init_nccl_broadcast("127.0.0.1", 29506, 30.0, 7)
+            await pool.update_weights(tmp_path, step=2)
+            await pool.init_nixl_broadcast("127.0.0.1", 5556, 30.0, 7, "session-y")
+            await pool.update_weights(None, step=3)
+        finally:
+            await pool.stop()
+
+    asyncio.run(main())
+    rpc = hetero.recorder.requests(server="admin", path="/collective_rpc")
+    by_method: dict[str, list[Any]] = {}
+    for call in sorted(rpc, key=lambda c: (c.engine, c.time)):
+        by_method.setdefault(call.json["method"], []).append(call.json)
+    inits = by_method["init_broadcaster"]
+    # Per engine: the NCCL init then the NIXL init, the fields as keywords, offsets [0, 2, 6].
+    assert [(b["kwargs"]["rank_offset"], b["kwargs"].get("session_id")) for b in inits] == [
+        (0, None),
+        (0, "session-y"),
+        (2, None),
+        (2, "session-y"),
+        (6, None),
+        (6, "session-y"),
+    ]
+    assert all(b["args"] == [] and b["kwargs"]["inference_world_size"] == 7 for b in inits)
+    updates = by_method["update_weights_from_path"]
+    assert [b["args"] for b in updates] == [[str(tmp_path)], [None]] * 3
+    assert hetero.recorder.requests(server="admin", path="/init_broadcaster") == []
+    assert hetero.recorder.requests(server="admin", path="/update_weights") == []
+    for engine in hetero.engines:
+        paths = _ops(hetero, engine.key)
+        assert paths.count("/pause") == paths.count("/resume") == 2, paths
+
+
+def test_an_unknown_admin_api_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="admin_api must be one of"):
+        asyncio.run(
+            DynamoInferencePool.from_config(
+                None, MODEL, inference_world_size=1, discovery_url="http://x:1", admin_api="grpc"
+            )
+        )
