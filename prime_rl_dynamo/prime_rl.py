@@ -300,6 +300,7 @@ class DynamoInferencePool:
         deadline = started + config.discovery_timeout
         # Credentials are resolved before the first request: an unset variable fails here (CRED-2).
         options = config.pool_options(environ)
+        options["credentials"].resolve(environ)
         discovery_client = config.discovery_client(environ, transport=transport)
         try:
             discovery = await discovery_client.wait_ready()

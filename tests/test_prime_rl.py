@@ -478,3 +478,26 @@ def test_an_unknown_admin_api_is_a_config_error() -> None:
                 None, MODEL, inference_world_size=1, discovery_url="http://x:1", admin_api="grpc"
             )
         )
+
+
+def test_an_unset_header_variable_is_refused_before_any_request() -> None:
+    import httpx
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(500)
+
+    with pytest.raises(ConfigError) as info:
+        asyncio.run(
+            DynamoInferencePool.from_config(
+                prime_client("http://frontend:8001"),
+                MODEL,
+                inference_world_size=1,
+                environ={"POOL_KEY": KEY},  # TEAM_TOKEN unset
+                transport=httpx.MockTransport(handler),
+            )
+        )
+    assert info.value.requirement == "CRED-2" and "TEAM_TOKEN" in str(info.value)
+    assert seen == []
