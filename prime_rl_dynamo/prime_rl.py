@@ -302,6 +302,13 @@ class DynamoInferencePool:
         options = config.pool_options(environ)
         options["credentials"].resolve(environ)
         discovery_client = config.discovery_client(environ, transport=transport)
+        _log.info(
+            "waiting up to %.0f s for %s to list engines of %s summing to W=%d",
+            config.discovery_timeout,
+            discovery_client.url,
+            repr(config.model) if config.model is not None else "any model",
+            config.inference_world_size,
+        )
         try:
             discovery = await discovery_client.wait_ready()
             # The plan is refused here, before any admin request, unless it covers [0, W) once.
@@ -319,6 +326,13 @@ class DynamoInferencePool:
         except BaseException:
             await discovery_client.aclose()
             raise
+        _log.info(
+            "ready after %d poll(s) in %.1f s: %d engine(s), offsets %s",
+            discovery.polls,
+            time.monotonic() - started,
+            len(plan.engines),
+            plan.rank_offsets,
+        )
         for label in admin.anonymous:
             engine = plan.engine(label)
             _log.warning(

@@ -323,9 +323,11 @@ def test_a_failed_update_still_resumes_every_engine() -> None:
 
 
 @pytest.mark.integration
-def test_credentials_only_to_allowed_hosts() -> None:
+def test_credentials_only_to_allowed_hosts(caplog: pytest.LogCaptureFixture) -> None:
     data = {**HETERO, "engines": [dict(g) for g in HETERO["engines"]]}
     data["engines"][2]["admin_host"] = "localhost"
+
+    caplog.set_level("INFO", logger="prime_rl_dynamo.prime_rl")
 
     async def main(fleet: Any) -> None:
         pool = await _pool(fleet, admin_allowed_hosts=["127.0.0.1"])
@@ -346,6 +348,10 @@ def test_credentials_only_to_allowed_hosts() -> None:
             else:
                 assert got == f"Bearer {KEY}", call.engine
         assert {c.host for c in calls} == {"127.0.0.1", "localhost"}
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and "dynamo.engine-c.rl#" in warned[0] and "(localhost)" in warned[0]
+    assert "ready after" in caplog.text and "offsets [0, 2, 6]" in caplog.text
+    assert KEY not in caplog.text and "team-abc" not in caplog.text
 
     with _fleet(data) as fleet, pytest.raises(ConfigError) as info:
         fleet.wait_ready()
