@@ -333,13 +333,16 @@ class DynamoInferencePool:
             len(plan.engines),
             plan.rank_offsets,
         )
-        for label in admin.anonymous:
-            engine = plan.engine(label)
+        if admin.anonymous:
+            outside = [
+                f"{label} ({httpx.URL(plan.engine(label).admin_base_url or '').host})"
+                for label in admin.anonymous
+            ]
             _log.warning(
-                "CRED-3: %s (%s) is outside the admin host allow-list; driving it without "
-                "credentials",
-                label,
-                httpx.URL(engine.admin_base_url or "").host,
+                "CRED-3: %d engine(s) outside the admin host allow-list are driven without "
+                "credentials: %s",
+                len(outside),
+                ", ".join(outside),
             )
         return cls(
             config,
