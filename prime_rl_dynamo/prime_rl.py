@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 
-from prime_rl_dynamo.admin import AdminPool
+from prime_rl_dynamo.admin import AdminPool, EngineResult
 from prime_rl_dynamo.client import Discovery, DiscoveryClient
 from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyError
@@ -384,7 +384,9 @@ class DynamoInferencePool:
         ``model_name`` must be the model the pool was built for (or the name set by
         ``update_model_name``). ``timeout`` None: the first call shares from_config's
         ``wait_for_ready_timeout`` budget, later calls get a fresh one. Health is retried until
-        the deadline; then AdminError names the engines that were not healthy.
+        the deadline while engines do not answer or answer 5xx, 408, 409 or 429; then, or at
+        once for any other failure (a redirect, another 4xx, a reply that is not a JSON
+        object), AdminError names the engines that were not healthy.
         """
         self._require_open()
         served = {self.config.model, self.model_name}
@@ -407,7 +409,11 @@ class DynamoInferencePool:
             try:
                 await self.admin.health()
                 return
-            except AdminError:
+            except AdminError as exc:
+                # Only "not up yet" is waited out; a redirect, a 4xx or a bad reply will not heal.
+                failed = [r for r in (exc.results or {}).values() if not r.ok]
+                if any(not _transient(r) for r in failed):
+                    raise
                 if time.monotonic() + self.config.poll_interval >= deadline:
                     raise
             await asyncio.sleep(self.config.poll_interval)
@@ -542,6 +548,12 @@ class DynamoInferencePool:
     def _require_open(self) -> None:
         if self._stopped:
             raise ConfigError("the pool was stopped; build a new one with from_config")
+
+
+def _transient(result: EngineResult) -> bool:
+    """A health failure worth waiting out: no answer yet, a 5xx, or 408/409/429."""
+    code = result.status_code
+    return code is None or code >= 500 or code in (408, 409, 429)
 
 
 if TYPE_CHECKING:

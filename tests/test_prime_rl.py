@@ -507,3 +507,64 @@ def test_an_unset_header_variable_is_refused_before_any_request() -> None:
         )
     assert info.value.requirement == "CRED-2" and "TEAM_TOKEN" in str(info.value)
     assert seen == []
+
+
+def _mock_fleet(health: Any) -> tuple[Any, list[str]]:
+    """A MockTransport: one engine of world size 2 listed; its /health answers ``health``."""
+    import httpx
+    from _client_support import body, worker
+
+    listing = body(worker("engine", 1, 2, model=MODEL, admin="http://10.0.0.9:8000/admin"))
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.method} {request.url.path}")
+        if request.url.path == "/v1/rl/workers":
+            return httpx.Response(
+                200, content=listing, headers={"content-type": "application/json"}
+            )
+        return health(request)
+
+    return httpx.MockTransport(handler), seen
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "waits"),
+    [
+        (503, {}, True),
+        (429, {}, True),
+        (302, {"location": "http://elsewhere/"}, False),
+        (401, {}, False),
+    ],
+)
+def test_health_waits_out_only_what_can_heal(
+    status: int, headers: dict[str, str], waits: bool
+) -> None:
+    import httpx
+
+    transport, seen = _mock_fleet(
+        lambda request: httpx.Response(
+            status, headers=headers, json={"status": "error", "message": "no"}
+        )
+    )
+
+    async def main() -> None:
+        pool = await DynamoInferencePool.from_config(
+            prime_client("http://frontend:8001"),
+            MODEL,
+            inference_world_size=2,
+            environ=ENV,
+            transport=transport,
+            poll_interval=0.02,
+        )
+        try:
+            with pytest.raises(AdminError) as info:
+                await pool.wait_for_ready(MODEL, timeout=0.3)
+            assert info.value.requirement == "ADMIN-1"
+            assert ("CRED-4" if status == 302 else f"HTTP {status}") in str(info.value)
+        finally:
+            await pool.stop()
+
+    asyncio.run(main())
+    health_calls = seen.count("GET /admin/health")
+    assert (health_calls > 1) is waits, health_calls
