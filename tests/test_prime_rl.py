@@ -568,3 +568,44 @@ def test_health_waits_out_only_what_can_heal(
     asyncio.run(main())
     health_calls = seen.count("GET /admin/health")
     assert (health_calls > 1) is waits, health_calls
+
+
+@pytest.mark.integration
+def test_admin_clients_work_for_prime_rls_own_calls() -> None:
+    data = {**HETERO, "engines": [dict(g) for g in HETERO["engines"]]}
+    data["engines"][0]["admin_host"] = "localhost"
+
+    async def main(fleet: Any) -> list[str]:
+        pool = await _pool(fleet, admin_allowed_hosts=["127.0.0.1"])
+        try:
+            clients = pool.admin_clients
+            assert len(clients) == 3 and clients == pool.admin_clients
+            # Prime-RL's legacy helpers post absolute paths on each admin client.
+            for client in clients:
+                reply = await client.post("/resume")
+                assert reply.status_code == 200 and reply.json() == {"status": "ok"}
+            return [str(c.base_url) for c in clients]
+        finally:
+            await pool.stop()
+
+    with _fleet(data) as fleet:
+        fleet.wait_ready()
+        bases = asyncio.run(main(fleet))
+        listed = sorted(
+            (e.spec.component, e.admin_base_url) for e in fleet.engines if e.admin_base_url
+        )
+        assert bases == [url.rstrip("/") + "/" for _, url in listed]  # canonical order
+        calls = sorted(
+            fleet.recorder.requests(server="admin", path="/resume"), key=lambda c: c.engine
+        )
+        assert [c.engine.split("#")[0] for c in calls] == [
+            "dynamo.engine-a",
+            "dynamo.engine-b",
+            "dynamo.engine-c",
+        ]
+        # engine-a advertises "localhost", outside the allow-list: its client carries nothing.
+        assert [c.headers.get("authorization") for c in calls] == [
+            None,
+            f"Bearer {KEY}",
+            f"Bearer {KEY}",
+        ]

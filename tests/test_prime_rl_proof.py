@@ -125,3 +125,49 @@ def test_the_example_becomes_ready_and_plans_right_on_real_dynamo(
             assert ("session_id" in body) is (conv is Convention.NIXL)
             seen[by_key[engine.key]] = (body["rank_offset"], body["engine_world_size"])
     assert seen == expected
+
+
+@pytest.mark.integration
+@pytest.mark.dynamo
+def test_the_pool_drives_real_dynamos_engines_through_collective_rpc(dynamo_fleet: Any) -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from prime_rl_dynamo.prime_rl import DynamoInferencePool
+
+    fleet = dynamo_fleet
+    fleet.recorder.clear()
+    client = SimpleNamespace(dynamo_discovery_url=fleet.frontend_url, wait_for_ready_timeout=30)
+
+    async def main() -> None:
+        pool = await DynamoInferencePool.from_config(
+            client, None, inference_world_size=W, admin_api="vllm", environ={}, poll_interval=0.1
+        )
+        try:
+            await pool.wait_for_ready(None)
+            await pool.init_nixl_broadcast("127.0.0.1", 5557, 30.0, W, "s-1")
+            await pool.update_weights(None, step=1)
+        finally:
+            await pool.stop()
+
+    asyncio.run(main())
+    expected = {
+        label: offset for label, offset, _ in expected_offsets(fleet.engines, Convention.NIXL)
+    }
+    seen = {}
+    for engine in fleet.engines:
+        calls = fleet.recorder.requests(engine=engine.key, server="admin")
+        assert [c.path for c in calls] == [
+            "/health",
+            "/collective_rpc",
+            "/pause",
+            "/collective_rpc",
+            "/resume",
+        ]
+        assert all(c.status == 200 for c in calls)
+        init, update = calls[1].json, calls[3].json
+        assert init["method"] == "init_broadcaster" and init["kwargs"]["session_id"] == "s-1"
+        assert update == {"method": "update_weights_from_path", "args": [None], "kwargs": {}}
+        assert "authorization" not in calls[0].headers  # no key configured: none sent
+        seen[engine.label] = init["kwargs"]["rank_offset"]
+    assert seen == expected
