@@ -9,6 +9,7 @@ objects are read by duck typing. The data plane (``score``, the OpenAI clients) 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import os
@@ -296,6 +297,9 @@ class DynamoInferencePool:
             weight_broadcast=weight_broadcast,
             **kwargs,
         )
+        if nccl_convention is Convention.VLLM_NATIVE_NCCL and config.weight_broadcast == "nccl":
+            # Checked now, not at init: vLLM native admits only a one-process trainer (RANK-4).
+            config = dataclasses.replace(config, weight_broadcast="vllm-native-nccl")
         started = time.monotonic()
         deadline = started + config.discovery_timeout
         # Credentials are resolved before the first request: an unset variable fails here (CRED-2).

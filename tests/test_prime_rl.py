@@ -609,3 +609,18 @@ def test_admin_clients_work_for_prime_rls_own_calls() -> None:
             f"Bearer {KEY}",
             f"Bearer {KEY}",
         ]
+
+
+def test_vllm_native_with_a_multi_process_trainer_is_refused_before_discovery() -> None:
+    with pytest.raises(ConfigError) as info:
+        asyncio.run(
+            DynamoInferencePool.from_config(
+                prime_client("http://frontend:8001"),
+                MODEL,
+                inference_world_size=4,
+                nccl_convention="vllm-native-nccl",
+                trainer_world_size=2,
+                environ=ENV,
+            )
+        )
+    assert info.value.requirement == "RANK-4"
