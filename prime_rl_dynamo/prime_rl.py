@@ -468,6 +468,8 @@ class DynamoInferencePool:
         )
         if native_nccl and weight_dir is None:
             raise ConfigError("update_weights(native_nccl=True) needs a weight_dir")
+        if weight_dir is not None and not isinstance(weight_dir, (str, os.PathLike)):
+            raise ConfigError(f"weight_dir must be a path or None; found {weight_dir!r}")
         path = None if weight_dir is None else Path(weight_dir)
         await self.admin.verify_topology(timeout=self.config.request_timeout)
         if nccl and path is not None:
@@ -476,7 +478,12 @@ class DynamoInferencePool:
                     f"weight_dir {str(path)!r} is not a directory; Prime's trainer waits for "
                     f"{NCCL_READY} there"
                 )
-            (path / NCCL_READY).touch()
+            try:
+                (path / NCCL_READY).touch()
+            except OSError as exc:
+                raise ConfigError(
+                    f"cannot signal the trainer: touching {path / NCCL_READY} failed: {exc}"
+                ) from None
         # Already verified above; AdminPool resumes every engine it paused, whatever happens.
         await self.admin.update_weights(
             None if path is None else str(path), verify=False, via_rpc=self.admin_api == "vllm"
@@ -530,6 +537,10 @@ class DynamoInferencePool:
             )
         if not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
             raise ConfigError(f"timeout must be a finite number > 0; found {timeout!r}")
+        if not isinstance(host, str) or not host:
+            raise ConfigError(f"host must be a non-empty string; found {host!r}")
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise ConfigError(f"port must be an integer in 1..65535; found {port!r}")
         await self.admin.verify_topology(timeout=self.config.request_timeout)
         plan = self.discovery.plan(
             convention,

@@ -624,3 +624,28 @@ def test_vllm_native_with_a_multi_process_trainer_is_refused_before_discovery() 
             )
         )
     assert info.value.requirement == "RANK-4"
+
+
+@pytest.mark.integration
+def test_bad_arguments_are_config_errors_before_any_admin_call(hetero: Any, tmp_path: Path) -> None:
+    async def main() -> None:
+        pool = await _pool(hetero)
+        try:
+            for host, port in (("", 29500), ("127.0.0.1", 0), ("127.0.0.1", True)):
+                with pytest.raises(ConfigError):
+                    await pool.init_nccl_broadcast(host, port, 30.0, 7)
+            with pytest.raises(ConfigError, match="session_id"):
+                await pool.init_nixl_broadcast("127.0.0.1", 5555, 30.0, 7, "")
+            with pytest.raises(ConfigError, match="LoRA"):
+                await pool.update_weights(tmp_path, lora_name="adapter")
+            with pytest.raises(ConfigError, match="step"):
+                await pool.update_weights(tmp_path, step=-1)
+            with pytest.raises(ConfigError, match="needs a weight_dir"):
+                await pool.update_weights(None, native_nccl=True)
+            with pytest.raises(ConfigError, match="not a directory"):
+                await pool.update_weights(tmp_path / "missing", native_nccl=True)
+        finally:
+            await pool.stop()
+
+    asyncio.run(main())
+    assert hetero.recorder.requests(server="admin") == []
