@@ -14,6 +14,7 @@ import pytest
 import conformance
 from conformance.client_profile import SECRET_ENV, Credentials
 from conformance.examples.prime_rl_pool_client import run
+from conformance.registry import all_checks
 from conformance.results import Status
 from conformance.runner import dynamo_available
 from prime_rl_dynamo.plan import Convention
@@ -40,6 +41,9 @@ def test_the_example_passes_the_client_profile_as_a_callable_and_as_a_command() 
     bad, passed = _verdicts(as_callable)
     assert bad == []
     assert passed >= MUST_PASS, sorted(MUST_PASS - passed)
+    # Every check of the profile ran and passed; only what no client can show may be skipped.
+    checked = {c.requirement for c in all_checks(["client"])}
+    assert checked - passed <= {"RANK-7"}, sorted(checked - passed)
     assert any("prime_rl_pool_client" in n for n in as_callable.target["notes"])
     as_command = conformance.run(client_cmd=f"{sys.executable} -m {EXAMPLE}", **RUN)
     assert as_command.outcomes() == as_callable.outcomes()
