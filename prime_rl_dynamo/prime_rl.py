@@ -248,6 +248,8 @@ class DynamoInferencePool:
         self.weight_step: int | None = None
         self._deadline = deadline
         self._stopped = False
+        # One init or update at a time: two interleaved pause/resume cycles would unpause early.
+        self._mutating = asyncio.Lock()
 
     @classmethod
     async def from_config(
@@ -471,6 +473,11 @@ class DynamoInferencePool:
         if weight_dir is not None and not isinstance(weight_dir, (str, os.PathLike)):
             raise ConfigError(f"weight_dir must be a path or None; found {weight_dir!r}")
         path = None if weight_dir is None else Path(weight_dir)
+        async with self._mutating:
+            await self._update(path, nccl)
+        self.weight_step = step
+
+    async def _update(self, path: Path | None, nccl: bool) -> None:
         await self.admin.verify_topology(timeout=self.config.request_timeout)
         if nccl and path is not None:
             if not path.is_dir():
@@ -488,7 +495,6 @@ class DynamoInferencePool:
         await self.admin.update_weights(
             None if path is None else str(path), verify=False, via_rpc=self.admin_api == "vllm"
         )
-        self.weight_step = step
 
     async def score(self, token_ids: Any) -> Any:
         """Delegates to the injected ``data_plane``; ConfigError naming what to inject otherwise."""
@@ -541,21 +547,22 @@ class DynamoInferencePool:
             raise ConfigError(f"host must be a non-empty string; found {host!r}")
         if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
             raise ConfigError(f"port must be an integer in 1..65535; found {port!r}")
-        await self.admin.verify_topology(timeout=self.config.request_timeout)
-        plan = self.discovery.plan(
-            convention,
-            trainer_world_size=self.config.trainer_world_size,
-            inference_world_size=world,
-        )
-        await self.admin.init_broadcast(
-            plan,
-            host=host,
-            port=port,
-            timeout=timeout,
-            session_id=session_id,
-            via_rpc=self.admin_api == "vllm",
-        )
-        self.convention = convention
+        async with self._mutating:
+            await self.admin.verify_topology(timeout=self.config.request_timeout)
+            plan = self.discovery.plan(
+                convention,
+                trainer_world_size=self.config.trainer_world_size,
+                inference_world_size=world,
+            )
+            await self.admin.init_broadcast(
+                plan,
+                host=host,
+                port=port,
+                timeout=timeout,
+                session_id=session_id,
+                via_rpc=self.admin_api == "vllm",
+            )
+            self.convention = convention
 
     def _budget(self, deadline: float) -> float:
         return max(0.001, deadline - time.monotonic())

@@ -649,3 +649,26 @@ def test_bad_arguments_are_config_errors_before_any_admin_call(hetero: Any, tmp_
 
     asyncio.run(main())
     assert hetero.recorder.requests(server="admin") == []
+
+
+@pytest.mark.integration
+def test_concurrent_updates_do_not_interleave_their_pause_resume_cycles() -> None:
+    data = {
+        **HETERO,
+        "engines": [{**g, "faults": {"admin_latency_ms": 30}} for g in HETERO["engines"]],
+    }
+
+    async def main(fleet: Any) -> None:
+        pool = await _pool(fleet)
+        try:
+            await asyncio.gather(
+                pool.update_weights(None, step=1), pool.update_weights(None, step=2)
+            )
+        finally:
+            await pool.stop()
+
+    with _fleet(data) as fleet:
+        fleet.wait_ready()
+        asyncio.run(main(fleet))
+        for engine in fleet.engines:
+            assert _ops(fleet, engine.key) == ["/pause", "/update_weights", "/resume"] * 2
