@@ -536,12 +536,12 @@ class AdminPool:
         *,
         pause: bool = True,
         verify: bool | None = None,
-        via_rpc: bool = False,
+        request: tuple[str, Any] | None = None,
     ) -> dict[str, EngineResult]:
         """Pause, ``POST {admin}/update_weights`` on every engine, resume every engine it paused.
 
-        ``via_rpc``: the update goes through vLLM's ``/collective_rpc`` (method
-        ``update_weights_from_path``, the directory as its one positional argument).
+        ``request`` (path, JSON body) replaces the update call, e.g. vLLM's ``/collective_rpc``
+        with ``update_weights_from_path``; the default is ``/update_weights {"weight_dir": ...}``.
 
         With a discovery client, the topology is re-verified first (TOPO-1; ``verify=False`` skips
         it). On any failure AdminError names the engines; its ``results`` maps each phase
@@ -563,14 +563,7 @@ class AdminPool:
                 if len(paused) != len(self.engines):
                     failure = "pause"
             if failure is None:
-                path, body = (
-                    (
-                        "/collective_rpc",
-                        {"method": "update_weights_from_path", "args": [weight_dir], "kwargs": {}},
-                    )
-                    if via_rpc
-                    else ("/update_weights", {"weight_dir": weight_dir})
-                )
+                path, body = request or ("/update_weights", {"weight_dir": weight_dir})
                 phases["update_weights"] = await self._fanout(
                     "update_weights", "POST", path, json=body, timeout=self.update_timeout
                 )

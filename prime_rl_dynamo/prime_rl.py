@@ -473,11 +473,14 @@ class DynamoInferencePool:
         if weight_dir is not None and not isinstance(weight_dir, (str, os.PathLike)):
             raise ConfigError(f"weight_dir must be a path or None; found {weight_dir!r}")
         path = None if weight_dir is None else Path(weight_dir)
+        request = self._update_request(path)
         async with self._mutating:
-            await self._update(path, nccl)
+            await self._update(path, nccl, request)
         self.weight_step = step
 
-    async def _update(self, path: Path | None, nccl: bool) -> None:
+    async def _update(
+        self, path: Path | None, nccl: bool, request: tuple[str, dict[str, Any]] | None
+    ) -> None:
         await self.admin.verify_topology(timeout=self.config.request_timeout)
         if nccl and path is not None:
             if not path.is_dir():
@@ -493,8 +496,21 @@ class DynamoInferencePool:
                 ) from None
         # Already verified above; AdminPool resumes every engine it paused, whatever happens.
         await self.admin.update_weights(
-            None if path is None else str(path), verify=False, via_rpc=self.admin_api == "vllm"
+            None if path is None else str(path), verify=False, request=request
         )
+
+    def _update_request(self, path: Path | None) -> tuple[str, dict[str, Any]] | None:
+        """vLLM's RPC form of the update (None: the admin API's own ``/update_weights``)."""
+        if self.admin_api != "vllm":
+            return None
+        weight_dir = None if path is None else str(path)
+        if self.config.weight_broadcast == "filesystem":
+            if weight_dir is None:
+                raise ConfigError("a filesystem weight update needs a weight_dir")
+            kwargs = {"weights_path": weight_dir}
+            return "/collective_rpc", {"method": "reload_weights", "args": [], "kwargs": kwargs}
+        rpc = {"method": "update_weights_from_path", "args": [weight_dir], "kwargs": {}}
+        return "/collective_rpc", rpc
 
     async def score(self, token_ids: Any) -> Any:
         """Delegates to the injected ``data_plane``; ConfigError naming what to inject otherwise."""

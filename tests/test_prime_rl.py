@@ -672,3 +672,29 @@ def test_concurrent_updates_do_not_interleave_their_pause_resume_cycles() -> Non
         asyncio.run(main(fleet))
         for engine in fleet.engines:
             assert _ops(fleet, engine.key) == ["/pause", "/update_weights", "/resume"] * 2
+
+
+@pytest.mark.integration
+def test_vllm_filesystem_updates_reload_weights_from_the_directory(
+    hetero: Any, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        pool = await _pool(
+            hetero,
+            admin_api="vllm",
+            weight_broadcast=SimpleNamespace(type="filesystem", inference_world_size=7),
+        )
+        try:
+            with pytest.raises(ConfigError, match="needs a weight_dir"):
+                await pool.update_weights(None, step=1)
+            await pool.update_weights(tmp_path, step=1)
+        finally:
+            await pool.stop()
+
+    asyncio.run(main())
+    rpc = _offsets(hetero, "/collective_rpc")
+    assert [b for _, b in rpc] == [
+        {"method": "reload_weights", "args": [], "kwargs": {"weights_path": str(tmp_path)}}
+    ] * 3
+    assert not (tmp_path / "NCCL_READY").exists()  # no NCCL broadcast: nobody waits for it
+    assert len(hetero.recorder.requests(server="admin", path="/pause")) == 3
