@@ -333,6 +333,10 @@ class AdminPool:
         """Close every engine's HTTP client."""
         await asyncio.gather(*(c.aclose() for c in self._clients.values()))
 
+    def http_client(self, label: str) -> httpx.AsyncClient:
+        """The HTTP client of the engine ``label`` (base URL its admin URL, its credentials)."""
+        return self._clients[label]
+
     # --- one call, fan-out ---------------------------------------------------------------------
 
     async def _call(
@@ -478,6 +482,7 @@ class AdminPool:
         timeout: float,
         session_id: str | None = None,
         quantize_in_weight_transfer: bool = False,
+        via_rpc: bool = False,
     ) -> dict[str, EngineResult]:
         """Send each engine its planned offsets (``/init_broadcaster`` or ``/collective_rpc``).
 
@@ -508,6 +513,7 @@ class AdminPool:
                 timeout=timeout,
                 session_id=session_id,
                 quantize_in_weight_transfer=quantize_in_weight_transfer,
+                via_rpc=via_rpc,
             )
             for e in plan.engines
         }
@@ -525,9 +531,17 @@ class AdminPool:
         return results
 
     async def update_weights(
-        self, weight_dir: str | None, *, pause: bool = True, verify: bool | None = None
+        self,
+        weight_dir: str | None,
+        *,
+        pause: bool = True,
+        verify: bool | None = None,
+        request: tuple[str, Any] | None = None,
     ) -> dict[str, EngineResult]:
         """Pause, ``POST {admin}/update_weights`` on every engine, resume every engine it paused.
+
+        ``request`` (path, JSON body) replaces the update call, e.g. vLLM's ``/collective_rpc``
+        with ``update_weights_from_path``; the default is ``/update_weights {"weight_dir": ...}``.
 
         With a discovery client, the topology is re-verified first (TOPO-1; ``verify=False`` skips
         it). On any failure AdminError names the engines; its ``results`` maps each phase
@@ -549,12 +563,9 @@ class AdminPool:
                 if len(paused) != len(self.engines):
                     failure = "pause"
             if failure is None:
+                path, body = request or ("/update_weights", {"weight_dir": weight_dir})
                 phases["update_weights"] = await self._fanout(
-                    "update_weights",
-                    "POST",
-                    "/update_weights",
-                    json={"weight_dir": weight_dir},
-                    timeout=self.update_timeout,
+                    "update_weights", "POST", path, json=body, timeout=self.update_timeout
                 )
                 if not all(r.ok for r in phases["update_weights"].values()):
                     failure = "update_weights"

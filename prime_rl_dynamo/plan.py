@@ -191,8 +191,13 @@ class BroadcastPlan:
         timeout: float,
         session_id: str | None = None,
         quantize_in_weight_transfer: bool = False,
+        via_rpc: bool = False,
     ) -> tuple[str, dict[str, Any]]:
-        """The admin path and JSON body that initialise ``engine`` (same W, host, port for all: RANK-8)."""
+        """The admin path and JSON body that initialise ``engine`` (same W, host, port for all: RANK-8).
+
+        ``via_rpc``: Prime's broadcaster through vLLM's ``/collective_rpc`` (method
+        ``init_broadcaster``, the same fields as ``kwargs``) instead of ``/init_broadcaster``.
+        """
         if self.convention is Convention.VLLM_NATIVE_NCCL:
             init_info = {
                 "master_address": host,
@@ -220,6 +225,9 @@ class BroadcastPlan:
             if not session_id:
                 raise ConfigError("NIXL init needs a session_id shared by every engine (RANK-8)")
             body["session_id"] = session_id
+        if via_rpc:
+            rpc = {"method": "init_broadcaster", "args": [], "kwargs": body, "timeout": timeout}
+            return "/collective_rpc", rpc
         return "/init_broadcaster", body
 
     def to_dict(self) -> dict[str, Any]:

@@ -189,6 +189,22 @@ def test_init_requests_per_convention() -> None:
     }
 
 
+def test_init_requests_via_vllm_rpc_carry_the_same_fields_as_keywords() -> None:
+    for convention in ("prime-nccl", "nixl"):
+        plan = plan_broadcast(fleet([2, 4, 1]), 7, convention)
+        engine = plan.engines[1]
+        _, direct = plan.init_request(engine, host="h", port=1, timeout=3, session_id="s")
+        path, rpc = plan.init_request(
+            engine, host="h", port=1, timeout=3, session_id="s", via_rpc=True
+        )
+        assert path == "/collective_rpc"
+        assert rpc == {"method": "init_broadcaster", "args": [], "kwargs": direct, "timeout": 3}
+    native = plan_broadcast(fleet([2, 4, 1]), 7, "vllm-native-nccl")
+    assert native.init_request(
+        native.engines[0], host="h", port=1, timeout=3, via_rpc=True
+    ) == native.init_request(native.engines[0], host="h", port=1, timeout=3)
+
+
 def test_to_dict_lists_rank_ranges() -> None:
     data = plan_broadcast(fleet([2, 4, 1]), 7).to_dict()
     assert data["group_world_size"] == 8

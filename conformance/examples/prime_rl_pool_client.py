@@ -1,0 +1,103 @@
+"""Prime-RL's orchestrator start-up, on the drop-in pool, behind the suite's calling contract.
+
+The contract's arguments become Prime-RL-shaped config objects (``client.dynamo.discovery_url``,
+``api_key_var``, ``headers``, ``headers_from_env``, ``wait_for_ready_timeout``,
+``weight_broadcast``); then exactly Prime-RL's order: ``setup_inference_pool`` (``from_config``)
+-> ``wait_for_ready`` -> ``init_nccl_broadcast`` or ``init_nixl_broadcast`` -> one
+``update_weights`` -> ``stop``. Any refusal raises (non-zero exit for ``--client-cmd``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import uuid
+from types import SimpleNamespace
+from typing import Any
+
+from conformance.examples._contract import ClientCall, command_main, contract_client
+
+#: The variable the example hands the contract's API key through, as Prime-RL reads keys.
+API_KEY_VAR = "PRIME_RL_DYNAMO_EXAMPLE_API_KEY"
+
+
+def prime_rl_configs(call: ClientCall) -> tuple[Any, Any, dict[str, str]]:
+    """(client config, weight_broadcast config, environment) as Prime-RL would hold them."""
+    creds = call.credentials
+    environ = dict(os.environ)
+    environ.pop(API_KEY_VAR, None)  # unset: no key (Prime-RL's convention)
+    if creds.api_key is not None:
+        environ[API_KEY_VAR] = creds.api_key
+    client = SimpleNamespace(
+        dynamo=SimpleNamespace(discovery_url=call.discovery_url),
+        api_key_var=API_KEY_VAR,
+        headers=dict(creds.headers),
+        headers_from_env=dict(creds.headers_from_env),
+        wait_for_ready_timeout=call.timeout,
+    )
+    weight_broadcast = SimpleNamespace(
+        type="nixl" if call.convention == "nixl" else "nccl",
+        inference_world_size=call.inference_world_size,
+        timeout=call.timeout,
+    )
+    return client, weight_broadcast, environ
+
+
+async def orchestrate(call: ClientCall) -> None:
+    """Prime-RL's start-up order on DynamoInferencePool (raises when the pool refuses)."""
+    from prime_rl_dynamo.prime_rl import DynamoInferencePool
+
+    client, weight_broadcast, environ = prime_rl_configs(call)
+    allowed = call.credentials.allowed_hosts
+    # setup_inference_pool(...): the one call a Prime-RL developer changes.
+    pool = await DynamoInferencePool.from_config(
+        client,
+        call.model,
+        inference_world_size=weight_broadcast.inference_world_size,
+        weight_broadcast=weight_broadcast,
+        nccl_convention="vllm-native-nccl" if call.convention == "vllm-native-nccl" else None,
+        admin_allowed_hosts=list(allowed) if allowed is not None else None,
+        environ=environ,
+        poll_interval=0.1,
+        request_timeout=min(call.timeout, 10.0),
+        admin_timeout=call.timeout,
+    )
+    try:
+        await pool.wait_for_ready(call.model)
+        if weight_broadcast.type == "nixl":
+            await pool.init_nixl_broadcast(
+                call.master_address,
+                call.master_port,
+                weight_broadcast.timeout,
+                weight_broadcast.inference_world_size,
+                uuid.uuid4().hex,
+            )
+        else:
+            await pool.init_nccl_broadcast(
+                call.master_address,
+                call.master_port,
+                weight_broadcast.timeout,
+                weight_broadcast.inference_world_size,
+            )
+        with tempfile.TemporaryDirectory(prefix="step_1-") as weight_dir:
+            await pool.update_weights(weight_dir, step=1)
+    finally:
+        await pool.stop()
+
+
+def _run(call: ClientCall) -> None:
+    """Run Prime-RL's start-up order once."""
+    asyncio.run(orchestrate(call))
+
+
+run = contract_client(_run)
+
+
+def main() -> int:
+    """``python -m conformance.examples.prime_rl_pool_client`` for --client-cmd (CONFORMANCE_* env)."""
+    return command_main(run)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

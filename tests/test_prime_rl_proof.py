@@ -1,0 +1,178 @@
+"""Proof of the drop-in pool: the example that drives it in Prime-RL's start-up order passes the
+suite's client profile (callable and --client-cmd), and becomes ready and plans right on the real
+Dynamo 1.6.1 frontend (offsets judged from what the harness's stub admin servers recorded)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import conformance
+from conformance.client_profile import SECRET_ENV, Credentials
+from conformance.examples.prime_rl_pool_client import run
+from conformance.registry import all_checks
+from conformance.results import Status
+from conformance.runner import dynamo_available
+from prime_rl_dynamo.plan import Convention
+from tests._harness_support import expected_offsets
+
+EXAMPLE = "conformance.examples.prime_rl_pool_client"
+# The pinned [2, 4, 1] fleet plus two generated ones: seed 1 draws every convention and an
+# engine of another model, so no check is skipped for want of a topology.
+RUN = {"profiles": ["client"], "topologies": 2, "seed": 1, "client_timeout": 20.0}
+MUST_PASS = {"RANK-2", "RANK-3", "RANK-4", "RANK-5", "RANK-6", "RANK-8", "CRED-2", "CRED-3"}
+
+
+def _verdicts(report: Any) -> tuple[list[str], set[str]]:
+    bad = [
+        f"{r.check}: {r.message}"
+        for r in report.results
+        if r.status not in (Status.PASS, Status.SKIP)
+    ]
+    return bad, {r.requirement for r in report.results if r.status is Status.PASS}
+
+
+@pytest.mark.integration
+def test_the_example_passes_the_client_profile_as_a_callable_and_as_a_command() -> None:
+    as_callable = conformance.run(client=f"{EXAMPLE}:run", **RUN)
+    bad, passed = _verdicts(as_callable)
+    assert bad == []
+    assert passed >= MUST_PASS, sorted(MUST_PASS - passed)
+    # Every check of the profile ran and passed; only what no client can show may be skipped.
+    checked = {c.requirement for c in all_checks(["client"])}
+    assert checked - passed <= {"RANK-7"}, sorted(checked - passed)
+    assert any("prime_rl_pool_client" in n for n in as_callable.target["notes"])
+    as_command = conformance.run(client_cmd=f"{sys.executable} -m {EXAMPLE}", **RUN)
+    assert as_command.outcomes() == as_callable.outcomes()
+
+
+# --- real Dynamo 1.6.1 ---------------------------------------------------------------------------
+
+HETERO: dict[str, Any] = {
+    "namespace": "dynamo",
+    "model": None,
+    "engines": [
+        {"component": "prefill", "count": 2, "tp": 2},
+        {"component": "decode", "count": 1, "tp": 2, "dp": 2},
+        {"component": "encode", "count": 1, "world_size": 1},
+    ],
+}
+W = 9
+
+
+@pytest.fixture(scope="module")
+def dynamo_fleet() -> Iterator[Any]:
+    if not dynamo_available():
+        pytest.skip("the dynamo extra (ai-dynamo-runtime) is not installed")
+    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    with start_dynamo_fleet(topology_from_dict(HETERO)) as running:
+        running.wait_ready(4, timeout=60)
+        yield running
+
+
+@pytest.mark.integration
+@pytest.mark.dynamo
+@pytest.mark.parametrize("convention", ["prime-nccl", "vllm-native-nccl", "nixl"])
+def test_the_example_becomes_ready_and_plans_right_on_real_dynamo(
+    dynamo_fleet: Any, convention: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fleet = dynamo_fleet
+    monkeypatch.setenv(SECRET_ENV, "env-secret")
+    creds = Credentials(
+        api_key="key-123", headers={"X-Static": "static-v"}, headers_from_env={"X-Env": SECRET_ENV}
+    )
+    fleet.recorder.clear()
+    run(
+        fleet.discovery_url,
+        W,
+        convention,
+        creds,
+        model=None,
+        master_address="127.0.0.1",
+        master_port=29600,
+        timeout=30.0,
+    )
+    conv = Convention.parse(convention)
+    # Expected offsets from the fleet's own records: canonical order, exclusive prefix sums.
+    expected = {
+        label: (offset, size) for label, offset, size in expected_offsets(fleet.engines, conv)
+    }
+    by_key = {e.key: e.label for e in fleet.engines}
+    init_path = "/collective_rpc" if conv is Convention.VLLM_NATIVE_NCCL else "/init_broadcaster"
+    seen = {}
+    for engine in fleet.engines:
+        calls = fleet.recorder.requests(engine=engine.key, server="admin")
+        assert [c.path for c in calls] == [
+            "/health",
+            init_path,
+            "/pause",
+            "/update_weights",
+            "/resume",
+        ], engine.key
+        assert all(c.status == 200 for c in calls), [(c.path, c.status) for c in calls]
+        for call in calls:
+            assert call.headers.get("authorization") == "Bearer key-123"
+            assert call.headers.get("x-static") == "static-v"
+            assert call.headers.get("x-env") == os.environ[SECRET_ENV]
+        body = calls[1].json
+        if conv is Convention.VLLM_NATIVE_NCCL:
+            info = body["kwargs"]["init_info"]
+            assert info["world_size"] == W + 1
+            seen[by_key[engine.key]] = (info["rank_offset"], engine.spec.world_size)
+        else:
+            assert body["inference_world_size"] == W
+            assert ("session_id" in body) is (conv is Convention.NIXL)
+            seen[by_key[engine.key]] = (body["rank_offset"], body["engine_world_size"])
+    assert seen == expected
+
+
+@pytest.mark.integration
+@pytest.mark.dynamo
+def test_the_pool_drives_real_dynamos_engines_through_collective_rpc(dynamo_fleet: Any) -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from prime_rl_dynamo.prime_rl import DynamoInferencePool
+
+    fleet = dynamo_fleet
+    fleet.recorder.clear()
+    client = SimpleNamespace(dynamo_discovery_url=fleet.frontend_url, wait_for_ready_timeout=30)
+
+    async def main() -> None:
+        pool = await DynamoInferencePool.from_config(
+            client, None, inference_world_size=W, admin_api="vllm", environ={}, poll_interval=0.1
+        )
+        try:
+            await pool.wait_for_ready(None)
+            await pool.init_nixl_broadcast("127.0.0.1", 5557, 30.0, W, "s-1")
+            await pool.update_weights(None, step=1)
+        finally:
+            await pool.stop()
+
+    asyncio.run(main())
+    expected = {
+        label: offset for label, offset, _ in expected_offsets(fleet.engines, Convention.NIXL)
+    }
+    seen = {}
+    for engine in fleet.engines:
+        calls = fleet.recorder.requests(engine=engine.key, server="admin")
+        assert [c.path for c in calls] == [
+            "/health",
+            "/collective_rpc",
+            "/pause",
+            "/collective_rpc",
+            "/resume",
+        ]
+        assert all(c.status == 200 for c in calls)
+        init, update = calls[1].json, calls[3].json
+        assert init["method"] == "init_broadcaster" and init["kwargs"]["session_id"] == "s-1"
+        assert update == {"method": "update_weights_from_path", "args": [None], "kwargs": {}}
+        assert "authorization" not in calls[0].headers  # no key configured: none sent
+        seen[engine.label] = init["kwargs"]["rank_offset"]
+    assert seen == expected
