@@ -18,6 +18,7 @@ import httpx
 from conformance._http import Reply, json_media, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
+from prime_rl_dynamo._http import tls_context
 from prime_rl_dynamo.errors import Violation
 from prime_rl_dynamo.requirements import all_requirements
 
@@ -180,7 +181,10 @@ class FrontendContext(ProfileContext):
 @profile_setup("frontend")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[FrontendContext]:
-    with make_client(run.options.timeout) as client:
+    opts = run.options
+    with make_client(
+        opts.timeout, origin=run.url, headers=opts.headers, verify=opts.verify
+    ) as client:
         yield FrontendContext(run, client)
 
 
@@ -340,7 +344,13 @@ def check_stability(ctx: FrontendContext) -> str | None:
 
 
 async def _load(
-    url: str, clients: int, per_client: int, budget: float, timeout: float
+    url: str,
+    clients: int,
+    per_client: int,
+    budget: float,
+    timeout: float,
+    headers: tuple[tuple[str, str], ...] = (),
+    verify: bool | str = True,
 ) -> dict[str, Any]:
     deadline = time.monotonic() + budget
     latencies: list[float] = []
@@ -349,7 +359,12 @@ async def _load(
     errors: list[str] = []
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(
-        timeout=timeout, limits=limits, trust_env=False, follow_redirects=False
+        timeout=timeout,
+        limits=limits,
+        trust_env=False,
+        follow_redirects=False,
+        headers=dict(headers),  # the one URL polled is the target's own
+        verify=tls_context(verify),
     ) as client:
 
         async def poller() -> None:
@@ -400,7 +415,13 @@ def check_load(ctx: FrontendContext) -> str | None:
     first = ctx.listing()
     outcome = asyncio.run(
         _load(
-            ctx.workers_url, opts.load_clients, opts.load_requests, opts.load_budget, opts.timeout
+            ctx.workers_url,
+            opts.load_clients,
+            opts.load_requests,
+            opts.load_budget,
+            opts.timeout,
+            opts.headers,
+            opts.verify,
         )
     )
     latencies: list[float] = outcome["latencies"]
@@ -464,7 +485,12 @@ def check_schemathesis(ctx: FrontendContext) -> str | None:
 
     ctx.listing()
     ctx.require_dynamo_dialect()
-    failures = run_schemathesis(ctx.base, timeout=ctx.run.options.timeout)
+    failures = run_schemathesis(
+        ctx.base,
+        timeout=ctx.run.options.timeout,
+        headers=ctx.run.options.headers,
+        verify=ctx.run.options.verify,
+    )
     unexplained = []
     for failure in failures:
         if failure.schema_failure and failure.body is not None:

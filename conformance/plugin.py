@@ -55,6 +55,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rl-topologies", type=int, default=3, help="generated topologies per run")
     group.addoption("--rl-load", default="32x20", help="concurrent polling load CLIENTSxREQUESTS")
     group.addoption("--rl-json-report", default=None, help="write the suite's JSON report here")
+    group.addoption(
+        "--rl-header",
+        action="append",
+        default=[],
+        metavar="NAME: VALUE",
+        help="header sent to the target (repeatable; values redacted in every output)",
+    )
+    group.addoption("--rl-cacert", default=None, help="CA bundle (PEM) for the target's TLS")
+    group.addoption(
+        "--rl-insecure", action="store_true", help="do not verify the target's TLS certificate"
+    )
 
 
 def _options(config: pytest.Config, checks: tuple[str, ...] = ()) -> Any:
@@ -75,7 +86,23 @@ def _options(config: pytest.Config, checks: tuple[str, ...] = ()) -> Any:
         topologies=config.getoption("rl_topologies"),
         load_clients=clients,
         load_requests=requests,
+        **_gateway_options(config),
     )
+
+
+def _gateway_options(config: pytest.Config) -> dict[str, Any]:
+    from prime_rl_dynamo._http import parse_header
+    from prime_rl_dynamo.errors import ConfigError
+
+    try:
+        headers = tuple(parse_header(text) for text in config.getoption("rl_header"))
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--rl-header: {exc}") from None
+    return {
+        "headers": headers,
+        "cacert": config.getoption("rl_cacert"),
+        "insecure": bool(config.getoption("rl_insecure")),
+    }
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

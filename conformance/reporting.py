@@ -50,6 +50,12 @@ def reproduce_command(report: Report, requirement: str | None = None) -> str:
         parts += ["--client-cmd", repr(str(opts["client_cmd"]))]
     for req in [requirement] if requirement else list(opts.get("requirements") or ()):
         parts += ["--requirement", req]
+    for header in opts.get("headers") or ():  # already "Name: <redacted>" (runner._redact)
+        parts += ["-H", repr(str(header))]
+    if opts.get("cacert"):
+        parts += ["--cacert", str(opts["cacert"])]
+    if opts.get("insecure"):
+        parts.append("--insecure")
     parts += ["--seed", str(report.seed)]
     return " ".join(parts)
 

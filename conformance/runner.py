@@ -58,6 +58,16 @@ class Options:
     load_budget: float = 30.0  # seconds the load may take before it is cut short
     topologies: int = 3  # generated topologies per client / roundtrip run (plus the pinned one)
     client_timeout: float = 60.0  # seconds a client under test may take per topology
+    # Reaching a target behind a gateway: headers sent to the target's origin only (values never
+    # recorded), and TLS verification: a CA bundle path, or insecure (no certificate check).
+    headers: tuple[tuple[str, str], ...] = ()
+    cacert: str | None = None
+    insecure: bool = False
+
+    @property
+    def verify(self) -> bool | str:
+        """httpx's ``verify`` for the target: False (--insecure), a CA bundle, or True."""
+        return False if self.insecure else (self.cacert or True)
 
     def resolved_profiles(self) -> tuple[str, ...]:
         """The profiles this run executes, in execution order."""
@@ -311,7 +321,34 @@ def run(
         )
     report.target.setdefault("notes", []).extend(run_ctx.notes)
     report.finished = time.time()
+    _redact(report, opts)
     return report
+
+
+def _redact(report: Report, opts: Options) -> None:
+    """Header values never reach a report, a message or a terminal: names are kept, values not."""
+    from prime_rl_dynamo._http import REDACTED, redacted_headers
+
+    if not opts.headers:
+        return
+    report.options["headers"] = redacted_headers(opts.headers)
+    secrets = sorted({value for _, value in opts.headers if value}, key=len, reverse=True)
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            for secret in secrets:
+                value = value.replace(secret, REDACTED)
+            return value
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(scrub(v) for v in value)
+        return value
+
+    report.target = scrub(report.target)
+    report.results[:] = [
+        replace(r, message=scrub(r.message), details=scrub(r.details)) for r in report.results
+    ]
 
 
 def _run_profile(

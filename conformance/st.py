@@ -6,6 +6,7 @@ listener, validated with every check schemathesis enables by default.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,8 +39,15 @@ def openapi_document() -> Path:
         raise CheckError(f"the bundled OpenAPI document is missing: {exc}") from exc
 
 
-def run_schemathesis(base_url: str, *, timeout: float = 10.0) -> list[StFailure]:
-    """Call every documented operation once and return what schemathesis' checks found."""
+def run_schemathesis(
+    base_url: str,
+    *,
+    timeout: float = 10.0,
+    headers: Sequence[tuple[str, str]] = (),
+    verify: bool | str = True,
+) -> list[StFailure]:
+    """Call every documented operation once and return what schemathesis' checks found
+    (``headers`` sent with every call, ``verify`` as requests takes it)."""
     import schemathesis
     from schemathesis.core.failures import Failure, FailureGroup
 
@@ -59,7 +67,9 @@ def run_schemathesis(base_url: str, *, timeout: float = 10.0) -> list[StFailure]
         operation = loaded.ok()
         case = operation.Case()
         try:
-            response = case.call(base_url=base_url, timeout=timeout)
+            response = case.call(
+                base_url=base_url, timeout=timeout, headers=dict(headers) or None, verify=verify
+            )
         except Exception as exc:
             raise CheckError(f"{operation.label}: request failed: {exc}") from exc
         try:

@@ -10,6 +10,8 @@ import argparse
 import sys
 from typing import Any
 
+from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of
+
 PROFILE_NAMES = ("frontend", "workers", "client", "roundtrip")
 
 
@@ -76,6 +78,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--timeout", type=float, default=10.0, help="per HTTP request, seconds")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_http_arguments(parser)  # -H/--header, --cacert, --insecure: a target behind a gateway
     parser.set_defaults(func=run)
 
 
@@ -91,8 +94,6 @@ def _load(text: str) -> tuple[int, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the suite; exit 0 when conformant, 1 on any failure or error, 2 on usage errors."""
-    from rich.console import Console
-
     from conformance import Options, run_suite
     from conformance.registry import all_checks
     from conformance.reporting import (
@@ -102,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
         write_json,
         write_junit,
     )
+    from prime_rl_dynamo.cli._output import make_console
 
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = make_console()
     if args.list:
         if args.markdown:
             sys.stdout.write(matrix_markdown(all_checks()))
@@ -137,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
             load_clients=clients,
             load_requests=requests,
             timeout=args.timeout,
+            headers=headers_of(args),
+            cacert=args.cacert,
+            insecure=args.insecure,
         )
         options.resolved_profiles()
     except ValueError as exc:

@@ -12,6 +12,7 @@ import asyncio
 import sys
 from typing import Any
 
+from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
@@ -50,6 +51,13 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--trust-env", action="store_true", help="honour proxy environment variables"
     )
+    add_http_arguments(parser)
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress line while waiting (it shows only when stderr is a terminal)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -59,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.errors import ConfigError, NotReadyError, PrimeRLDynamoError
 
     async def go() -> Any:
+        headers = dict(headers_of(args))
+        verify = verify_of(args)
         async with DiscoveryClient(
             args.url,
             inference_world_size=args.inference_world_size,
@@ -68,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
             poll_interval=args.poll_interval,
             max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
             trust_env=args.trust_env,
+            headers=headers,
+            verify=verify,
+            progress=False if args.quiet else None,
         ) as client:
             return await client.wait_ready()
 
