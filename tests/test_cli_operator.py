@@ -1,0 +1,389 @@
+"""What an operator sees from the commands: progress on a terminal, quiet pipes, gateways.
+
+Every test here runs the real ``prime-rl-dynamo`` console script in a child process, against the
+reference fleet over real HTTP (and a TLS gateway on 127.0.0.1), on a real pty or a real pipe.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from _gateway_support import TOKEN_HEADER, tls_gateway
+
+from prime_rl_dynamo.reference import start_reference_fleet
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = str(Path(sys.executable).with_name("prime-rl-dynamo"))
+SAMPLE = str(ROOT / "tests" / "data" / "samples" / "dynamo-1.6.1-pd-fleet.json")
+SECRET = "s3cr3t-gateway-token-4f9a"
+
+
+def _on_pty(
+    argv: Sequence[str], *, stderr_pipe: bool = False, timeout: float = 60
+) -> tuple[int, str, str]:
+    """Run the CLI with stdout (and stderr, unless ``stderr_pipe``) on a real 100-column pty."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen(
+        [CLI, *argv],
+        stdout=slave,
+        stderr=subprocess.PIPE if stderr_pipe else slave,
+        stdin=subprocess.DEVNULL,
+        close_fds=True,
+    )
+    os.close(slave)
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer closed the pty
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    code = proc.wait(timeout=10)
+    return code, out.decode("utf-8", "replace"), err
+
+
+# --- 1. discover shows what it waits for, on a terminal only ------------------------------------
+
+
+def test_discover_on_a_terminal_shows_what_the_last_snapshot_lacked_then_clears_it() -> None:
+    # The first 4 listings carry an error worker (READY-1): pending for about 1.5 s, then ready.
+    with start_reference_fleet(faults=["error-workers=1:4"], seed=1) as fleet:
+        code, out, _ = _on_pty(
+            [
+                "discover",
+                fleet.frontend_url,
+                "-W",
+                "16",
+                "--poll-interval",
+                "0.4",
+                "--timeout",
+                "30",
+            ]
+        )
+    assert code == 0, out
+    status_lines = [part for part in out.split("\r") if part.startswith("not ready after")]
+    assert len(status_lines) >= 3, out  # refreshed in place, once per poll
+    assert any("READY-1: dynamo.prefill.rl#" in line for line in status_lines), out
+    assert "READY-4:" in status_lines[-1]  # the first complete snapshot, waiting for its twin
+    assert all(len(line.replace("\x1b[K", "")) < 100 for line in status_lines)  # fits the width
+    # Erased before the plan is printed: the table starts on a clean line.
+    plan = out.rsplit("\r\x1b[K", 1)[1]
+    assert plan.startswith("engine ") and "group_world_size 17" in plan
+
+
+@pytest.mark.parametrize("how", ["-q", "stderr-not-a-terminal"])
+def test_discover_is_quiet_with_q_or_off_a_terminal(how: str) -> None:
+    with start_reference_fleet(faults=["error-workers=1:3"], seed=1) as fleet:
+        argv = ["discover", fleet.frontend_url, "-W", "16", "--poll-interval", "0.3"]
+        code, out, err = _on_pty([*argv, "-q"] if how == "-q" else argv, stderr_pipe=how != "-q")
+    assert code == 0, out + err
+    assert "not ready after" not in out and "not ready after" not in err
+    assert "READY-1" not in out + err
+    assert out.startswith("engine ")
+
+
+def test_library_wait_reports_each_pending_poll_to_a_callable() -> None:
+    from prime_rl_dynamo import discover_sync
+
+    seen = []
+    with start_reference_fleet(faults=["error-workers=1:2"], seed=2) as fleet:
+        ready = discover_sync(
+            fleet.frontend_url, inference_world_size=16, poll_interval=0.1, progress=seen.append
+        )
+    assert ready.world_size_sum == 16
+    assert [s.polls for s in seen] == list(range(1, len(seen) + 1))
+    assert seen[0].reasons and seen[0].reasons[0].startswith("READY-1:")
+    assert seen[-1].reasons[0].startswith("READY-4:")
+    assert seen[0].url.endswith("/v1/rl/workers") and seen[0].timeout == 1800
+
+
+def test_library_wait_shows_the_status_line_when_stderr_is_a_terminal() -> None:
+    # The README's client path: DynamoClientConfig.discovery_client().wait_ready(), no option set.
+    with start_reference_fleet(faults=["error-workers=1:3"], seed=3) as fleet:
+        script = (
+            "import asyncio\n"
+            "from prime_rl_dynamo import DynamoClientConfig\n"
+            f"config = DynamoClientConfig(dynamo_discovery_url={fleet.frontend_url!r}, "
+            "inference_world_size=16, poll_interval=0.3)\n"
+            "async def main():\n"
+            "    async with config.discovery_client() as d:\n"
+            "        ready = await d.wait_ready()\n"
+            "    print('ready', ready.world_size_sum)\n"
+            "asyncio.run(main())\n"
+        )
+        master, slave = pty.openpty()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=slave, close_fds=True
+        )
+        os.close(slave)
+        out_bytes, _ = proc.communicate(timeout=60)
+        err = bytearray()
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(master)
+    assert proc.returncode == 0
+    assert out_bytes.decode().strip() == "ready 16"
+    text = err.decode()
+    assert "not ready after" in text and "READY-1:" in text
+    assert text.endswith("\r\x1b[K")  # erased at the end
+
+
+# --- 2. a reader that goes away early is no error -----------------------------------------------
+
+
+def _closed_pipe_run(argv: Sequence[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run with stdout on a real pipe whose reading end is already closed (``| head`` gone)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(
+            [CLI, *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            timeout=timeout,
+        )
+    finally:
+        os.close(write_end)
+
+
+def _assert_quiet_pipe(proc: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
+    assert "Exception ignored" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["validate", SAMPLE],
+        ["validate", SAMPLE, "--json"],
+        ["plan", SAMPLE, "-W", "8", "--json"],
+        ["conformance", "--list"],
+        ["conformance", "--list", "--markdown"],
+        ["schema", "list"],
+        ["schema", "path", "openapi/rl-frontend.openapi.json"],
+    ],
+    ids=lambda a: " ".join(a)[:40],
+)
+def test_offline_commands_end_quietly_on_a_closed_pipe(argv: list[str]) -> None:
+    proc = _closed_pipe_run(argv)
+    _assert_quiet_pipe(proc)
+    assert proc.returncode in (0, 141), proc.stderr
+
+
+def test_discover_json_on_a_closed_pipe_exits_141_without_a_traceback() -> None:
+    with start_reference_fleet(seed=1) as fleet:
+        proc = _closed_pipe_run(["discover", fleet.frontend_url, "-W", "16", "--json"])
+    _assert_quiet_pipe(proc)
+    assert proc.returncode == 141
+
+
+def test_serve_on_a_closed_pipe_stops_its_fleet_and_exits_141() -> None:
+    proc = _closed_pipe_run(["serve", "--port", "0"], timeout=60)
+    _assert_quiet_pipe(proc)
+    assert proc.returncode == 141
+
+
+def test_conformance_on_a_closed_pipe_still_writes_its_reports(tmp_path: Path) -> None:
+    with start_reference_fleet(seed=1) as fleet:
+        proc = _closed_pipe_run(
+            [
+                "conformance",
+                fleet.frontend_url,
+                "--profile",
+                "frontend",
+                "--load",
+                "4x5",
+                "--seed",
+                "1",
+                "--junit-xml",
+                str(tmp_path / "junit.xml"),
+                "--json-report",
+                str(tmp_path / "report.json"),
+            ]
+        )
+    _assert_quiet_pipe(proc)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["results"] and (tmp_path / "junit.xml").read_text().startswith("<?xml")
+    assert proc.returncode == (0 if report["ok"] else 1)
+
+
+@pytest.mark.dynamo
+@pytest.mark.slow
+def test_dynamo_up_on_a_closed_pipe_stops_its_fleet_and_exits_141() -> None:
+    pytest.importorskip("dynamo.runtime")
+    proc = _closed_pipe_run(["dynamo", "up", "--json"], timeout=180)
+    _assert_quiet_pipe(proc)
+    assert proc.returncode == 141
+
+
+# --- 3. a frontend behind a TLS gateway that wants a header -------------------------------------
+
+
+def _run(argv: Sequence[str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CLI, *argv], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
+def test_discover_through_a_tls_gateway_with_header_and_cacert(tmp_path: Path) -> None:
+    with (
+        start_reference_fleet(seed=1) as fleet,
+        tls_gateway(fleet.frontend_url, SECRET, tmp_path) as gw,
+    ):
+        header = f"{TOKEN_HEADER}: {SECRET}"
+        ok = _run(
+            ["discover", gw.url, "-W", "16", "--json", "-H", header, "--cacert", str(gw.cacert)]
+        )
+        insecure = _run(["discover", gw.url, "-W", "16", "-H", header, "--insecure", "--json"])
+        untrusted = _run(["discover", gw.url, "-W", "16", "-H", header, "--timeout", "1"])
+        no_header = _run(["discover", gw.url, "-W", "16", "--cacert", str(gw.cacert)])
+        bad_header = _run(["discover", gw.url, "-W", "16", "-H", "no colon here"])
+        missing_ca = _run(["discover", gw.url, "-W", "16", "--cacert", str(tmp_path / "nope.pem")])
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["group_world_size"] == 17
+    assert insecure.returncode == 0, insecure.stderr
+    assert untrusted.returncode == 1 and "CERTIFICATE_VERIFY_FAILED" in untrusted.stderr
+    assert no_header.returncode == 1 and "answered 401" in no_header.stderr
+    assert bad_header.returncode == 2 and "expected NAME: VALUE" in bad_header.stderr
+    assert missing_ca.returncode == 2 and "no such file" in missing_ca.stderr
+    assert SECRET in gw.seen_tokens  # the header really travelled
+    for proc in (ok, insecure, untrusted, no_header, bad_header, missing_ca):
+        assert SECRET not in proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_conformance_through_a_tls_gateway_never_shows_the_header_value(tmp_path: Path) -> None:
+    junit, report_path = tmp_path / "junit.xml", tmp_path / "report.json"
+    with (
+        start_reference_fleet(seed=1) as fleet,
+        tls_gateway(fleet.frontend_url, SECRET, tmp_path) as gw,
+    ):
+        proc = _run(
+            [
+                "conformance",
+                gw.url,
+                "--profile",
+                "frontend",
+                "-H",
+                f"{TOKEN_HEADER}: {SECRET}",
+                "--cacert",
+                str(gw.cacert),
+                "--load",
+                "4x5",
+                "--seed",
+                "1",
+                "--junit-xml",
+                str(junit),
+                "--json-report",
+                str(report_path),
+            ]
+        )
+        seen = list(gw.seen_tokens)
+    report = json.loads(report_path.read_text())
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert report["ok"] and {r["status"] for r in report["results"]} <= {"pass", "skip"}
+    assert seen and all(token == SECRET for token in seen)  # every request went with the header
+    assert report["options"]["headers"] == [f"{TOKEN_HEADER}: <redacted>"]
+    assert f"-H '{TOKEN_HEADER}: <redacted>'" in report["reproduce"]
+    for text in (proc.stdout, proc.stderr, report_path.read_text(), junit.read_text()):
+        assert SECRET not in text
+
+
+def test_pytest_plugin_through_a_tls_gateway_never_shows_the_header_value(tmp_path: Path) -> None:
+    junit, report_path = tmp_path / "junit.xml", tmp_path / "report.json"
+    with (
+        start_reference_fleet(seed=1) as fleet,
+        tls_gateway(fleet.frontend_url, SECRET, tmp_path) as gw,
+    ):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "--pyargs",
+                "conformance",
+                "--rl-url",
+                gw.url,
+                "--rl-profile",
+                "frontend",
+                "--rl-header",
+                f"{TOKEN_HEADER}: {SECRET}",
+                "--rl-cacert",
+                str(gw.cacert),
+                "--rl-load",
+                "4x5",
+                "--rl-seed",
+                "1",
+                f"--junitxml={junit}",
+                "--rl-json-report",
+                str(report_path),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
+        seen = list(gw.seen_tokens)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert seen and all(token == SECRET for token in seen)
+    for text in (proc.stdout, proc.stderr, report_path.read_text(), junit.read_text()):
+        assert SECRET not in text
+
+
+def test_the_runner_scrubs_a_header_value_a_target_echoes_back() -> None:
+    from conformance.results import Report, Result, Status
+    from conformance.runner import Options, _redact
+
+    options = Options(url="https://gw", headers=((TOKEN_HEADER, SECRET),))
+    report = Report(
+        target={"url": "https://gw", "notes": [f"echoed {SECRET}"]},
+        options={"headers": [[TOKEN_HEADER, SECRET]]},
+        seed=1,
+        versions={},
+        results=[
+            Result(
+                check="HTTP-1::x",
+                requirement="HTTP-1",
+                level="MUST",
+                profile="frontend",
+                title="t",
+                status=Status.FAIL,
+                message=f"GET -> 400 body: bad token {SECRET}",
+                details={"seen": [SECRET]},
+            )
+        ],
+    )
+    _redact(report, options)
+    assert SECRET not in json.dumps(report.to_dict())
+    assert report.results[0].message.endswith("bad token <redacted>")
+    assert report.options["headers"] == [f"{TOKEN_HEADER}: <redacted>"]
