@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from conformance._storage import tool_state_in_cache
 from conformance.registry import (
     PROFILES,
     Check,
@@ -301,7 +302,7 @@ def run(
     )
     wanted_profiles = tuple(dict.fromkeys(c.profile for c in chosen))
     try:
-        with _target(run_ctx, wanted_profiles):
+        with tool_state_in_cache(), _target(run_ctx, wanted_profiles):
             report.target = dict(run_ctx.target)
             for name in wanted_profiles:
                 report.extend(

@@ -387,3 +387,68 @@ def test_the_runner_scrubs_a_header_value_a_target_echoes_back() -> None:
     assert SECRET not in json.dumps(report.to_dict())
     assert report.results[0].message.endswith("bad token <redacted>")
     assert report.options["headers"] == [f"{TOKEN_HEADER}: <redacted>"]
+
+
+# --- 6. runs leave nothing behind in the working directory --------------------------------------
+
+
+def test_a_conformance_run_leaves_the_working_directory_as_it_found_it(tmp_path: Path) -> None:
+    cwd, cache = tmp_path / "cwd", tmp_path / "cache"
+    cwd.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    env["XDG_CACHE_HOME"] = str(cache)
+    common = ["--load", "4x5"]  # 3 generated topologies: enough for hypothesis to store state
+    cli = subprocess.run(
+        [
+            CLI,
+            "conformance",
+            "-q",
+            "--target",
+            "reference",
+            "--seed",
+            "1",
+            "--profile",
+            "frontend",
+            "--profile",
+            "client",
+            *common,
+            "--json-report",
+            "report.json",
+        ],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert cli.returncode == 0, cli.stdout[-3000:]
+    plugin = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--pyargs",
+            "conformance",
+            "--rl-target",
+            "reference",
+            "--rl-seed",
+            "1",
+            "--rl-profile",
+            "frontend",
+            "--rl-profile",
+            "client",
+            "--rl-load",
+            "4x5",
+        ],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert plugin.returncode == 0, plugin.stdout[-3000:]
+    assert sorted(p.name for p in cwd.iterdir()) == ["report.json"]  # only what was asked for
+    assert (cache / "prime-rl-dynamo" / "hypothesis").is_dir()  # hypothesis' state went here
