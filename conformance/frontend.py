@@ -19,6 +19,7 @@ from conformance._http import Reply, json_media, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo._http import tls_context
+from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.errors import Violation
 from prime_rl_dynamo.requirements import all_requirements
 
@@ -340,7 +341,7 @@ def check_stability(ctx: FrontendContext) -> str | None:
     ctx.polls_done = True
     if changed:
         raise Failed(f"{len(changed)} of {polls} polls differed:\n  " + "\n  ".join(changed[:10]))
-    return f"{polls} polls identical"
+    return f"{plural(polls, 'poll')} identical"
 
 
 async def _load(
@@ -525,7 +526,7 @@ def _make_body_check(req_id: str) -> None:
                 + "\n  ".join(lines)
                 + more
             )
-        return f"{ctx.judged} distinct bodies judged"
+        return f"{plural(ctx.judged, 'distinct body', 'distinct bodies')} judged"
 
     body_check.__name__ = f"check_body_{req_id.replace('-', '_').lower()}"
     check("frontend", req_id, "body", title)(body_check)

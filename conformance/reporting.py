@@ -79,7 +79,10 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
         console.print(f"  note: {note}")
     table = Table(show_lines=False, header_style="bold")
     for col in ("requirement", "level", "result", "checks", "first line"):
-        table.add_column(col, overflow="fold")
+        # A first line ends in an ellipsis when cut, never folded mid-URL ("http://1" / "27.0...");
+        # the whole message follows below the table.
+        cut = col == "first line"
+        table.add_column(col, overflow="ellipsis" if cut else "fold", no_wrap=cut)
     for req_id, results in report.by_requirement().items():
         worst = _worst(results)
         if worst == Status.PASS and not verbose and len(report.by_requirement()) > 40:

@@ -166,7 +166,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         yield
         return
     if not {"frontend", "workers"} & set(profiles):
-        run.target = {"kind": "none", "description": "profiles stand up their own fleets"}
+        run.target = {"kind": "none", "description": "the fleets each profile stands up itself"}
         yield
         return
     use_dynamo = opts.target == "dynamo" or (opts.target == "auto" and dynamo_available())

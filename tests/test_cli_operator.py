@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import struct
 import subprocess
 import sys
@@ -452,3 +453,75 @@ def test_a_conformance_run_leaves_the_working_directory_as_it_found_it(tmp_path:
     assert plugin.returncode == 0, plugin.stdout[-3000:]
     assert sorted(p.name for p in cwd.iterdir()) == ["report.json"]  # only what was asked for
     assert (cache / "prime-rl-dynamo" / "hypothesis").is_dir()  # hypothesis' state went here
+
+
+# --- 7. small text slips ------------------------------------------------------------------------
+
+
+def test_counts_are_worded_with_the_right_plural(tmp_path: Path) -> None:
+    from prime_rl_dynamo._text import plural
+
+    assert [plural(1, "engine"), plural(2, "engine"), plural(0, "engine")] == [
+        "1 engine",
+        "2 engines",
+        "0 engines",
+    ]
+    assert plural(1, "distinct body", "distinct bodies") == "1 distinct body"
+    one = {
+        "protocol_version": 1,
+        "namespace": "dynamo",
+        "workers": [json.loads(Path(SAMPLE).read_text())["workers"][0]],
+    }
+    body = tmp_path / "one.json"
+    body.write_text(json.dumps(one))
+    validated = _run(["validate", str(body)])
+    planned = _run(["plan", str(body), "-W", str(one["workers"][0]["world_size"])])
+    assert validated.returncode == 0 and "1 worker, 1 engine ready" in validated.stdout
+    assert planned.returncode == 0 and "\n1 engine, inference_world_size" in planned.stdout
+
+
+def test_the_header_of_a_run_without_a_shared_target_reads_as_a_sentence() -> None:
+    from conformance.runner import Options, RunContext, _target
+
+    run = RunContext(options=Options(), seed=1)
+    with _target(run, ("client",)):
+        pass
+    assert run.target["description"] == "the fleets each profile stands up itself"
+
+
+def test_piped_output_honours_columns_and_never_folds_a_url() -> None:
+    env = {**os.environ, "COLUMNS": "50"}
+    listing = subprocess.run(
+        [CLI, "conformance", "--list"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert listing.returncode == 0
+    assert max(len(line) for line in listing.stdout.splitlines()) <= 50
+    wide = subprocess.run(
+        [CLI, "conformance", "--list"],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
+        timeout=60,
+    )
+    assert max(len(line) for line in wide.stdout.splitlines()) > 50  # up to 160 without COLUMNS
+    # Nothing listens on a port we just freed: every row's first line names the URL.
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    env["COLUMNS"] = "80"
+    proc = subprocess.run(
+        [CLI, "conformance", url, "-q", "--profile", "frontend", "--load", "1x1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("│")]
+    assert rows and max(len(line) for line in proc.stdout.splitlines()) <= 80
+    for row in rows:
+        for shown in re.findall(r"http://\S*", row):
+            assert shown.endswith("…") or shown.startswith(url), row  # cut visibly, or whole
+    assert f"{url}/v1/rl/workers" in proc.stdout  # in full in the detail blocks
