@@ -127,7 +127,8 @@ def _main(argv: Sequence[str] | None) -> int:
             raise
         print(
             f"prime-rl-dynamo {args.command}: needs the '{extra}' extra (module {top!r} is not "
-            f"installed): pip install 'prime-rl-dynamo[{extra}]'",
+            f"installed): pip install 'prime-rl-dynamo[{extra}]' (from a checkout: "
+            f"pip install -e '.[{extra}]')",
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -3,7 +3,7 @@
 For tools that want a file path (``schemathesis run "$(prime-rl-dynamo schema path rl-frontend)"``,
 a Rust test reading the vectors): the same files the validator loads, from the checkout or the
 installed wheel. NAME is a relative name (``openapi/rl-frontend.openapi.json``), a file name
-(``rl-frontend.openapi.json``) or a short name (``rl-frontend``).
+(``rl-frontend.openapi.json``), a short name (``rl-frontend``) or a directory (``openapi``, ``.``).
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ def resolve(name: str) -> Path:
 
     names = bundled_names()
     wanted = name.strip().strip("/")
+    if wanted in ("", ".") or (schema_dir() / wanted).is_dir():
+        return schema_dir() / wanted  # the contract directory itself, or openapi/, vectors/
     matches = [n for n in names if n == wanted]
     matches = matches or [n for n in names if n.rsplit("/", 1)[-1] == wanted]
     matches = matches or [n for n in names if _short(n) == wanted]
