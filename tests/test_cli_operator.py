@@ -188,6 +188,10 @@ def _assert_quiet_pipe(proc: subprocess.CompletedProcess[str]) -> None:
         ["plan", SAMPLE, "-W", "8", "--json"],
         ["conformance", "--list"],
         ["conformance", "--list", "--markdown"],
+        ["serve", "--help"],
+        ["dynamo", "up", "--help"],
+        ["bench", "--help"],
+        ["discover", "--help"],
         ["schema", "list"],
         ["schema", "path", "openapi/rl-frontend.openapi.json"],
     ],
@@ -234,6 +238,19 @@ def test_conformance_on_a_closed_pipe_still_writes_its_reports(tmp_path: Path) -
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["results"] and (tmp_path / "junit.xml").read_text().startswith("<?xml")
     assert proc.returncode == (0 if report["ok"] else 1)
+
+
+def test_bench_on_a_closed_pipe_still_writes_its_report(tmp_path: Path) -> None:
+    report, plot = tmp_path / "bench.json", tmp_path / "bench.png"
+    proc = _closed_pipe_run(
+        [
+            *("bench", "--quick", "--only", "validation", "--no-progress"),
+            *("--json", str(report), "--plot", str(plot)),
+        ]
+    )
+    _assert_quiet_pipe(proc)
+    assert proc.returncode == 0  # the run completed; only the tables were not read
+    assert json.loads(report.read_text())["validation"]["status"] == "ok" and plot.stat().st_size
 
 
 @pytest.mark.dynamo

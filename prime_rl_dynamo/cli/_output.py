@@ -16,8 +16,9 @@ __all__ = ["make_console"]
 DEFAULT_WIDTH = 160
 
 
-def make_console(*, stderr: bool = False) -> Any:
-    """A rich Console on stdout (or stderr): terminal width on a terminal, else ``COLUMNS`` or 160."""
+def make_console(*, stderr: bool = False, default_width: int = DEFAULT_WIDTH) -> Any:
+    """A rich Console on stdout (or stderr): the terminal's width on a terminal, else ``COLUMNS``
+    or ``default_width``."""
     from rich.console import Console
 
     class _Console(Console):
@@ -34,5 +35,5 @@ def make_console(*, stderr: bool = False) -> Any:
     width: int | None = None
     if not stream.isatty():
         columns = os.environ.get("COLUMNS", "")
-        width = int(columns) if columns.isdigit() and int(columns) > 0 else DEFAULT_WIDTH
+        width = int(columns) if columns.isdigit() and int(columns) > 0 else default_width
     return _Console(stderr=stderr, width=width)
