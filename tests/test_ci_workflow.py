@@ -104,3 +104,34 @@ def test_the_workflows_run_steps_pass_against_prime_rl_dynamo_dynamo_up(tmp_path
     assert fleet["frontend_url"] == env["RL_URL"]
     # The stop step really stopped the fleet.
     assert subprocess.run(["kill", "-0", env["FLEET_PID"]], capture_output=True).returncode != 0
+
+
+@pytest.mark.integration
+@pytest.mark.dynamo
+@pytest.mark.slow
+def test_the_schemathesis_snippet_of_docs_conformance_md_waits_and_passes(tmp_path: Path) -> None:
+    pytest.importorskip("dynamo.runtime")
+    import re
+    import socket
+
+    text = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    (snippet,) = [b for b in re.findall(r"```sh\n(.*?)```", text, flags=re.S) if "fleet.json" in b]
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = str(sock.getsockname()[1])
+    script = (
+        "set -eo pipefail\n"
+        # Stop what the snippet starts in the background (SIGTERM: both stop cleanly).
+        "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n" + snippet.replace("8001", port)
+    )
+    bin_dir = str(Path(sys.executable).parent)
+    proc = subprocess.run(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("No issues found") == 2, proc.stdout[-3000:]
