@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from prime_rl_dynamo._http import tls_context
+from prime_rl_dynamo._http import REDACTED, tls_context
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo.errors import (
     ConfigError,
@@ -429,6 +429,9 @@ class DiscoveryClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self.progress = progress
+        # Header values are credentials (a gateway's token): never echoed in a message, even
+        # when a server quotes them back in a body preview.
+        self._secrets = sorted({v for v in (headers or {}).values() if v}, key=len, reverse=True)
         # The client owns Accept-Encoding: a caller's "gzip" must not reopen the bomb (POLL-3).
         self._headers = {
             **{k: v for k, v in (headers or {}).items() if k.lower() != "accept-encoding"},
@@ -576,6 +579,8 @@ class DiscoveryClient:
     def _classify(self, response: _Response) -> SnapshotLike:
         status = response.status
         preview = response.body[:300].decode("utf-8", "replace")
+        for secret in self._secrets:
+            preview = preview.replace(secret, REDACTED)
         if status == 429 or status >= 500:
             raise TransportError(
                 f"POLL-1: GET {response.url} answered {status}: {preview}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import http.client
 import ipaddress
+import json
 import ssl
 import threading
 from collections.abc import Iterator
@@ -87,8 +88,9 @@ def tls_gateway(upstream: str, token: str, directory: Path) -> Iterator[Gateway]
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else None
             if given != token:
-                reply = b'{"error":"unauthorized"}'
-                self.send_response(401)
+                # Like some gateways, it quotes what it was given: a client must not repeat it.
+                reply = json.dumps({"error": "unauthorized", "token": given}).encode()
+                self.send_response(503 if given else 401)  # 503: retried, so shown while waiting
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(reply)))
                 self.end_headers()

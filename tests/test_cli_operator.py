@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = str(Path(sys.executable).with_name("prime-rl-dynamo"))
 SAMPLE = str(ROOT / "tests" / "data" / "samples" / "dynamo-1.6.1-pd-fleet.json")
 SECRET = "s3cr3t-gateway-token-4f9a"
+WRONG = "wr0ng-gateway-token-77c1"
 
 
 def _on_pty(
@@ -283,12 +284,23 @@ def test_discover_through_a_tls_gateway_with_header_and_cacert(tmp_path: Path) -
         insecure = _run(["discover", gw.url, "-W", "16", "-H", header, "--insecure", "--json"])
         untrusted = _run(["discover", gw.url, "-W", "16", "-H", header, "--timeout", "1"])
         no_header = _run(["discover", gw.url, "-W", "16", "--cacert", str(gw.cacert)])
+        # A wrong token is quoted back by the gateway in a 503 body (retried until the deadline).
+        wrong = _run(
+            [
+                *("discover", gw.url, "-W", "16", "--cacert", str(gw.cacert), "--timeout", "1.5"),
+                *("-H", f"{TOKEN_HEADER}: {WRONG}"),
+            ]
+        )
         bad_header = _run(["discover", gw.url, "-W", "16", "-H", "no colon here"])
         missing_ca = _run(["discover", gw.url, "-W", "16", "--cacert", str(tmp_path / "nope.pem")])
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["group_world_size"] == 17
     assert insecure.returncode == 0, insecure.stderr
     assert untrusted.returncode == 1 and "CERTIFICATE_VERIFY_FAILED" in untrusted.stderr
+    assert "pass its CA bundle with --cacert FILE" in untrusted.stderr
+    assert wrong.returncode == 1 and "answered 503" in wrong.stderr
+    assert '"token":"<redacted>"' in wrong.stderr.replace(" ", "")
+    assert WRONG in gw.seen_tokens and WRONG not in wrong.stdout + wrong.stderr
     assert no_header.returncode == 1 and "answered 401" in no_header.stderr
     assert bad_header.returncode == 2 and "expected NAME: VALUE" in bad_header.stderr
     assert missing_ca.returncode == 2 and "no such file" in missing_ca.stderr

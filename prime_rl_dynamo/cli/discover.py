@@ -92,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except NotReadyError as exc:
         print(f"prime-rl-dynamo discover: not ready: {exc}", file=sys.stderr)
+        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            print(
+                "prime-rl-dynamo discover: the frontend's TLS certificate is not trusted: pass "
+                "its CA bundle with --cacert FILE (or --insecure for a test setup)",
+                file=sys.stderr,
+            )
         return EXIT_REFUSED
     except PrimeRLDynamoError as exc:
         print(f"prime-rl-dynamo discover: refused: {exc}", file=sys.stderr)
