@@ -39,6 +39,18 @@ def test_workflow_uploads_what_its_steps_write_and_always_cleans_up() -> None:
     assert "--junit-xml" in suite["run"] and "--json-report" in suite["run"]
     # No GitHub expression inside a run step: what runs here is exactly what runs there.
     assert not any("${{" in s.get("run", "") for s in steps)
+    # Every report the suite can write is asked for: once `conformance` has --html-report and
+    # --waivers, the workflow must use them (this fails until it does).
+    helped = subprocess.run(
+        [str(Path(sys.executable).with_name("prime-rl-dynamo")), "conformance", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert helped.returncode == 0
+    for flag in ("--junit-xml", "--json-report", "--html-report", "--waivers"):
+        if flag in helped.stdout:
+            assert flag in suite["run"], f"the workflow does not use {flag}"
 
 
 @pytest.mark.integration
