@@ -98,9 +98,15 @@ def _gateway_options(config: pytest.Config) -> dict[str, Any]:
         headers = tuple(parse_header(text) for text in config.getoption("rl_header"))
     except ConfigError as exc:
         raise pytest.UsageError(f"--rl-header: {exc}") from None
+    cacert = config.getoption("rl_cacert")
+    if cacert:
+        from pathlib import Path
+
+        if not Path(cacert).is_file():
+            raise pytest.UsageError(f"--rl-cacert {cacert}: no such file")
     return {
         "headers": headers,
-        "cacert": config.getoption("rl_cacert"),
+        "cacert": cacert,
         "insecure": bool(config.getoption("rl_insecure")),
     }
 

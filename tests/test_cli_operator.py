@@ -347,6 +347,15 @@ def test_conformance_through_a_tls_gateway_never_shows_the_header_value(tmp_path
         assert SECRET not in text
 
 
+def test_conformance_refuses_a_malformed_header_or_a_missing_ca_bundle(tmp_path: Path) -> None:
+    bad_header = _run(["conformance", "https://127.0.0.1:9", "-H", "no colon"])
+    missing_ca = _run(["conformance", "https://127.0.0.1:9", "--cacert", str(tmp_path / "x.pem")])
+    assert bad_header.returncode == 2 and "expected NAME: VALUE" in bad_header.stderr
+    assert missing_ca.returncode == 2 and "no such file" in missing_ca.stderr
+    for proc in (bad_header, missing_ca):
+        assert "Traceback" not in proc.stderr and "Conformance of" not in proc.stdout
+
+
 def test_pytest_plugin_through_a_tls_gateway_never_shows_the_header_value(tmp_path: Path) -> None:
     junit, report_path = tmp_path / "junit.xml", tmp_path / "report.json"
     with (

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of
+from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
 
 PROFILE_NAMES = ("frontend", "workers", "client", "roundtrip")
 
@@ -143,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
             cacert=args.cacert,
             insecure=args.insecure,
         )
+        verify_of(args)  # an unreadable --cacert is a usage error, not 35 errored checks
         options.resolved_profiles()
     except ValueError as exc:
         print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
