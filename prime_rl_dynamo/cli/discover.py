@@ -1,8 +1,10 @@
 """``prime-rl-dynamo discover URL --inference-world-size W [...]``: wait for a ready fleet, print its plan.
 
 Polls the frontend's /v1/rl/workers with the client's readiness rules until a ready snapshot or
-the timeout, then prints the engines and the rank plan. Exit 0 ready, 1 not ready by the deadline
-or refused, 2 usage.
+the timeout, then prints the engines and the rank plan. While it waits, a status line on stderr
+(a terminal only; ``-q`` turns it off) says what the last snapshot lacked. ``-H``, ``--cacert`` and
+``--insecure`` reach a frontend behind a gateway. Exit 0 ready, 1 not ready by the deadline or
+refused, 2 usage.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ def add_parser(subparsers: Any) -> None:
         help="wait for a ready Dynamo fleet and print its rank plan",
         description="Poll GET /v1/rl/workers at URL (http://host:8001, .../v1 or the full path) "
         "until a ready snapshot (every matching engine healthy, world sizes summing to W, two "
-        "identical polls) or the timeout. Exit 0 ready, 1 not ready or refused, 2 usage.",
+        "identical polls) or the timeout; on a terminal a status line says what the last snapshot "
+        "lacked. Exit 0 ready, 1 not ready or refused, 2 usage.",
     )
     parser.add_argument(
         "url", metavar="URL", help="the frontend's RL listener, e.g. http://127.0.0.1:8001"
