@@ -5,7 +5,6 @@ Times are shown in milliseconds as ``median [min-max]``; ratios as ``x`` multipl
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 __all__ = ["discovery_rows", "fmt_ms", "fmt_ratio", "render_tables", "validation_rows"]
@@ -187,12 +186,14 @@ def _skips(report: dict[str, Any]) -> list[str]:
 
 def render_tables(report: dict[str, Any], console: Any = None) -> None:
     """Print every section of the report as a table on ``console`` (stdout by default)."""
-    from rich.console import Console
     from rich.markup import escape
 
+    from prime_rl_dynamo.cli._output import make_console
+
     if console is None:
-        # Piped output (CI logs, files) gets room for the wide validation tables.
-        console = Console() if sys.stdout.isatty() else Console(width=180)
+        # Piped output (CI logs, files) gets room for the wide validation tables, unless COLUMNS
+        # says otherwise; a reader that goes away early (| head) drops the rest, not the run.
+        console = make_console(default_width=180)
     if report.get("validation", {}).get("points"):
         for table in _validation_tables(report["validation"]):
             console.print(table)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ import httpx
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "ExchangeBound",
+    "OriginHeaders",
     "Reply",
     "is_http_url",
     "json_media",
@@ -57,15 +59,48 @@ class Reply:
         return f"{self.method} {self.url} -> {self.status} [{self.content_type or 'no content-type'}] {body}{more}"
 
 
-def make_client(timeout: float, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> httpx.Client:
-    """A client that follows no redirect and ignores proxy settings from the environment.
+class OriginHeaders(httpx.Auth):
+    """Adds the operator's headers (``-H``) to requests for the target's origin and no other:
+    a gateway's token must not travel to the workers' system or admin hosts."""
+
+    def __init__(self, origin: str | None, headers: Sequence[tuple[str, str]]) -> None:
+        self._origin = _origin_of(origin) if origin else None
+        self._headers = tuple(headers)
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if self._headers and self._origin is not None and _origin_of(request.url) == self._origin:
+            for name, value in self._headers:
+                request.headers[name] = value
+        yield request
+
+
+def _origin_of(url: str | httpx.URL) -> tuple[str, str, int | None]:
+    parsed = httpx.URL(url)
+    default = {"http": 80, "https": 443}.get(parsed.scheme)
+    return (parsed.scheme, parsed.host.lower(), parsed.port or default)
+
+
+def make_client(
+    timeout: float,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    *,
+    origin: str | None = None,
+    headers: Sequence[tuple[str, str]] = (),
+    verify: bool | str = True,
+) -> httpx.Client:
+    """A client that follows no redirect and ignores proxy settings from the environment;
+    ``headers`` go to ``origin`` only, ``verify`` is httpx's (a CA bundle path or False).
 
     ``request`` bounds each exchange with ``timeout`` (whole exchange) and ``max_body_bytes``.
     """
+    from prime_rl_dynamo._http import tls_context
+
     client = BoundedClient(
         timeout=timeout,
         follow_redirects=False,
         trust_env=False,
+        verify=tls_context(verify),
+        auth=OriginHeaders(origin, headers),
         headers={"accept-encoding": "identity", "user-agent": "prime-rl-dynamo-conformance"},
     )
     client.deadline, client.max_body_bytes = timeout, max_body_bytes

@@ -19,6 +19,8 @@ import httpx
 from conformance._http import ExchangeBound, Reply, check_bounds, json_media, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
+from prime_rl_dynamo._http import tls_context
+from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.errors import Violation
 from prime_rl_dynamo.requirements import all_requirements
 
@@ -186,7 +188,10 @@ class FrontendContext(ProfileContext):
 @profile_setup("frontend")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[FrontendContext]:
-    with make_client(run.options.timeout, run.options.max_body_bytes) as client:
+    opts = run.options
+    with make_client(
+        opts.timeout, opts.max_body_bytes, origin=run.url, headers=opts.headers, verify=opts.verify
+    ) as client:
         yield FrontendContext(run, client)
 
 
@@ -360,11 +365,18 @@ def check_stability(ctx: FrontendContext) -> str | None:
     ctx.polls_done = True
     if changed:
         raise Failed(f"{len(changed)} of {polls} polls differed:\n  " + "\n  ".join(changed[:10]))
-    return f"{polls} polls identical"
+    return f"{plural(polls, 'poll')} identical"
 
 
 async def _load(
-    url: str, clients: int, per_client: int, budget: float, timeout: float, cap: int
+    url: str,
+    clients: int,
+    per_client: int,
+    budget: float,
+    timeout: float,
+    cap: int,
+    headers: tuple[tuple[str, str], ...] = (),
+    verify: bool | str = True,
 ) -> dict[str, Any]:
     deadline = time.monotonic() + budget
     latencies: list[float] = []
@@ -373,7 +385,12 @@ async def _load(
     errors: list[str] = []
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(
-        timeout=timeout, limits=limits, trust_env=False, follow_redirects=False
+        timeout=timeout,
+        limits=limits,
+        trust_env=False,
+        follow_redirects=False,
+        headers=dict(headers),  # the one URL polled is the target's own
+        verify=tls_context(verify),
     ) as client:
 
         async def poller() -> None:
@@ -436,6 +453,8 @@ def check_load(ctx: FrontendContext) -> str | None:
             opts.load_budget,
             opts.timeout,
             opts.max_body_bytes,
+            opts.headers,
+            opts.verify,
         )
     )
     latencies: list[float] = outcome["latencies"]
@@ -500,7 +519,11 @@ def check_schemathesis(ctx: FrontendContext) -> str | None:
     ctx.listing()
     ctx.require_dynamo_dialect()
     failures = run_schemathesis(
-        ctx.base, timeout=ctx.run.options.timeout, max_body_bytes=ctx.run.options.max_body_bytes
+        ctx.base,
+        timeout=ctx.run.options.timeout,
+        max_body_bytes=ctx.run.options.max_body_bytes,
+        headers=ctx.run.options.headers,
+        verify=ctx.run.options.verify,
     )
     unexplained = []
     for failure in failures:
@@ -543,7 +566,7 @@ def _make_body_check(req_id: str) -> None:
                 f"listing of {ctx.workers_url}:\n  " + "\n  ".join(lines) + more,
                 violations=violations,
             )
-        return f"{ctx.judged} distinct bodies judged"
+        return f"{plural(ctx.judged, 'distinct body', 'distinct bodies')} judged"
 
     body_check.__name__ = f"check_body_{req_id.replace('-', '_').lower()}"
     check("frontend", req_id, "body", title)(body_check)

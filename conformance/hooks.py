@@ -5,15 +5,22 @@ Load with ``SCHEMATHESIS_HOOKS=conformance.hooks schemathesis run <rl-frontend.o
 project's validator and fails with the violations of its requirement (ordering LIST-1, identity
 uniqueness LIST-2, request_plane_url LIST-3, route order LIST-4, scope LIST-5, admin URL
 uniqueness LIST-6); other responses are left to schemathesis' own checks.
+
+It also registers a deserializer for ``text/plain``: Dynamo 1.6.1 labels its system server's JSON
+answers ``text/plain; charset=utf-8`` (ENGINE-2, a SHOULD), and the documents declare that media
+type next to ``application/json``, so with these hooks schemathesis validates those bodies too
+instead of skipping them.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import schemathesis
 
 __all__ = [
+    "json_labelled_as_text",
     "rl_admin_url_unique",
     "rl_identity_unique",
     "rl_request_plane_url",
@@ -23,6 +30,19 @@ __all__ = [
 ]
 
 WORKERS_PATH = "/v1/rl/workers"
+
+
+@schemathesis.deserializer("text/plain")
+def json_labelled_as_text(ctx: Any, response: Any) -> Any:
+    """A ``text/plain`` body parsed as the JSON it is (ENGINE-1: a JSON object whatever the
+    Content-Type says); a body that is not JSON is reported, not skipped."""
+    try:
+        return json.loads(response.content)
+    except ValueError as exc:
+        preview = bytes(response.content[:120]).decode("utf-8", "replace")
+        raise ValueError(
+            f"ENGINE-1: a text/plain body must still be JSON ({exc}); received {preview!r}"
+        ) from None
 
 
 def _violations(response: Any, case: Any, requirement: str) -> None:

@@ -74,6 +74,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--rl-max-body-bytes", type=int, default=8 * 1024 * 1024, help="body size cap of a reply"
     )
+    group.addoption(
+        "--rl-header",
+        action="append",
+        default=[],
+        metavar="NAME: VALUE",
+        help="header sent to the target (repeatable; values redacted in every output)",
+    )
+    group.addoption("--rl-cacert", default=None, help="CA bundle (PEM) for the target's TLS")
+    group.addoption(
+        "--rl-insecure", action="store_true", help="do not verify the target's TLS certificate"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -119,6 +130,7 @@ def _build(
         target_version=config.getoption("rl_target_version"),
         timeout=config.getoption("rl_timeout"),
         max_body_bytes=config.getoption("rl_max_body_bytes"),
+        **_gateway_options(config),
     )
     options.base_url()
     if options.waivers:
@@ -126,6 +138,27 @@ def _build(
 
         load_waivers(options.waivers)
     return options
+
+
+def _gateway_options(config: pytest.Config) -> dict[str, Any]:
+    from prime_rl_dynamo._http import parse_header
+    from prime_rl_dynamo.errors import ConfigError
+
+    try:
+        headers = tuple(parse_header(text) for text in config.getoption("rl_header"))
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--rl-header: {exc}") from None
+    cacert = config.getoption("rl_cacert")
+    if cacert:
+        from pathlib import Path
+
+        if not Path(cacert).is_file():
+            raise pytest.UsageError(f"--rl-cacert {cacert}: no such file")
+    return {
+        "headers": headers,
+        "cacert": cacert,
+        "insecure": bool(config.getoption("rl_insecure")),
+    }
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -58,6 +58,12 @@ def reproduce_command(report: Report, requirement: str | None = None) -> str:
         parts += ["--skip-requirement", req]
     if opts.get("waivers"):
         parts += ["--waivers", str(opts["waivers"])]
+    for header in opts.get("headers") or ():  # already "Name: <redacted>" (runner._redact)
+        parts += ["-H", repr(str(header))]
+    if opts.get("cacert"):
+        parts += ["--cacert", str(opts["cacert"])]
+    if opts.get("insecure"):
+        parts.append("--insecure")
     parts += ["--seed", str(report.seed)]
     return " ".join(parts)
 
@@ -115,7 +121,15 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     if report.results and not unreachable:
         table = Table(show_lines=False, header_style="bold")
         for col in ("requirement", "level", "result", "checks", "first line"):
-            table.add_column(col, overflow="fold")
+            # A first line ends in an ellipsis when cut, never folded mid-URL ("http://1" /
+            # "27.0..."); the whole message follows below the table.
+            first_line = col == "first line"
+            table.add_column(
+                col,
+                overflow="ellipsis" if first_line else "fold",
+                no_wrap=first_line,
+                max_width=max(20, console.width // 2) if first_line else None,
+            )
         groups = report.by_requirement()
         for req_id, results in groups.items():
             worst = _worst(results)

@@ -15,6 +15,7 @@ from typing import Any
 
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, dynamo_available, profile_setup
+from prime_rl_dynamo._text import plural
 
 __all__ = ["RoundtripContext", "compare_listing"]
 
@@ -254,7 +255,7 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
             with start_dynamo_fleet(topology, discovery=run.options.discovery) as fleet:
                 fleet.wait_ready()
                 engines = len(fleet.engines)
-                ctx.steps.append(f"{source}: {engines} engines registered")
+                ctx.steps.append(f"{source}: {plural(engines, 'engine')} registered")
                 ctx.membership += _converge(fleet, set(), f"{source} after start")
                 if index == 0:
                     _churn(fleet, ctx)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from conformance._storage import tool_state_in_cache
 from conformance.registry import (
     PROFILES,
     Check,
@@ -63,6 +64,12 @@ class Options:
     waivers: str | None = None  # waiver file: known deviations reported as "waived"
     target_version: str | None = None  # the target's version as CI knows it (recorded only)
 
+    # Reaching a target behind a gateway: headers sent to the target's origin only (values never
+    # recorded), and TLS verification: a CA bundle path, or insecure (no certificate check).
+    headers: tuple[tuple[str, str], ...] = ()
+    cacert: str | None = None
+    insecure: bool = False
+
     def __post_init__(self) -> None:
         # IDs are matched case-insensitively and stored as the catalog spells them.
         object.__setattr__(self, "requirements", resolve_requirements(self.requirements))
@@ -80,6 +87,11 @@ class Options:
             raise ValueError(f"timeout must be a positive number of seconds; found {self.timeout}")
         if self.max_body_bytes < 1:
             raise ValueError(f"max_body_bytes must be at least 1; found {self.max_body_bytes}")
+
+    @property
+    def verify(self) -> bool | str:
+        """httpx's ``verify`` for the target: False (--insecure), a CA bundle, or True."""
+        return False if self.insecure else (self.cacert or True)
 
     def resolved_profiles(self) -> tuple[str, ...]:
         """The profiles this run executes, in execution order."""
@@ -252,7 +264,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         yield
         return
     if not {"frontend", "workers"} & set(profiles):
-        run.target = {"kind": "none", "description": "profiles stand up their own fleets"}
+        run.target = {"kind": "none", "description": "the fleets each profile stands up itself"}
         yield
         return
     use_dynamo = opts.target == "dynamo" or (opts.target == "auto" and dynamo_available())
@@ -444,7 +456,7 @@ def run(
         report.nothing_checked = explain_empty(opts)
     wanted_profiles = tuple(dict.fromkeys(c.profile for c in chosen))
     try:
-        with _target(run_ctx, wanted_profiles):
+        with tool_state_in_cache(), _target(run_ctx, wanted_profiles):
             report.target = run_ctx.target  # shared: profiles add what the target reports
             for name in wanted_profiles:
                 report.target.setdefault("profiles", {})[name] = _profile_target(name, run_ctx)
@@ -476,7 +488,34 @@ def run(
     if opts.target_version:
         report.target["target_version"] = opts.target_version
     report.finished = time.time()
+    _redact(report, opts)
     return report
+
+
+def _redact(report: Report, opts: Options) -> None:
+    """Header values never reach a report, a message or a terminal: names are kept, values not."""
+    from prime_rl_dynamo._http import REDACTED, redacted_headers
+
+    if not opts.headers:
+        return
+    report.options["headers"] = redacted_headers(opts.headers)
+    secrets = sorted({value for _, value in opts.headers if value}, key=len, reverse=True)
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            for secret in secrets:
+                value = value.replace(secret, REDACTED)
+            return value
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(scrub(v) for v in value)
+        return value
+
+    report.target = scrub(report.target)
+    report.results[:] = [
+        replace(r, message=scrub(r.message), details=scrub(r.details)) for r in report.results
+    ]
 
 
 def _run_profile(

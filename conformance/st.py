@@ -7,6 +7,7 @@ listener, validated with every check schemathesis enables by default.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,9 +89,15 @@ def _bounded_session(deadline: float, cap: int) -> Any:
 
 
 def run_schemathesis(
-    base_url: str, *, timeout: float = 10.0, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    base_url: str,
+    *,
+    timeout: float = 10.0,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    headers: Sequence[tuple[str, str]] = (),
+    verify: bool | str = True,
 ) -> list[StFailure]:
-    """Call every documented operation once and return what schemathesis' checks found.
+    """Call every documented operation once and return what schemathesis' checks found
+    (``headers`` sent with every call, ``verify`` as requests takes it).
 
     Every exchange has the suite's bounds: past the body cap or the deadline it is a Failed
     (HTTP-1, with the figure), as for the suite's own requests.
@@ -115,7 +122,13 @@ def run_schemathesis(
         operation = loaded.ok()
         case = operation.Case()
         try:
-            response = case.call(base_url=base_url, session=session, timeout=timeout)
+            response = case.call(
+                base_url=base_url,
+                session=session,
+                timeout=timeout,
+                headers=dict(headers) or None,
+                verify=verify,
+            )
         except _Bounded as exc:
             raise Failed(
                 f"expected a complete HTTP response within the suite's bounds: {exc}"

@@ -116,7 +116,10 @@ class WorkersContext(ProfileContext):
 @profile_setup("workers")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[WorkersContext]:
-    with make_client(run.options.timeout, run.options.max_body_bytes) as client:
+    opts = run.options
+    with make_client(
+        opts.timeout, opts.max_body_bytes, origin=run.url, headers=opts.headers, verify=opts.verify
+    ) as client:
         yield WorkersContext(run, client)
 
 

@@ -13,6 +13,7 @@ import email.utils
 import importlib
 import math
 import random
+import ssl
 import time
 import zlib
 from collections import Counter
@@ -22,7 +23,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from prime_rl_dynamo._http import tls_context
+from prime_rl_dynamo._http import REDACTED, tls_context
+from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo.errors import (
     ConfigError,
     NotReadyError,
@@ -45,6 +47,7 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "Discovery",
     "DiscoveryClient",
+    "WaitStatus",
     "assess_snapshot",
     "discover",
     "discover_sync",
@@ -352,6 +355,11 @@ class DiscoveryClient:
 
     ``clock``, ``sleep``, ``wall_clock`` and ``rng`` are injectable so tests control time and
     jitter; ``transport`` swaps the HTTP transport (``httpx.MockTransport`` in unit tests).
+
+    ``progress`` shows the wait: None (default) rewrites one status line on stderr when it is a
+    terminal (what the last snapshot lacked), False never, True always, and a callable receives a
+    :class:`WaitStatus` after every poll. ``verify`` is httpx's: True (the system CA bundle),
+    a CA bundle path, an ``ssl.SSLContext``, or False (no certificate check).
     """
 
     def __init__(
@@ -372,6 +380,8 @@ class DiscoveryClient:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         headers: Mapping[str, str] | None = None,
         trust_env: bool = False,
+        verify: bool | str | ssl.SSLContext = True,
+        progress: bool | ProgressSink | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         validator: Validator | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -418,6 +428,10 @@ class DiscoveryClient:
         self._wall_clock = wall_clock
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self.progress = progress
+        # Header values are credentials (a gateway's token): never echoed in a message, even
+        # when a server quotes them back in a body preview.
+        self._secrets = sorted({v for v in (headers or {}).values() if v}, key=len, reverse=True)
         # The client owns Accept-Encoding: a caller's "gzip" must not reopen the bomb (POLL-3).
         self._headers = {
             **{k: v for k, v in (headers or {}).items() if k.lower() != "accept-encoding"},
@@ -426,7 +440,7 @@ class DiscoveryClient:
         }
         # Redirects are handled by hand (same origin only); proxies only when asked (POLL-4).
         self._http = httpx.AsyncClient(
-            verify=tls_context(),
+            verify=tls_context() if verify is True else tls_context(verify),
             follow_redirects=False,
             trust_env=trust_env,
             transport=transport,
@@ -565,6 +579,8 @@ class DiscoveryClient:
     def _classify(self, response: _Response) -> SnapshotLike:
         status = response.status
         preview = response.body[:300].decode("utf-8", "replace")
+        for secret in self._secrets:
+            preview = preview.replace(secret, REDACTED)
         if status == 429 or status >= 500:
             raise TransportError(
                 f"POLL-1: GET {response.url} answered {status}: {preview}",
@@ -629,6 +645,14 @@ class DiscoveryClient:
     async def wait_ready(self, *, timeout: float | None = None) -> Discovery:
         """Poll until a ready snapshot (returned) or the deadline (NotReadyError, POLL-5)."""
         budget = self.timeout if timeout is None else float(timeout)
+        sink = progress_sink(self.progress)
+        try:
+            return await self._wait_ready(budget, sink)
+        finally:
+            if isinstance(sink, TerminalStatus):
+                sink.close()
+
+    async def _wait_ready(self, budget: float, sink: ProgressSink | None) -> Discovery:
         start = self._clock()
         deadline = start + budget
         polls = 0
@@ -701,6 +725,17 @@ class DiscoveryClient:
                         extra=f"the server asked to retry after {retry_after:.1f} s, past the deadline ({left:.1f} s left)",
                     )
                 delay = max(delay, retry_after)
+            if sink is not None:
+                sink(
+                    WaitStatus(
+                        url=self.url,
+                        polls=polls,
+                        elapsed=self._clock() - start,
+                        timeout=budget,
+                        reasons=tuple(last_pending.reasons) if last_pending else (),
+                        failure=str(last_failure) if last_failure else None,
+                    )
+                )
             delay = min(delay, max(0.0, deadline - self._clock()))
             if delay > 0:
                 await self._sleep(delay)

@@ -6,12 +6,14 @@ are up to date with them. Integration tests run ``schemathesis run`` against rea
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -52,6 +54,12 @@ EXPECTED_EMBEDDED = {
     "worker-system.openapi.json": {"RlWorkerRoutes"},
     "admin.openapi.json": set(),
 }
+
+
+@functools.cache
+def _scratch() -> str:
+    """Where schemathesis runs: it writes .schemathesis/ into its working directory."""
+    return tempfile.mkdtemp(prefix="prime-rl-dynamo-schemathesis-")
 
 
 def _document(name: str) -> dict[str, Any]:
@@ -385,6 +393,7 @@ def _schemathesis(document: str, url: str, *extra: str) -> subprocess.CompletedP
         text=True,
         timeout=240,
         check=False,
+        cwd=_scratch(),  # schemathesis writes .schemathesis/ where it runs: not in the checkout
     )
 
 

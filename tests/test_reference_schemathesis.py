@@ -6,8 +6,10 @@ subprocess, with a fixed seed; the worker-system and admin runs are capped in ex
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +21,12 @@ from prime_rl_dynamo.reference import ReferenceFleet, start_reference_fleet
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 _SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
+
+
+@functools.cache
+def _scratch() -> str:
+    """Where schemathesis runs: it writes .schemathesis/ into its working directory."""
+    return tempfile.mkdtemp(prefix="prime-rl-dynamo-schemathesis-")
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +51,10 @@ def _run(document: str, url: str, *extra: str) -> subprocess.CompletedProcess[st
         "--no-color",
         *extra,
     ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=240, check=False)
+    # schemathesis writes .schemathesis/ where it runs: not in the checkout.
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=240, check=False, cwd=_scratch()
+    )
 
 
 def _assert_passed(result: subprocess.CompletedProcess[str]) -> None:

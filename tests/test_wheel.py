@@ -92,6 +92,16 @@ def test_installed_wheel_validates_a_sample_without_the_checkout(
         check=True,
     )
     assert str(ROOT) not in where.stdout and "_schema" in where.stdout, where.stdout
+    located = subprocess.run(
+        [str(script), "schema", "path", "rl-frontend"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert located.returncode == 0, located.stderr
+    assert located.stdout.strip().endswith("_schema/openapi/rl-frontend.openapi.json")
+    assert Path(located.stdout.strip()).is_file() and str(ROOT) not in located.stdout
     broken = tmp_path / "broken.json"
     broken.write_text('{"protocol_version": 2, "namespace": "dynamo", "workers": []}')
     bad = subprocess.run(
@@ -104,7 +114,16 @@ def test_installed_wheel_validates_a_sample_without_the_checkout(
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "BODY-2" in bad.stdout + bad.stderr
     # Without extras every subcommand still parses, and one that needs an extra says which.
-    for command in ("validate", "plan", "discover", "serve", "dynamo", "conformance", "bench"):
+    for command in (
+        "validate",
+        "plan",
+        "discover",
+        "serve",
+        "dynamo",
+        "conformance",
+        "bench",
+        "schema",
+    ):
         helped = subprocess.run(
             [str(script), command, "--help"], cwd=tmp_path, env=env, capture_output=True, text=True
         )

@@ -8,14 +8,26 @@ its arguments and sets ``func(args) -> int``. Heavy imports happen inside ``func
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from prime_rl_dynamo.errors import PrimeRLDynamoError
 
 # Subcommand modules, in the order --help lists them.
-_SUBCOMMANDS = ("validate", "plan", "discover", "serve", "dynamo", "conformance", "report", "bench")
+_SUBCOMMANDS = (
+    "validate",
+    "plan",
+    "discover",
+    "serve",
+    "dynamo",
+    "conformance",
+    "report",
+    "bench",
+    "schema",
+)
 
 # Which extra brings a module that a subcommand imports when it runs.
 _EXTRA_OF = {
@@ -35,6 +47,9 @@ _EXTRA_OF = {
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
+#: A reader closed the pipe early (``... | head``): what a shell reports for a process killed by
+#: SIGPIPE, without the traceback Python would otherwise print.
+EXIT_PIPE = 141
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +76,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # inside the guard: a closed pipe surfaces here, not at shutdown
+        return code
+    except BrokenPipeError:
+        _silence_closed_streams()
+        return EXIT_PIPE
+    except SystemExit as exc:  # argparse's --help and usage errors
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_closed_streams()
+            return EXIT_PIPE
+        raise exc
+
+
+def _silence_closed_streams() -> None:
+    # Point the closed stream(s) at /dev/null so that the interpreter's final flush does not
+    # print "Exception ignored ... BrokenPipeError" after we already returned.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(devnull, stream.fileno())
+        except OSError:
+            pass
+    os.close(devnull)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
@@ -81,7 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(
             f"prime-rl-dynamo {args.command}: needs the '{extra}' extra (module {top!r} is not "
-            f"installed): pip install 'prime-rl-dynamo[{extra}]'",
+            f"installed): pip install 'prime-rl-dynamo[{extra}]' (from a checkout: "
+            f"pip install -e '.[{extra}]')",
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -10,6 +10,8 @@ import argparse
 import sys
 from typing import Any
 
+from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
+
 PROFILE_NAMES = ("frontend", "workers", "client", "roundtrip")
 
 
@@ -113,6 +115,7 @@ def add_parser(subparsers: Any) -> None:
         help="body size cap of each reply, like the client's (default 8 MiB); past it HTTP-1 fails",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_http_arguments(parser)  # -H/--header, --cacert, --insecure: a target behind a gateway
     parser.set_defaults(func=run)
 
 
@@ -129,8 +132,6 @@ def _load(text: str) -> tuple[int, int]:
 def run(args: argparse.Namespace) -> int:
     """Run the suite; exit 0 conformant, 1 not conformant, 2 usage error, 3 inconclusive (the
     target unreachable or the harness broke), 4 nothing checked, 130 interrupted (Ctrl-C)."""
-    from rich.console import Console
-
     from conformance import Options, run_suite
     from conformance.registry import all_checks
     from conformance.reporting import (
@@ -142,8 +143,9 @@ def run(args: argparse.Namespace) -> int:
     )
     from conformance.results import INTERRUPTED
     from conformance.runner import resolve_requirements
+    from prime_rl_dynamo.cli._output import make_console
 
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = make_console()
     if args.list:
         if args.markdown:
             sys.stdout.write(matrix_markdown(all_checks()))
@@ -186,7 +188,11 @@ def run(args: argparse.Namespace) -> int:
             load_requests=requests,
             timeout=args.timeout,
             max_body_bytes=args.max_body_bytes,
+            headers=headers_of(args),
+            cacert=args.cacert,
+            insecure=args.insecure,
         )
+        verify_of(args)  # an unreadable --cacert is a usage error, not 35 errored checks
         options.resolved_profiles()
         options.base_url()
         if options.waivers:

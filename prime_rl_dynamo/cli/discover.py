@@ -1,8 +1,10 @@
 """``prime-rl-dynamo discover URL --inference-world-size W [...]``: wait for a ready fleet, print its plan.
 
 Polls the frontend's /v1/rl/workers with the client's readiness rules until a ready snapshot or
-the timeout, then prints the engines and the rank plan. Exit 0 ready, 1 not ready by the deadline
-or refused, 2 usage.
+the timeout, then prints the engines and the rank plan. While it waits, a status line on stderr
+(a terminal only; ``-q`` turns it off) says what the last snapshot lacked. ``-H``, ``--cacert`` and
+``--insecure`` reach a frontend behind a gateway. Exit 0 ready, 1 not ready by the deadline or
+refused, 2 usage.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import sys
 from typing import Any
 
+from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
@@ -24,7 +27,8 @@ def add_parser(subparsers: Any) -> None:
         help="wait for a ready Dynamo fleet and print its rank plan",
         description="Poll GET /v1/rl/workers at URL (http://host:8001, .../v1 or the full path) "
         "until a ready snapshot (every matching engine healthy, world sizes summing to W, two "
-        "identical polls) or the timeout. Exit 0 ready, 1 not ready or refused, 2 usage.",
+        "identical polls) or the timeout; on a terminal a status line says what the last snapshot "
+        "lacked. Exit 0 ready, 1 not ready or refused, 2 usage.",
     )
     parser.add_argument(
         "url", metavar="URL", help="the frontend's RL listener, e.g. http://127.0.0.1:8001"
@@ -50,6 +54,13 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--trust-env", action="store_true", help="honour proxy environment variables"
     )
+    add_http_arguments(parser)
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress line while waiting (it shows only when stderr is a terminal)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -59,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.errors import ConfigError, NotReadyError, PrimeRLDynamoError
 
     async def go() -> Any:
+        headers = dict(headers_of(args))
+        verify = verify_of(args)
         async with DiscoveryClient(
             args.url,
             inference_world_size=args.inference_world_size,
@@ -68,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
             poll_interval=args.poll_interval,
             max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
             trust_env=args.trust_env,
+            headers=headers,
+            verify=verify,
+            progress=False if args.quiet else None,
         ) as client:
             return await client.wait_ready()
 
@@ -79,6 +95,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except NotReadyError as exc:
         print(f"prime-rl-dynamo discover: not ready: {exc}", file=sys.stderr)
+        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            print(
+                "prime-rl-dynamo discover: the frontend's TLS certificate is not trusted: pass "
+                "its CA bundle with --cacert FILE (or --insecure for a test setup)",
+                file=sys.stderr,
+            )
         return EXIT_REFUSED
     except PrimeRLDynamoError as exc:
         print(f"prime-rl-dynamo discover: refused: {exc}", file=sys.stderr)

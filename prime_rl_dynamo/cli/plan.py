@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any
 
+from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.cli.validate import input_name, read_input
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
@@ -95,7 +96,7 @@ def render(plan: Any, *, as_json: bool, extra: dict[str, Any] | None = None) -> 
     trainer = data["trainer_rank"]
     tail = f"trainer rank {trainer}" if trainer is not None else "no collective group"
     lines.append(
-        f"{len(data['engines'])} engine(s), inference_world_size {data['inference_world_size']}, "
+        f"{plural(len(data['engines']), 'engine')}, inference_world_size {data['inference_world_size']}, "
         f"group_world_size {data['group_world_size']} ({data['convention']}, {tail})"
     )
     return "\n".join(lines)

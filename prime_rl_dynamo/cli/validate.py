@@ -11,6 +11,8 @@ import json
 import sys
 from typing import Any
 
+from prime_rl_dynamo._text import plural
+
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
 
 
@@ -113,8 +115,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(
             f"{name}: valid (protocol_version {summary['protocol_version']}, namespace "
-            f"{summary['namespace']!r}): {summary['workers']} workers, {summary['engines_ready']} "
-            f"engines ready, {summary['error_workers']} with error, total world size "
+            f"{summary['namespace']!r}): {plural(summary['workers'], 'worker')}, "
+            f"{plural(summary['engines_ready'], 'engine')} ready, {summary['error_workers']} with "
+            f"error, total world size "
             f"{summary['total_world_size']}"
         )
     return EXIT_OK

@@ -1,0 +1,61 @@
+"""``-H/--header``, ``--cacert`` and ``--insecure``: reaching a frontend behind a gateway.
+
+Shared by ``discover`` and ``conformance`` (the pytest plugin has the same as ``--rl-header``,
+``--rl-cacert`` and ``--rl-insecure``). Header values are secrets: nothing prints them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ssl
+from pathlib import Path
+
+from prime_rl_dynamo._http import parse_header, tls_context
+from prime_rl_dynamo.errors import ConfigError
+
+__all__ = ["add_http_arguments", "headers_of", "verify_of"]
+
+
+def add_http_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register -H/--header, --cacert and --insecure."""
+    parser.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="send this header to the frontend (repeatable), e.g. 'Authorization: Bearer ...'; "
+        "values are redacted in every output",
+    )
+    tls = parser.add_mutually_exclusive_group()
+    tls.add_argument(
+        "--cacert",
+        metavar="FILE",
+        help="verify the frontend's TLS certificate against this CA bundle (PEM)",
+    )
+    tls.add_argument(
+        "--insecure",
+        action="store_true",
+        help="do not verify the frontend's TLS certificate (test setups only)",
+    )
+
+
+def headers_of(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """The parsed -H values (ConfigError for a malformed one)."""
+    return tuple(parse_header(text) for text in args.header)
+
+
+def verify_of(args: argparse.Namespace) -> bool | str:
+    """httpx's ``verify`` for --cacert / --insecure (ConfigError for an unusable CA file)."""
+    if args.insecure:
+        return False
+    if args.cacert:
+        path = Path(args.cacert)
+        if not path.is_file():
+            raise ConfigError(f"--cacert {args.cacert}: no such file")
+        try:
+            tls_context(str(path))
+        except (ssl.SSLError, OSError) as exc:
+            raise ConfigError(f"--cacert {args.cacert}: not a PEM CA bundle ({exc})") from None
+        return str(path)
+    return True

@@ -1,0 +1,96 @@
+"""``prime-rl-dynamo schema list`` / ``schema path NAME``: where the bundled contract files are.
+
+For tools that want a file path (``schemathesis run "$(prime-rl-dynamo schema path rl-frontend)"``,
+a Rust test reading the vectors): the same files the validator loads, from the checkout or the
+installed wheel. NAME is a relative name (``openapi/rl-frontend.openapi.json``), a file name
+(``rl-frontend.openapi.json``), a short name (``rl-frontend``) or a directory (``openapi``, ``.``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_USAGE = 0, 2
+_SUFFIXES = (".openapi.json", ".v1.schema.json", ".schema.json", ".v1.json", ".json", ".md")
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``schema`` with its ``list`` and ``path`` actions."""
+    parser = subparsers.add_parser(
+        "schema",
+        help="list the bundled contract files (JSON Schemas, OpenAPI, vectors) or print a path",
+        description="Print where the bundled contract lives: 'list' names every file, "
+        "'path NAME' prints one file's absolute path (NAME: openapi/rl-frontend.openapi.json, "
+        "rl-frontend.openapi.json or rl-frontend). Exit 0, or 2 for an unknown NAME.",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="every bundled file, one relative name a line")
+    listing.add_argument("--paths", action="store_true", help="print absolute paths instead")
+    path = actions.add_parser("path", help="the absolute path of one bundled file")
+    path.add_argument("name", metavar="NAME", help="e.g. rl-frontend, rl-workers, discovery")
+    parser.set_defaults(func=run, parser=parser)
+
+
+def bundled_names() -> list[str]:
+    """Every file of the bundled contract, as a POSIX path relative to its directory."""
+    from prime_rl_dynamo._resources import schema_dir
+
+    root = schema_dir()
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
+
+
+def _short(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    for suffix in _SUFFIXES:
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+def resolve(name: str) -> Path:
+    """The bundled file NAME refers to; LookupError (with close names) when none or several do."""
+    from prime_rl_dynamo._resources import schema_dir
+
+    names = bundled_names()
+    wanted = name.strip().strip("/")
+    if wanted in ("", ".") or (schema_dir() / wanted).is_dir():
+        return schema_dir() / wanted  # the contract directory itself, or openapi/, vectors/
+    matches = [n for n in names if n == wanted]
+    matches = matches or [n for n in names if n.rsplit("/", 1)[-1] == wanted]
+    matches = matches or [n for n in names if _short(n) == wanted]
+    if len(matches) == 1:
+        return schema_dir() / matches[0]
+    if matches:
+        raise LookupError(f"{name!r} names several bundled files: {', '.join(matches)}")
+    close = difflib.get_close_matches(wanted, names + [_short(n) for n in names], n=3)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise LookupError(
+        f"no bundled contract file {name!r}{hint} (prime-rl-dynamo schema list shows them all)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the listing or the path."""
+    from prime_rl_dynamo._resources import schema_dir
+
+    if args.action == "list":
+        for name in bundled_names():
+            print(schema_dir() / name if args.paths else name)
+        return EXIT_OK
+    if args.action == "path":
+        try:
+            print(resolve(args.name))
+        except LookupError as exc:
+            print(f"prime-rl-dynamo schema path: {exc.args[0]}", file=sys.stderr)
+            return EXIT_USAGE
+        return EXIT_OK
+    args.parser.print_help(sys.stderr)
+    return EXIT_USAGE

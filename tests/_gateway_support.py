@@ -1,0 +1,140 @@
+"""A TLS gateway on 127.0.0.1 in front of a plain-HTTP frontend, for -H / --cacert / --insecure.
+
+It presents a self-signed certificate made here (``cryptography``), refuses requests without the
+expected token header (401), and forwards everything else to the upstream unchanged: method,
+path, body, status, headers (hop-by-hop ones aside) and body bytes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import http.client
+import ipaddress
+import json
+import ssl
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+TOKEN_HEADER = "X-Gateway-Token"
+_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
+
+
+def self_signed_cert(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 (its own CA) and its key, as PEM files in ``directory``."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "prime-rl-dynamo test gateway")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "gateway.pem", directory / "gateway.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+@dataclass
+class Gateway:
+    url: str  # https://127.0.0.1:PORT
+    cacert: Path
+    token: str
+    seen_tokens: list[str]  # what each request carried in the token header ("" when absent)
+
+
+@contextmanager
+def tls_gateway(upstream: str, token: str, directory: Path) -> Iterator[Gateway]:
+    """Serve https://127.0.0.1:PORT forwarding to ``upstream`` for requests bearing ``token``."""
+    cert, key = self_signed_cert(directory)
+    target = urlsplit(upstream)
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _forward(self) -> None:
+            given = self.headers.get(TOKEN_HEADER, "")
+            seen.append(given)
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else None
+            if given != token:
+                # Like some gateways, it quotes what it was given: a client must not repeat it.
+                reply = json.dumps({"error": "unauthorized", "token": given}).encode()
+                self.send_response(503 if given else 401)  # 503: retried, so shown while waiting
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+                return
+            conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+            try:
+                headers = {
+                    k: v
+                    for k, v in self.headers.items()
+                    if k.lower() not in _HOP_BY_HOP and k.lower() != TOKEN_HEADER.lower()
+                }
+                conn.request(self.command, self.path, body=body, headers=headers)
+                response = conn.getresponse()
+                content = response.read()
+                self.send_response(response.status)
+                for k, v in response.getheaders():
+                    if k.lower() not in _HOP_BY_HOP | {"content-length", "server", "date"}:
+                        self.send_header(k, v)
+                # HEAD: the upstream's Content-Length of the GET, no body (HTTP-2).
+                length_header = (
+                    response.getheader("content-length") if self.command == "HEAD" else None
+                )
+                self.send_header("content-length", length_header or str(len(content)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(content)
+            finally:
+                conn.close()
+
+        do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _forward
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    # The handshake happens in each request's thread, not in the accepting one.
+    server.socket = context.wrap_socket(
+        server.socket, server_side=True, do_handshake_on_connect=False
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Gateway(f"https://127.0.0.1:{server.server_address[1]}", cert, token, seen)
+    finally:
+        server.shutdown()
+        server.server_close()
