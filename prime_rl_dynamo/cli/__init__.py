@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from prime_rl_dynamo.errors import PrimeRLDynamoError
 
 # Subcommand modules, in the order --help lists them.
-_SUBCOMMANDS = ("validate", "plan", "discover", "serve", "dynamo", "conformance", "bench")
+_SUBCOMMANDS = ("validate", "plan", "discover", "serve", "dynamo", "conformance", "bench", "spec")
 
 # Which extra brings a module that a subcommand imports when it runs.
 _EXTRA_OF = {

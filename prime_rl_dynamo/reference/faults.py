@@ -29,6 +29,7 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "gzip": (None, "send the body with Content-Encoding: gzip"),
     "oversized": ("BYTES", "pad the body past BYTES with a large unknown field (still valid)"),
     "slow": ("BYTES_PER_SECOND", "dribble the body at BYTES_PER_SECOND"),
+    "variant": ("NAME", "serve the listing as a known v1 variant does (VERSION-1)"),
 }
 
 # Faults whose value is a number, with the smallest value that makes sense.
@@ -101,6 +102,14 @@ def parse_fault(text: str) -> Fault:
             raise ConfigError(
                 f"fault {text!r}: no body breaks requirement {value!r}; expected one of "
                 f"{', '.join(BREAKS)}"
+            )
+    if name == "variant":
+        from prime_rl_dynamo.reference.variants import VARIANT_BODIES
+
+        if value not in VARIANT_BODIES:
+            raise ConfigError(
+                f"fault {text!r}: no known v1 variant {value!r}; expected one of "
+                f"{', '.join(VARIANT_BODIES)}"
             )
     return Fault(name, value, int(count) if count is not None else None)
 

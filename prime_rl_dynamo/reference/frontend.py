@@ -28,6 +28,7 @@ from prime_rl_dynamo.reference.listing import (
     listing_body,
 )
 from prime_rl_dynamo.reference.state import FleetState, churn_view
+from prime_rl_dynamo.reference.variants import variant_body
 
 __all__ = ["DISCOVERY_PATH", "Frontend", "abort_connection"]
 
@@ -94,6 +95,9 @@ class Frontend:
         if erroring is not None:
             views = _with_error_workers(views, int(erroring.number), self.seed)
         body = listing_body(self.namespace, views)
+        variant = next((f for f in request_faults if f.name == "variant"), None)
+        if variant is not None and variant.value is not None:
+            body = variant_body(variant.value, body)
         broken = next((f for f in request_faults if f.name == "break"), None)
         if broken is not None and broken.value is not None:
             result = break_body(broken.value, body, self.seed)
