@@ -30,6 +30,7 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "oversized": ("BYTES", "pad the body past BYTES with a large unknown field (still valid)"),
     "slow": ("BYTES_PER_SECOND", "dribble the body at BYTES_PER_SECOND"),
     "variant": ("NAME", "serve the listing as a known v1 variant does (VERSION-1)"),
+    "v1-only": (None, "ignore Dynamo-RL-Protocol and serve v1 only, as Dynamo 1.6.1 does"),
 }
 
 # Faults whose value is a number, with the smallest value that makes sense.

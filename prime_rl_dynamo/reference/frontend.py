@@ -142,6 +142,9 @@ class Frontend:
             await _json(send, 503, dumps(payload))
             return
 
+        if "v1-only" not in by_name and 2 in _asked_versions(scope):
+            await self._serve_v2(scope, send, active)
+            return
         status, value = self.body(active)
         data = dumps(value)
         if "oversized" in by_name:
@@ -160,6 +163,36 @@ class Frontend:
             await _dribble(send, status, data, headers, by_name["slow"].number)
             return
         await _json(send, status, data, headers)
+
+
+    async def _serve_v2(self, scope: Scope, send: Send, active: list[Fault]) -> None:
+        """Protocol 2 (SPEC-v2.md): the v2 listing, its ETag, 304 and the ``?wait=`` change feed."""
+        from prime_rl_dynamo.reference.v2 import serve_v2
+
+        churn = next((f for f in active if f.name == "churn"), None)
+
+        def epoch() -> int:
+            if churn is None:
+                return 0
+            return int((self._clock() - self.faults_since) // churn.number)
+
+        answer = await serve_v2(
+            scope, lambda: self.body(active), self.state, epoch, self.apply_schedule
+        )
+        if answer.status == 304:
+            await _empty(send, 304, answer.headers())
+            return
+        await _json(send, answer.status, dumps(answer.body), answer.headers())
+
+
+def _asked_versions(scope: Scope) -> set[int]:
+    from prime_rl_dynamo.v2 import PROTOCOL_HEADER, accepted_versions
+
+    name = PROTOCOL_HEADER.lower().encode()
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return accepted_versions(value.decode("latin-1"))
+    return set()
 
 
 def _with_error_workers(views: list[WorkerView], count: int, seed: int) -> list[WorkerView]:
