@@ -112,7 +112,7 @@ def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]
         else "discovery body refused"
     )
     if any(v.requirement == "DIALECT-1" for v in violations):
-        raise DialectError(message, violations=violations, body=body)
+        raise DialectError(message, violations=violations, body=body, requirement="DIALECT-1")
     raise ProtocolError(message, violations=violations, body=body)
 
 

@@ -142,17 +142,24 @@ class Frontend:
             await _json(send, 503, dumps(payload))
             return
 
-        if "v1-only" not in by_name and 2 in _asked_versions(scope):
-            await self._serve_v2(scope, send, active)
-            return
-        status, value = self.body(active)
+        headers: list[tuple[bytes, bytes]] = []
+        # break= and variant= bodies break v1's rules: they are served as v1 whatever is asked.
+        v1_only = {"v1-only", "break", "variant"} & by_name.keys()
+        if not v1_only and 2 in _asked_versions(scope):
+            answer = await self._answer_v2(scope, active)
+            if answer.status == 304:
+                await _empty(send, 304, answer.headers())
+                return
+            status, value = answer.status, answer.body
+            headers.extend(answer.headers())
+        else:
+            status, value = self.body(active)
         data = dumps(value)
         if "oversized" in by_name:
             data = _pad(value, data, int(by_name["oversized"].number))
         if "malformed-json" in by_name:
             # Balanced length, broken syntax: the closing brace becomes a bracket.
             data = data[:-1] + b"]"
-        headers: list[tuple[bytes, bytes]] = []
         if "gzip" in by_name:
             data = gzip.compress(data, mtime=0)
             headers.append((b"content-encoding", b"gzip"))
@@ -165,7 +172,7 @@ class Frontend:
         await _json(send, status, data, headers)
 
 
-    async def _serve_v2(self, scope: Scope, send: Send, active: list[Fault]) -> None:
+    async def _answer_v2(self, scope: Scope, active: list[Fault]) -> Any:
         """Protocol 2 (SPEC-v2.md): the v2 listing, its ETag, 304 and the ``?wait=`` change feed."""
         from prime_rl_dynamo.reference.v2 import serve_v2
 
@@ -176,13 +183,9 @@ class Frontend:
                 return 0
             return int((self._clock() - self.faults_since) // churn.number)
 
-        answer = await serve_v2(
+        return await serve_v2(
             scope, lambda: self.body(active), self.state, epoch, self.apply_schedule
         )
-        if answer.status == 304:
-            await _empty(send, 304, answer.headers())
-            return
-        await _json(send, answer.status, dumps(answer.body), answer.headers())
 
 
 def _asked_versions(scope: Scope) -> set[int]:
