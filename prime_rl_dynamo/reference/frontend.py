@@ -171,7 +171,6 @@ class Frontend:
             return
         await _json(send, status, data, headers)
 
-
     async def _answer_v2(self, scope: Scope, active: list[Fault]) -> Any:
         """Protocol 2 (SPEC-v2.md): the v2 listing, its ETag, 304 and the ``?wait=`` change feed."""
         from prime_rl_dynamo.reference.v2 import serve_v2
