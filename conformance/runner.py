@@ -154,7 +154,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         run.target = {"kind": "url", "url": run.url}
         yield
         return
-    if not {"frontend", "workers"} & set(profiles):
+    if not {"frontend", "frontend-v2", "workers"} & set(profiles):
         run.target = {"kind": "none", "description": "profiles stand up their own fleets"}
         yield
         return

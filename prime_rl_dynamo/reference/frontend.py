@@ -182,8 +182,9 @@ class Frontend:
                 return 0
             return int((self._clock() - self.faults_since) // churn.number)
 
+        broken = next((f.value for f in active if f.name == "break-v2"), None)
         return await serve_v2(
-            scope, lambda: self.body(active), self.state, epoch, self.apply_schedule
+            scope, lambda: self.body(active), self.state, epoch, self.apply_schedule, broken
         )
 
 

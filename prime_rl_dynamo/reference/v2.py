@@ -18,7 +18,7 @@ from urllib.parse import parse_qs
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
 from prime_rl_dynamo.v2 import MAX_WAIT, PROTOCOL_HEADER, etag_of, fingerprint
 
-__all__ = ["V2Answer", "serve_v2", "v2_body"]
+__all__ = ["V2_BREAKS", "V2Answer", "serve_v2", "v2_body"]
 
 _TICK = 0.005  # seconds between two looks at the fleet state while a wait is held
 
@@ -34,7 +34,17 @@ def _layout(engine: ReferenceEngine | None, world_size: int) -> dict[str, int]:
     return {"tensor": world_size, "pipeline": 1, "data": 1}  # a resize keeps one engine's TP
 
 
-def v2_body(v1: dict[str, Any], state: FleetState) -> dict[str, Any]:
+#: V2 requirement -> what the ``break-v2=ID`` fault does to break exactly it.
+V2_BREAKS = {
+    "V2-3": "an ETag that is not the quoted fingerprint",
+    "V2-4": "If-None-Match ignored: always 200",
+    "V2-5": "?wait= ignored: an unchanged listing answers 304 at once",
+    "V2-6": "the first engine's tensor size doubled (the layout no longer multiplies to world_size)",
+    "V2-7": "the first probed worker's health says unhealthy",
+}
+
+
+def v2_body(v1: dict[str, Any], state: FleetState, broken: str | None = None) -> dict[str, Any]:
     """The v2 listing of a v1 listing: fingerprint, and per worker health, parallel, weights."""
     by_identity = {e.identity: e for e in state.engines}
     workers = []
@@ -48,12 +58,27 @@ def v2_body(v1: dict[str, Any], state: FleetState) -> dict[str, Any]:
         if engine is not None and engine.weight_dirs and "error" not in entry:
             entry["weight_version"] = str(len(engine.weight_dirs))
         workers.append(entry)
+    _break_body(workers, broken)
     return {
         "protocol_version": 2,
         "namespace": v1["namespace"],
         "fingerprint": fingerprint(v1["namespace"], workers),
         "workers": workers,
     }
+
+
+def _break_body(workers: list[dict[str, Any]], broken: str | None) -> None:
+    if broken == "V2-6":
+        sized = [w for w in workers if "parallel" in w]
+        if sized:
+            sized[0]["parallel"] = {
+                **sized[0]["parallel"],
+                "tensor": sized[0]["parallel"]["tensor"] * 2,
+            }
+    elif broken == "V2-7":
+        probed = [w for w in workers if "error" not in w]
+        if probed:
+            probed[0]["health"] = "unhealthy"
 
 
 class V2Answer:
@@ -95,22 +120,25 @@ async def serve_v2(
     state: FleetState,
     epoch: Callable[[], int],
     apply_schedule: Callable[[], None],
+    broken: str | None = None,
 ) -> V2Answer:
     """Answer one v2 request: 200 with the listing, 304 when If-None-Match holds, waiting first
     when ``?wait=`` asks (V2-3, V2-4, V2-5). ``build`` gives the v1 status and body."""
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
     asked = {t.strip() for t in headers.get("if-none-match", "").split(",") if t.strip()}
     wait = _wait_seconds(scope.get("query_string", b""))
+    if broken == "V2-4":
+        asked = set()
+    if broken == "V2-5":
+        wait = 0.0
 
     def current() -> V2Answer:
         status, value = build()
         if status != 200 or not isinstance(value, dict) or "workers" not in value:
             return V2Answer(status, value, None)
-        try:
-            body = v2_body(value, state)
-        except (KeyError, TypeError):  # a break= fault's body: pass it on as it is
-            return V2Answer(status, value, None)
-        return V2Answer(200, body, etag_of(body["fingerprint"]))
+        body = v2_body(value, state, broken)
+        fp = body["fingerprint"][::-1] if broken == "V2-3" else body["fingerprint"]
+        return V2Answer(200, body, etag_of(fp))
 
     answer = current()
     if answer.etag is not None and wait > 0 and answer.etag in asked:
