@@ -58,6 +58,7 @@ class Frontend:
         self.faults: tuple[Fault, ...] = parse_faults(faults)
         self.faults_since = self.started  # churn periods count from here
         self.listing_requests = 0
+        self._v2_cache: dict[str, Any] = {}  # the last v2 answer and the state it came from
 
     def set_faults(self, faults: tuple[Fault, ...] | list[str]) -> None:
         """Replace the faults; restart the request count (``:COUNT``) and the churn clock."""
@@ -184,7 +185,14 @@ class Frontend:
 
         broken = next((f.value for f in active if f.name == "break-v2"), None)
         return await serve_v2(
-            scope, lambda: self.body(active), self.state, epoch, self.apply_schedule, broken
+            scope,
+            lambda: self.body(active),
+            self.state,
+            epoch,
+            self.apply_schedule,
+            broken,
+            cache=self._v2_cache,
+            faults=tuple(str(f) for f in active),
         )
 
 

@@ -121,6 +121,8 @@ async def serve_v2(
     epoch: Callable[[], int],
     apply_schedule: Callable[[], None],
     broken: str | None = None,
+    cache: dict[str, Any] | None = None,
+    faults: tuple[str, ...] = (),
 ) -> V2Answer:
     """Answer one v2 request: 200 with the listing, 304 when If-None-Match holds, waiting first
     when ``?wait=`` asks (V2-3, V2-4, V2-5). ``build`` gives the v1 status and body."""
@@ -133,6 +135,18 @@ async def serve_v2(
         wait = 0.0
 
     def current() -> V2Answer:
+        # The last answer is kept with the state it was built from: an unchanged fleet costs a
+        # look at each engine's membership fields, not a new listing and a new hash (V2-4).
+        key = (_token(state, epoch()), faults, broken)
+        if cache is not None and cache.get("key") == key:
+            answer: V2Answer = cache["answer"]
+            return answer
+        answer = build_answer()
+        if cache is not None:
+            cache["key"], cache["answer"] = key, answer
+        return answer
+
+    def build_answer() -> V2Answer:
         status, value = build()
         if status != 200 or not isinstance(value, dict) or "workers" not in value:
             return V2Answer(status, value, None)
