@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-PROFILE_NAMES = ("frontend", "workers", "client", "roundtrip")
+PROFILE_NAMES = ("frontend", "frontend-v2", "workers", "client", "roundtrip")
 
 
 def add_parser(subparsers: Any) -> None:
