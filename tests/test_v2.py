@@ -273,3 +273,12 @@ def test_spec_diff_says_v1_to_v2_is_a_new_version() -> None:
     kinds = {(c.kind, c.location) for c in changes}
     assert ("required member added", "/fingerprint") in kinds
     assert ("optional member added", "/workers/*/weight_version") in kinds
+
+
+def test_spec_v2_names_only_catalog_ids() -> None:
+    import re
+
+    spec = (schema_dir() / "SPEC-v2.md").read_text("utf-8")
+    tokens = set(re.findall(r"\b[A-Z][A-Z0-9]*-\d+\b", spec)) - {"SHA-256"}
+    assert tokens - set(CATALOG) == set()
+    assert set(v2_requirements()) <= tokens
