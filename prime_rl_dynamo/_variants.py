@@ -107,10 +107,18 @@ def _null_optionals(parsed: Mapping[str, Any]) -> str | None:
 
 
 def _weight_transfer_backend(parsed: Mapping[str, Any]) -> str | None:
+    # The fork's signature: a non-empty string weight_transfer_backend, and admin_base_url on no
+    # worker at all. Next to an admin_base_url it is just an unknown additive field (BODY-5).
     workers = _workers(parsed)
-    forked = [i for i, w in workers if "weight_transfer_backend" in w and "error" not in w]
+    forked = [
+        i
+        for i, w in workers
+        if "error" not in w
+        and isinstance(w.get("weight_transfer_backend"), str)
+        and w["weight_transfer_backend"].strip()
+    ]
     if not forked or any("admin_base_url" in w for _, w in workers):
-        return None  # next to admin_base_url it is just an unknown additive field (BODY-5)
+        return None
     return (
         f"{len(forked)} worker(s) with weight_transfer_backend, none with admin_base_url, "
         f"first /workers/{forked[0]}"

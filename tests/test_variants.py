@@ -156,3 +156,13 @@ def test_client_refuses_a_variant_with_the_one_line_diagnosis() -> None:
             asyncio.run(go())
     assert info.value.requirements[0] == "VERSION-1"
     assert "renames routes to system_routes" in str(info.value).splitlines()[0]
+
+
+@pytest.mark.parametrize("value", [None, 1, "", "  ", ["nccl"]])
+def test_a_non_string_or_blank_weight_transfer_backend_is_not_the_fork(value: Any) -> None:
+    body = _base()
+    del body["workers"][0]["admin_base_url"]
+    body["workers"][0]["weight_transfer_backend"] = value
+    assert identify(body) == []
+    body["workers"][0]["weight_transfer_backend"] = "nccl"
+    assert [v.name for v, _ in identify(body)] == ["weight-transfer-backend"]
