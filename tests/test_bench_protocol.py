@@ -55,3 +55,17 @@ def test_docs_table_is_rendered_from_the_stored_report() -> None:
     )
     assert set(report["reference"]) == {"64", "1024", "4096"}
     assert all("per_poll" in v for v in report["dynamo"].values())
+
+
+def test_cli_bench_protocol_passes_its_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench.protocol
+    from prime_rl_dynamo.cli import main
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(bench.protocol, "main", lambda argv: seen.append(argv) or 0)
+    assert main(["bench", "--protocol", "--quick"]) == 0
+    assert main(["bench", "--protocol", "--no-dynamo", "--json", "x.json"]) == 0
+    assert seen == [
+        ["--json", "bench-protocol.json", "--plot", "bench-protocol.png", "--quick"],
+        ["--json", "x.json", "--plot", "bench-protocol.png", "--no-dynamo"],
+    ]
