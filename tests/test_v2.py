@@ -282,3 +282,13 @@ def test_spec_v2_names_only_catalog_ids() -> None:
     tokens = set(re.findall(r"\b[A-Z][A-Z0-9]*-\d+\b", spec)) - {"SHA-256"}
     assert tokens - set(CATALOG) == set()
     assert set(v2_requirements()) <= tokens
+
+
+def test_v2_references_name_the_requirement_of_their_target() -> None:
+    schema = load_json("rl-workers.v2.schema.json")
+    for sub in _subschemas(schema):
+        if "$ref" in sub:
+            target = schema
+            for part in sub["$ref"][2:].split("/"):
+                target = target[part]
+            assert sub["x-requirement"] == target["x-requirement"], sub["$ref"]
