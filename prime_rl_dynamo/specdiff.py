@@ -602,6 +602,7 @@ def _diff_openapi(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
                 )  # fmt: skip
                 continue
             yield from _diff_parameters(name, where, old, new, op_old, op_new)
+            yield from _diff_request_body(name, where, old, new, op_old, op_new)
             yield from _diff_responses(name, where, old, new, op_old, op_new)
 
 
@@ -645,6 +646,50 @@ def _diff_parameters(
         ).run():
             yield Change(
                 name, f"{label}{change.location}", change.kind, change.detail,
+                change.servers, change.clients,
+            )  # fmt: skip
+
+
+def _diff_request_body(
+    name: str,
+    where: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    op_old: Mapping[str, Any],
+    op_new: Mapping[str, Any],
+) -> Iterator[Change]:
+    """A request body is written by the client and read by the server: the roles swap."""
+    b_old = _SchemaDiff._resolve(op_old.get("requestBody"), old)
+    b_new = _SchemaDiff._resolve(op_new.get("requestBody"), new)
+    label = f"{where} request body"
+    if not isinstance(b_old, dict) and not isinstance(b_new, dict):
+        return
+    if not isinstance(b_old, dict):
+        required = bool(b_new.get("required"))
+        yield Change(
+            name, label, "request body added", label,
+            BREAKING if required else ADDITIVE, BREAKING,
+        )  # fmt: skip
+        return
+    if not isinstance(b_new, dict):
+        yield Change(name, label, "request body removed", label, BREAKING, ADDITIVE)
+        return
+    media_old: Mapping[str, Any] = b_old.get("content", {})
+    media_new: Mapping[str, Any] = b_new.get("content", {})
+    for media in sorted(media_old.keys() | media_new.keys()):
+        m_old, m_new = media_old.get(media), media_new.get(media)
+        if m_old is None or m_new is None:
+            gone = m_new is None
+            yield Change(
+                name, f"{label} {media}",
+                "request media type removed" if gone else "request media type added",
+                f"{label} {media}", BREAKING if gone else ADDITIVE, ADDITIVE if gone else BREAKING,
+            )  # fmt: skip
+            continue
+        diff = _SchemaDiff(name, old, new, m_old.get("schema", {}), m_new.get("schema", {}))
+        for change in diff.run():
+            yield Change(
+                name, f"{label} {media} {change.location or '/'}", change.kind, change.detail,
                 change.servers, change.clients,
             )  # fmt: skip
 

@@ -242,3 +242,18 @@ def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert data["version_must_change"] and data["ok"] and data["new_version"] == 2
     assert main(["spec", "diff", str(old), str(tmp_path / "missing")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_request_bodies_swap_the_parties() -> None:
+    """A request body is written by the client: a new required member breaks old clients."""
+    old = json.loads((FROZEN / "openapi" / "admin.openapi.json").read_text("utf-8"))
+    tightened = copy.deepcopy(old)
+    body = tightened["components"]["schemas"]["UpdateWeights"]
+    body["required"].append("version")
+    body["properties"]["version"] = {"type": "string"}
+    found = {(c.kind, c.clients, c.servers) for c in diff_documents("admin", old, tightened)}
+    assert found == {("required member added", B, A)}
+    loosened = copy.deepcopy(old)
+    loosened["components"]["schemas"]["UpdateWeights"]["properties"]["weight_dir"].pop("minLength")
+    found = {(c.kind, c.clients, c.servers) for c in diff_documents("admin", old, loosened)}
+    assert found == {("constraint loosened", A, B)}
