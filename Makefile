@@ -25,6 +25,7 @@ test: setup lint typecheck ci-conformance pytest
 lint:
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/prime-rl-dynamo spec diff schema/frozen/v1 schema
 
 typecheck:
 	$(BIN)/mypy

@@ -176,9 +176,26 @@ class FrontendContext(ProfileContext):
                     out.append((self._sources[content], v))
         return out
 
+    def variants(self) -> dict[str, tuple[str, str]]:
+        """Known v1 variants seen in any body received: name -> (source, evidence)."""
+        import json
+
+        from prime_rl_dynamo._variants import identify
+
+        self.listing()
+        found: dict[str, tuple[str, str]] = {}
+        for content in self._judged:
+            try:
+                parsed = json.loads(content)
+            except ValueError:
+                continue
+            for variant, evidence in identify(parsed):
+                found.setdefault(variant.name, (self._sources[content], evidence))
+        return found
+
     def stray_violations(self) -> list[tuple[str, Violation]]:
         """Violations naming a requirement no body check covers (reported under BODY-1)."""
-        covered = set(BODY_REQUIREMENTS) | {"DIALECT-1"}
+        covered = set(BODY_REQUIREMENTS) | {"DIALECT-1", "VERSION-1"}
         out: list[tuple[str, Violation]] = []
         for content, found in self._judged.items():
             out.extend((self._sources[content], v) for v in found if v.requirement not in covered)
@@ -243,6 +260,32 @@ def check_dialect(ctx: FrontendContext) -> str | None:
             "listener (DYN_RL_PORT). Body checks are skipped."
         )
     return f"dialect {dialect}"
+
+
+# --- known v1 variants, by name, before the field checks --------------------------------------
+
+
+def _make_variant_check(variant: Any) -> None:
+    def variant_check(ctx: FrontendContext) -> str | None:
+        seen = ctx.variants().get(variant.name)
+        if seen is not None:
+            source, evidence = seen
+            raise Failed(f"{ctx.workers_url} ({source}): {variant.diagnosis(evidence)}")
+        return f"not the {variant.name} variant ({ctx.judged} distinct bodies judged)"
+
+    variant_check.__name__ = f"check_variant_{variant.name.replace('-', '_')}"
+    title = f"The listing is not the known v1 variant {variant.name} ({variant.breaks})"
+    check("frontend", "VERSION-1", variant.name, title)(variant_check)
+
+
+def _register_variant_checks() -> None:
+    from prime_rl_dynamo._variants import VARIANTS
+
+    for variant in VARIANTS:
+        _make_variant_check(variant)
+
+
+_register_variant_checks()
 
 
 # --- HTTP -------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--rl-profile",
         action="append",
         default=[],
-        choices=("frontend", "workers", "client", "roundtrip"),
+        choices=("frontend", "frontend-v2", "workers", "client", "roundtrip"),
         help="profile to run (repeatable)",
     )
     group.addoption("--rl-strict", action="store_true", help="SHOULD failures fail")

@@ -26,11 +26,12 @@ __all__ = [
 ]
 
 #: Profiles in the order a run executes them.
-PROFILES: tuple[str, ...] = ("frontend", "workers", "client", "roundtrip")
+PROFILES: tuple[str, ...] = ("frontend", "frontend-v2", "workers", "client", "roundtrip")
 
 # Module that registers each profile's checks (imported lazily, so `import conformance` is cheap).
 _PROFILE_MODULES = {
     "frontend": "conformance.frontend",
+    "frontend-v2": "conformance.frontend_v2",
     "workers": "conformance.workers",
     "client": "conformance.client_profile",
     "roundtrip": "conformance.roundtrip",

@@ -263,7 +263,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
             _preflight(run.url, opts.timeout)
         yield
         return
-    if not {"frontend", "workers"} & set(profiles):
+    if not {"frontend", "frontend-v2", "workers"} & set(profiles):
         run.target = {"kind": "none", "description": "the fleets each profile stands up itself"}
         yield
         return

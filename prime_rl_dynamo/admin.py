@@ -593,16 +593,18 @@ class AdminPool:
             )
         return phases["update_weights"]
 
-    async def verify_topology(self, *, timeout: float = 30.0) -> None:
+    async def verify_topology(self, *, timeout: float = 30.0, wait: float = 0.0) -> None:
         """Re-discover and raise TopologyChangedError (TOPO-1) if the fleet no longer matches.
 
         The reference is the plan when there is one, else the engines the pool was built with.
         Engines now reporting ``error`` count as removed. Transport errors are retried until
-        ``timeout``; they never count as a change.
+        ``timeout``; they never count as a change. ``wait``: on a protocol 2 frontend, first
+        wait up to that long for the listing to change (the change feed), so a death or a resize
+        raises within a fraction of a second; on protocol 1 the check is immediate.
         """
         if self.discovery is None:
             raise ConfigError("verify_topology needs a discovery client (pass discovery=...)")
-        snapshot = await self.discovery.snapshot(timeout=timeout)
+        snapshot = await self.discovery.snapshot(timeout=timeout, wait=wait)
         matching, _ = assess_snapshot(
             snapshot,
             inference_world_size=None,

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import httpx
 
 from prime_rl_dynamo._http import REDACTED, tls_context
+from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo.errors import (
     ConfigError,
@@ -388,8 +389,15 @@ class DiscoveryClient:
         wall_clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
+        protocol: str = "auto",
     ) -> None:
         self.url = normalize_discovery_url(url)
+        if protocol not in ("auto", "v1"):
+            raise ConfigError(
+                f"protocol must be 'auto' (ask for 2, accept 1) or 'v1'; found {protocol!r}"
+            )
+        # Protocol 2 when the server speaks it, else 1 (SPEC-v2.md, V2-8).
+        self._protocol = Negotiation(self.url, enabled=protocol == "auto")
         if inference_world_size is not None and (
             isinstance(inference_world_size, bool)
             or not isinstance(inference_world_size, int)
@@ -462,7 +470,13 @@ class DiscoveryClient:
     async def _get(self, timeout: float) -> _Response:
         url = httpx.URL(self.url)
         for _ in range(_MAX_REDIRECTS + 1):
-            request = self._http.build_request("GET", url, headers=self._headers, timeout=timeout)
+            request = self._http.build_request(
+                "GET",
+                url,
+                headers=self._protocol.headers(self._headers),
+                params=self._protocol.params(),
+                timeout=timeout,
+            )
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
@@ -557,16 +571,24 @@ class DiscoveryClient:
         response = await self._get(self.request_timeout if timeout is None else timeout)
         return self._classify(response)
 
-    async def snapshot(self, *, timeout: float | None = None) -> SnapshotLike:
+    @property
+    def protocol_version(self) -> int | None:
+        """The protocol the server answered with (2 or 1; None before the first listing)."""
+        return self._protocol.version
+
+    async def snapshot(self, *, timeout: float | None = None, wait: float = 0.0) -> SnapshotLike:
         """One validated snapshot, retrying transport errors, 5xx and 429 until ``timeout``.
 
         No readiness rules apply: this is what ``AdminPool.verify_topology`` compares to its plan.
+        ``wait``: under protocol 2, hold the GET up to that long for the listing to change (the
+        change feed, V2-5); under protocol 1 it is ignored.
         """
         budget = self.request_timeout if timeout is None else float(timeout)
         deadline = self._clock() + budget
         failures = 0
         while True:
             remaining = deadline - self._clock()
+            self._protocol.arm_wait(min(wait, max(0.0, min(self.request_timeout, remaining) - 1)))
             try:
                 return await self.fetch(timeout=max(0.001, min(self.request_timeout, remaining)))
             except TransportError as exc:
@@ -578,6 +600,8 @@ class DiscoveryClient:
 
     def _classify(self, response: _Response) -> SnapshotLike:
         status = response.status
+        if status == 304:
+            return self._protocol.not_modified(response.url)
         preview = response.body[:300].decode("utf-8", "replace")
         for secret in self._secrets:
             preview = preview.replace(secret, REDACTED)
@@ -596,7 +620,7 @@ class DiscoveryClient:
                 requirement="POLL-2",
                 body=response.body,
             )
-        return self._validate(response.body)
+        return self._protocol.accept(response.headers, response.body, self._validate)
 
     # --- polling -----------------------------------------------------------------------------
 
@@ -707,13 +731,17 @@ class DiscoveryClient:
                     # READY-4 pending means this poll starts a new streak of identical snapshots.
                     previous = current if only_stability else None
                     streak = 1 if only_stability else 0
-                    delay = self.poll_interval
+                    delay = self._protocol.next_delay(
+                        self.poll_interval, self._wait_budget(deadline)
+                    )
                 else:
                     streak += 1
                     if streak >= self.stable_polls or self.stable_polls == 1:
                         return ready
                     previous = ready
-                    delay = self.poll_interval
+                    delay = self._protocol.next_delay(
+                        self.poll_interval, self._wait_budget(deadline)
+                    )
             if retry_after is not None:
                 left = deadline - self._clock()
                 if retry_after > left:
@@ -739,6 +767,12 @@ class DiscoveryClient:
             delay = min(delay, max(0.0, deadline - self._clock()))
             if delay > 0:
                 await self._sleep(delay)
+
+    def _wait_budget(self, deadline: float) -> float:
+        # Under v2 the next GET waits for a change instead of the client sleeping; it must end
+        # well inside its own request timeout and the deadline.
+        left = deadline - self._clock()
+        return max(0.0, min(self.poll_interval, self.request_timeout - 1, left))
 
     def _not_ready(
         self,

@@ -7,7 +7,7 @@ from functools import cache
 
 from prime_rl_dynamo._resources import load_json
 
-__all__ = ["Requirement", "all_requirements", "requirement"]
+__all__ = ["Requirement", "all_requirements", "requirement", "v2_requirements"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +29,22 @@ def all_requirements() -> dict[str, Requirement]:
     return {item["id"]: Requirement(**item) for item in doc["requirements"]}
 
 
+@cache
+def v2_requirements() -> dict[str, Requirement]:
+    """What the draft protocol 2 adds (schema/requirements.v2.json, SPEC-v2.md), by ID."""
+    doc = load_json("requirements.v2.json")
+    return {item["id"]: Requirement(**item) for item in doc["requirements"]}
+
+
 def requirement(req_id: str) -> Requirement:
-    """Look one requirement up; unknown IDs are a programming error."""
+    """Look one requirement up (v1, then the v2 draft); unknown IDs are a programming error."""
     try:
         return all_requirements()[req_id]
     except KeyError:
-        raise KeyError(f"no requirement {req_id!r} in schema/requirements.v1.json") from None
+        pass
+    try:
+        return v2_requirements()[req_id]
+    except KeyError:
+        raise KeyError(
+            f"no requirement {req_id!r} in schema/requirements.v1.json or requirements.v2.json"
+        ) from None

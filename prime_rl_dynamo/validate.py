@@ -21,6 +21,7 @@ import msgspec
 
 from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
 from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo._variants import may_be_variant, version_violations
 from prime_rl_dynamo.errors import DialectError, ProtocolError, Violation
 
 __all__ = [
@@ -111,7 +112,7 @@ def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]
         else "discovery body refused"
     )
     if any(v.requirement == "DIALECT-1" for v in violations):
-        raise DialectError(message, violations=violations, body=body)
+        raise DialectError(message, violations=violations, body=body, requirement="DIALECT-1")
     raise ProtocolError(message, violations=violations, body=body)
 
 
@@ -164,7 +165,7 @@ def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
     else:
         return _exhaustive(data)
     snapshot = _fast(raw)
-    if snapshot is not None:
+    if snapshot is not None and not may_be_variant(raw):
         return [], snapshot
     return _exhaustive_text(raw)
 
@@ -254,13 +255,14 @@ def _exhaustive_text(raw: bytes | str) -> tuple[list[Violation], Snapshot | None
 
 
 def _exhaustive(parsed: object) -> tuple[list[Violation], Snapshot | None]:
+    variants = version_violations(parsed)  # known v1 variants by name first (VERSION-1)
     if detect_dialect(parsed) == "smg":
-        return [_dialect_violation(parsed)], None
+        return [*variants, _dialect_violation(parsed)], None
     schema_violations, bad = _schema_violations(parsed)
     violations = schema_violations + list(_semantic_violations(parsed, bad))
-    if violations:
+    if violations or variants:
         violations.sort(key=lambda v: _pointer_sort_key(v.pointer))
-        return violations, None
+        return [*variants, *violations], None
     return [], _to_snapshot(parsed)
 
 

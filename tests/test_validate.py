@@ -91,7 +91,8 @@ def test_null_in_a_known_optional_field_leaves_the_fast_path() -> None:
     doc = json.loads(PD)
     doc["workers"][1]["model"] = None
     assert _fast(json.dumps(doc).encode()) is None
-    assert [v.requirement for v in check_body(doc)] == ["WORKER-6"]
+    # A null optional is also the null-optionals variant of v1, named first (VERSION-1).
+    assert [v.requirement for v in check_body(doc)] == ["VERSION-1", "WORKER-6"]
 
 
 def test_optional_fields_encode_back_to_the_wire_form() -> None:
@@ -128,17 +129,22 @@ def test_every_violation_is_listed_with_pointer_worker_and_message() -> None:
     got = [(v.requirement, v.pointer, v.worker) for v in info.value.violations]
     label = "dynamo.{}.rl#10431879732901135543"
     assert got == [
+        ("VERSION-1", "", None),
         ("WORKER-6", "/workers/0/admin_base_url", label.format("a")),
         ("LIST-4", "/workers/1/routes/1", label.format("decode")),
         ("LIST-3", "/workers/2/request_plane_url", label.format("z")),
         ("WORKER-9", "/workers/2/world_size", label.format("z")),
     ]
-    messages = [v.message for v in info.value.violations]
+    messages = [v.message for v in info.value.violations][1:]
+    assert "null-optionals" in info.value.violations[0].message
     assert "found null" in messages[0]
     assert "'dyn://dynamo.z.rl'" in messages[2] and "'dyn://dynamo.zz.rl'" in messages[2]
     assert messages[3] == "expected an integer in 1..2^32-1, found 0"
-    assert info.value.requirements == ["WORKER-6", "LIST-4", "LIST-3", "WORKER-9"]
-    assert str(info.value).startswith("discovery body breaks WORKER-6, LIST-4, LIST-3, WORKER-9")
+    assert info.value.requirements == ["VERSION-1", "WORKER-6", "LIST-4", "LIST-3", "WORKER-9"]
+    assert str(info.value).startswith(
+        "discovery body breaks VERSION-1, WORKER-6, LIST-4, LIST-3, WORKER-9: VERSION-1 at /: "
+        "this listing says protocol_version 1 but sends null"
+    )
 
 
 def test_smg_shape_is_one_dialect_violation() -> None:
@@ -150,8 +156,9 @@ def test_smg_shape_is_one_dialect_violation() -> None:
     assert detect_dialect(smg) == "smg"
     with pytest.raises(DialectError) as info:
         validate_body(json.dumps(smg))
-    assert [v.requirement for v in info.value.violations] == ["DIALECT-1"]
-    assert "SMG" in info.value.violations[0].message
+    assert [v.requirement for v in info.value.violations] == ["VERSION-1", "DIALECT-1"]
+    assert "variant smg" in info.value.violations[0].message
+    assert "SMG" in info.value.violations[1].message
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ _SUBCOMMANDS = (
     "report",
     "bench",
     "schema",
+    "spec",
 )
 
 # Which extra brings a module that a subcommand imports when it runs.

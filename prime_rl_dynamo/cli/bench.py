@@ -57,11 +57,19 @@ def add_parser(subparsers: Any) -> None:
         help="leave real Dynamo out: reference frontend only, for discovery and the suite",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    parser.add_argument(
+        "--protocol",
+        action="store_true",
+        help="instead: protocol 1 polling against protocol 2 (conditional GET, change feed) at "
+        "64, 1,024 and 4,096 engines (bench.protocol; default files bench-protocol.json/.png)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark; 0 when it completed, 1 when a section failed, 2 when unusable."""
+    if getattr(args, "protocol", False):
+        return _run_protocol(args)
     try:
         from bench.plot import plot_report
         from bench.progress import NullReporter, RichReporter
@@ -104,6 +112,17 @@ def run(args: argparse.Namespace) -> int:
     render_tables(report)
     print(f"wrote {args.json_path} and {args.plot_path}")
     return EXIT_OK
+
+
+def _run_protocol(args: argparse.Namespace) -> int:
+    from bench.protocol import main as protocol_main
+
+    json_path = args.json_path if args.json_path != "bench-results.json" else "bench-protocol.json"
+    plot_path = args.plot_path if args.plot_path != "bench-results.png" else "bench-protocol.png"
+    argv = ["--json", json_path, "--plot", plot_path]
+    argv += ["--quick"] if args.quick else []
+    argv += ["--no-dynamo"] if args.no_dynamo else []
+    return protocol_main(argv)
 
 
 def _from_console() -> bool:

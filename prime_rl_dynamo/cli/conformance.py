@@ -12,7 +12,7 @@ from typing import Any
 
 from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
 
-PROFILE_NAMES = ("frontend", "workers", "client", "roundtrip")
+PROFILE_NAMES = ("frontend", "frontend-v2", "workers", "client", "roundtrip")
 
 
 def add_parser(subparsers: Any) -> None:

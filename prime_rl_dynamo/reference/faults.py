@@ -29,6 +29,9 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "gzip": (None, "send the body with Content-Encoding: gzip"),
     "oversized": ("BYTES", "pad the body past BYTES with a large unknown field (still valid)"),
     "slow": ("BYTES_PER_SECOND", "dribble the body at BYTES_PER_SECOND"),
+    "variant": ("NAME", "serve the listing as a known v1 variant does (VERSION-1)"),
+    "v1-only": (None, "ignore Dynamo-RL-Protocol and serve v1 only, as Dynamo 1.6.1 does"),
+    "break-v2": ("REQUIREMENT_ID", "under protocol 2, break exactly that V2 requirement"),
 }
 
 # Faults whose value is a number, with the smallest value that makes sense.
@@ -101,6 +104,21 @@ def parse_fault(text: str) -> Fault:
             raise ConfigError(
                 f"fault {text!r}: no body breaks requirement {value!r}; expected one of "
                 f"{', '.join(BREAKS)}"
+            )
+    if name == "break-v2":
+        from prime_rl_dynamo.reference.v2 import V2_BREAKS
+
+        if value not in V2_BREAKS:
+            raise ConfigError(
+                f"fault {text!r}: no v2 break for {value!r}; expected one of {', '.join(V2_BREAKS)}"
+            )
+    if name == "variant":
+        from prime_rl_dynamo.reference.variants import VARIANT_BODIES
+
+        if value not in VARIANT_BODIES:
+            raise ConfigError(
+                f"fault {text!r}: no known v1 variant {value!r}; expected one of "
+                f"{', '.join(VARIANT_BODIES)}"
             )
     return Fault(name, value, int(count) if count is not None else None)
 

@@ -28,6 +28,7 @@ from prime_rl_dynamo.reference.listing import (
     listing_body,
 )
 from prime_rl_dynamo.reference.state import FleetState, churn_view
+from prime_rl_dynamo.reference.variants import variant_body
 
 __all__ = ["DISCOVERY_PATH", "Frontend", "abort_connection"]
 
@@ -57,6 +58,7 @@ class Frontend:
         self.faults: tuple[Fault, ...] = parse_faults(faults)
         self.faults_since = self.started  # churn periods count from here
         self.listing_requests = 0
+        self._v2_cache: dict[str, Any] = {}  # the last v2 answer and the state it came from
 
     def set_faults(self, faults: tuple[Fault, ...] | list[str]) -> None:
         """Replace the faults; restart the request count (``:COUNT``) and the churn clock."""
@@ -94,6 +96,9 @@ class Frontend:
         if erroring is not None:
             views = _with_error_workers(views, int(erroring.number), self.seed)
         body = listing_body(self.namespace, views)
+        variant = next((f for f in request_faults if f.name == "variant"), None)
+        if variant is not None and variant.value is not None:
+            body = variant_body(variant.value, body)
         broken = next((f for f in request_faults if f.name == "break"), None)
         if broken is not None and broken.value is not None:
             result = break_body(broken.value, body, self.seed)
@@ -138,14 +143,24 @@ class Frontend:
             await _json(send, 503, dumps(payload))
             return
 
-        status, value = self.body(active)
+        headers: list[tuple[bytes, bytes]] = []
+        # break= and variant= bodies break v1's rules: they are served as v1 whatever is asked.
+        v1_only = {"v1-only", "break", "variant"} & by_name.keys()
+        if not v1_only and 2 in _asked_versions(scope):
+            answer = await self._answer_v2(scope, active)
+            if answer.status == 304:
+                await _empty(send, 304, answer.headers())
+                return
+            status, value = answer.status, answer.body
+            headers.extend(answer.headers())
+        else:
+            status, value = self.body(active)
         data = dumps(value)
         if "oversized" in by_name:
             data = _pad(value, data, int(by_name["oversized"].number))
         if "malformed-json" in by_name:
             # Balanced length, broken syntax: the closing brace becomes a bracket.
             data = data[:-1] + b"]"
-        headers: list[tuple[bytes, bytes]] = []
         if "gzip" in by_name:
             data = gzip.compress(data, mtime=0)
             headers.append((b"content-encoding", b"gzip"))
@@ -156,6 +171,39 @@ class Frontend:
             await _dribble(send, status, data, headers, by_name["slow"].number)
             return
         await _json(send, status, data, headers)
+
+    async def _answer_v2(self, scope: Scope, active: list[Fault]) -> Any:
+        """Protocol 2 (SPEC-v2.md): the v2 listing, its ETag, 304 and the ``?wait=`` change feed."""
+        from prime_rl_dynamo.reference.v2 import serve_v2
+
+        churn = next((f for f in active if f.name == "churn"), None)
+
+        def epoch() -> int:
+            if churn is None:
+                return 0
+            return int((self._clock() - self.faults_since) // churn.number)
+
+        broken = next((f.value for f in active if f.name == "break-v2"), None)
+        return await serve_v2(
+            scope,
+            lambda: self.body(active),
+            self.state,
+            epoch,
+            self.apply_schedule,
+            broken,
+            cache=self._v2_cache,
+            faults=tuple(str(f) for f in active),
+        )
+
+
+def _asked_versions(scope: Scope) -> set[int]:
+    from prime_rl_dynamo.v2 import PROTOCOL_HEADER, accepted_versions
+
+    name = PROTOCOL_HEADER.lower().encode()
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return accepted_versions(value.decode("latin-1"))
+    return set()
 
 
 def _with_error_workers(views: list[WorkerView], count: int, seed: int) -> list[WorkerView]:

@@ -1,0 +1,71 @@
+"""``prime-rl-dynamo spec diff OLD NEW [--json]``: what changed in the contract, and whom it breaks.
+
+OLD and NEW are two JSON Schemas, two OpenAPI documents, or two directories holding the contract
+(``rl-*.schema.json`` and ``openapi/*.openapi.json``), e.g. ``schema/frozen/v1`` and ``schema``.
+Exit 0 when NEW keeps the rules (additive only, or a new protocol_version for breaking changes),
+1 when a breaking change keeps the same protocol_version, 2 usage or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_BREAKING, EXIT_USAGE = 0, 1, 2
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register the ``spec`` subcommand (``spec diff``)."""
+    parser = subparsers.add_parser(
+        "spec",
+        help="compare versions of the contract (spec diff OLD NEW)",
+        description="Work with versions of the contract's JSON Schemas and OpenAPI documents.",
+    )
+    actions = parser.add_subparsers(dest="spec_command", metavar="ACTION")
+    diff = actions.add_parser(
+        "diff",
+        help="classify every difference as additive or breaking, for clients and for servers",
+        description="Compare two versions of the contract (files or directories) and classify "
+        "every difference as additive or breaking for clients and for servers; say whether "
+        "protocol_version must change. Exit 0 compatible (or a new protocol_version), 1 a "
+        "breaking change under the same protocol_version, 2 usage or unreadable input.",
+    )
+    diff.add_argument("old", metavar="OLD", type=Path, help="the released version (file or dir)")
+    diff.add_argument("new", metavar="NEW", type=Path, help="the version to judge (file or dir)")
+    diff.add_argument("--json", action="store_true", help="print the report as JSON")
+    diff.set_defaults(func=run_diff)
+    parser.set_defaults(func=lambda _args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    """Print every change and the verdict; the exit code says whether VERSION-1 holds."""
+    from prime_rl_dynamo.specdiff import diff_paths
+
+    for path in (args.old, args.new):
+        if not path.exists():
+            print(f"prime-rl-dynamo spec diff: {path}: no such file or directory", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        report = diff_paths(args.old, args.new)
+    except ValueError as exc:
+        print(f"prime-rl-dynamo spec diff: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        for change in report.changes:
+            effect = "BREAKING" if change.breaking else "additive"
+            print(
+                f"{effect:9} clients={change.clients:8} servers={change.servers:8} "
+                f"{change.document} {change.location or '/'}: {change.kind}: {change.detail}"
+            )
+        print(report.verdict())
+    return EXIT_OK if report.ok else EXIT_BREAKING

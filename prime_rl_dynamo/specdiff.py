@@ -1,0 +1,784 @@
+"""Compare two versions of the contract: every difference, additive or breaking, for each party.
+
+A JSON Schema of a response describes what a server sends and a client reads. A change that lets
+the server send something the old schema refused (a loosened constraint, a new null, a removed or
+renamed member, a wider type) breaks old **clients**; a change that refuses something the old
+schema accepted (a tightened constraint, a new required member) breaks old **servers**. Either one
+means ``protocol_version`` must change (SPEC.md section 6, VERSION-1). Constraints are compared by
+witnesses: probe values, including each schema's own bounds and constants, run through both
+subschemas, so a rule is classified by what it accepts, however it is spelled. OpenAPI documents
+add their paths, operations, parameters and status codes. Pure: documents in, a report out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = [
+    "Change",
+    "DiffReport",
+    "diff_documents",
+    "diff_paths",
+    "protocol_version_of",
+]
+
+Effect = Literal["additive", "breaking"]
+ADDITIVE: Effect = "additive"
+BREAKING: Effect = "breaking"
+
+# Keywords that only annotate: changing them changes no accepted value.
+_ANNOTATIONS = frozenset(
+    {"title", "description", "$comment", "examples", "example", "default", "$schema", "$id"}
+)
+# Keywords handled structurally (members, items, composition), not by witnesses.
+_STRUCTURE = frozenset({"properties", "required", "items", "allOf", "$defs", "definitions"})
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One difference between OLD and NEW, and whom it breaks."""
+
+    document: str
+    location: str  # instance location: /workers/*/routes (``*``: every array item)
+    kind: str  # e.g. "member removed", "constraint loosened", "operation added"
+    detail: str
+    clients: Effect
+    servers: Effect
+
+    @property
+    def breaking(self) -> bool:
+        """Whether the change breaks either party."""
+        return BREAKING in (self.clients, self.servers)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.document} {self.location or '/'}: {self.kind}: {self.detail} "
+            f"(clients: {self.clients}, servers: {self.servers})"
+        )
+
+
+@dataclass
+class DiffReport:
+    """Every change between two versions of the contract, and what it means for the version."""
+
+    old_version: int | None
+    new_version: int | None
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def breaking(self) -> list[Change]:
+        """The changes that break clients or servers."""
+        return [c for c in self.changes if c.breaking]
+
+    @property
+    def version_must_change(self) -> bool:
+        """Whether protocol_version must change (any change breaks a party)."""
+        return bool(self.breaking)
+
+    @property
+    def ok(self) -> bool:
+        """False when a breaking change keeps the same protocol_version (VERSION-1)."""
+        return not (self.version_must_change and self.old_version == self.new_version)
+
+    def verdict(self) -> str:
+        """One line: whether protocol_version must change, and whether NEW did."""
+        n = len(self.breaking)
+        if not self.changes:
+            return "no differences: protocol_version stays"
+        if not n:
+            return (
+                f"{len(self.changes)} additive change(s): protocol_version may stay at "
+                f"{self.old_version}"
+            )
+        if self.old_version == self.new_version:
+            return (
+                f"{n} breaking change(s) but protocol_version stays at {self.new_version}: it must "
+                "change (VERSION-1)"
+            )
+        return (
+            f"{n} breaking change(s); protocol_version changes from {self.old_version} to "
+            f"{self.new_version}, as it must"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data."""
+        return {
+            "old_version": self.old_version,
+            "new_version": self.new_version,
+            "version_must_change": self.version_must_change,
+            "ok": self.ok,
+            "verdict": self.verdict(),
+            "changes": [
+                {
+                    "document": c.document,
+                    "location": c.location,
+                    "kind": c.kind,
+                    "detail": c.detail,
+                    "clients": c.clients,
+                    "servers": c.servers,
+                }
+                for c in self.changes
+            ],
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+
+
+def protocol_version_of(document: Mapping[str, Any]) -> int | None:
+    """The ``protocol_version`` const of a listing schema or of an OpenAPI document's listing."""
+    for schema in _listing_schemas(document):
+        version = schema.get("properties", {}).get("protocol_version", {})
+        if isinstance(version.get("const"), int):
+            return int(version["const"])
+        enum = version.get("enum")
+        if isinstance(enum, list) and enum and all(isinstance(v, int) for v in enum):
+            return int(max(enum))
+    return None
+
+
+def diff_documents(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    """Every change between two versions of one document (a JSON Schema or an OpenAPI 3.1 one)."""
+    if "openapi" in old or "openapi" in new:
+        return list(_diff_openapi(name, old, new))
+    return list(_SchemaDiff(name, old, new).run())
+
+
+def diff_paths(old: Path, new: Path) -> DiffReport:
+    """Compare two contract files, or two directories holding them (paired by relative path).
+
+    In a directory the contract is ``rl-*.schema.json`` and ``openapi/*.openapi.json``; a file
+    only in NEW is an added document, a file only in OLD a removed one.
+    """
+    pairs: list[tuple[str, Path | None, Path | None]]
+    if old.is_dir() or new.is_dir():
+        if not (old.is_dir() and new.is_dir()):
+            raise ValueError(f"compare a directory with a directory: {old} and {new}")
+        olds, news = _contract_files(old), _contract_files(new)
+        pairs = [(n, olds.get(n), news.get(n)) for n in sorted(olds.keys() | news.keys())]
+    else:
+        pairs = [(new.name, old, new)]
+    changes: list[Change] = []
+    old_version = new_version = None
+    for name, old_path, new_path in pairs:
+        old_doc = _load(old_path) if old_path else None
+        new_doc = _load(new_path) if new_path else None
+        if old_doc is not None:
+            old_version = old_version or protocol_version_of(old_doc)
+        if new_doc is not None:
+            new_version = new_version or protocol_version_of(new_doc)
+        if old_doc is None:
+            changes.append(Change(name, "", "document added", name, ADDITIVE, ADDITIVE))
+        elif new_doc is None:
+            changes.append(Change(name, "", "document removed", name, BREAKING, BREAKING))
+        else:
+            changes.extend(diff_documents(name, old_doc, new_doc))
+    return DiffReport(old_version, new_version, changes)
+
+
+# --------------------------------------------------------------------------------------------
+# JSON Schema
+
+
+def _canonical(node: Any) -> str:
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: strip(v)
+                for k, v in value.items()
+                if k not in _ANNOTATIONS and not str(k).startswith("x-")
+            }
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return json.dumps(strip(node), sort_keys=True)
+
+
+class _SchemaDiff:
+    """One JSON Schema (or the schemas of one OpenAPI response) compared, member by member."""
+
+    def __init__(
+        self,
+        name: str,
+        old_root: Mapping[str, Any],
+        new_root: Mapping[str, Any],
+        old: Any = None,
+        new: Any = None,
+    ) -> None:
+        from jsonschema import Draft202012Validator
+
+        self.name = name
+        self.old_root, self.new_root = old_root, new_root
+        self.old = old_root if old is None else old
+        self.new = new_root if new is None else new
+        self._old_validator = Draft202012Validator(dict(old_root))
+        self._new_validator = Draft202012Validator(dict(new_root))
+
+    def run(self) -> Iterator[Change]:
+        yield from self._node(self.old, self.new, "")
+
+    # -- resolution ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _resolve(node: Any, root: Mapping[str, Any]) -> Any:
+        """Follow local ``$ref`` chains, keeping sibling keywords."""
+        seen = 0
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str) and seen < 32:
+            ref = node["$ref"]
+            if not ref.startswith("#"):
+                break
+            target: Any = root
+            for part in ref[1:].split("/")[1:]:
+                part = part.replace("~1", "/").replace("~0", "~")
+                target = target[int(part)] if isinstance(target, list) else target[part]
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            node = {**target, **siblings} if isinstance(target, dict) else target
+            seen += 1
+        return node
+
+    def _members(self, node: Any, root: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+        """Declared members and unconditionally required names (node plus its allOf)."""
+        node = self._resolve(node, root)
+        if not isinstance(node, dict):
+            return {}, set()
+        members: dict[str, Any] = {}
+        required: set[str] = set()
+        for part in [node, *node.get("allOf", [])]:
+            part = self._resolve(part, root)
+            if not isinstance(part, dict):
+                continue
+            for key, sub in part.get("properties", {}).items():
+                members.setdefault(key, sub)
+            required.update(r for r in part.get("required", []) if isinstance(r, str))
+        return members, required
+
+    # -- comparison ----------------------------------------------------------------------------
+
+    def _change(
+        self, where: str, kind: str, detail: str, clients: Effect, servers: Effect
+    ) -> Change:
+        return Change(self.name, where, kind, detail, clients, servers)
+
+    def _node(self, old: Any, new: Any, where: str) -> Iterator[Change]:
+        old = self._resolve(old, self.old_root)
+        new = self._resolve(new, self.new_root)
+        old_members, old_required = self._members(old, self.old_root)
+        new_members, new_required = self._members(new, self.new_root)
+        yield from self._compare_members(
+            old_members, new_members, old_required, new_required, where
+        )
+        old_items = old.get("items") if isinstance(old, dict) else None
+        new_items = new.get("items") if isinstance(new, dict) else None
+        if old_items is not None and new_items is not None:
+            yield from self._node(old_items, new_items, f"{where}/*")
+        elif old_items is not None or new_items is not None:
+            gone = new_items is None
+            yield self._change(
+                where,
+                "items rule removed" if gone else "items rule added",
+                "array items are no longer constrained" if gone else "array items now constrained",
+                BREAKING if gone else ADDITIVE,
+                ADDITIVE if gone else BREAKING,
+            )
+        yield from self._constraints(old, new, where)
+
+    def _compare_members(
+        self,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        old_required: set[str],
+        new_required: set[str],
+        where: str,
+    ) -> Iterator[Change]:
+        removed = [k for k in old if k not in new]
+        added = [k for k in new if k not in old]
+        renamed: dict[str, str] = {}
+        for gone in removed:
+            shape = _canonical(self._resolve(old[gone], self.old_root))
+            for come in added:
+                same = _canonical(self._resolve(new[come], self.new_root)) == shape
+                if come not in renamed.values() and same:
+                    renamed[gone] = come
+                    break
+        for gone, come in renamed.items():
+            yield self._change(
+                f"{where}/{gone}",
+                "member renamed",
+                f"{gone!r} renamed to {come!r}: old clients miss {gone!r}, old servers miss "
+                f"{come!r}",
+                BREAKING,
+                BREAKING,
+            )
+        for gone in removed:
+            if gone in renamed:
+                continue
+            was = "required" if gone in old_required else "optional"
+            yield self._change(
+                f"{where}/{gone}",
+                "member removed",
+                f"{was} member {gone!r} removed: clients that read it lose it",
+                BREAKING,
+                ADDITIVE,
+            )
+        for come in added:
+            if come in renamed.values():
+                continue
+            if come in new_required:
+                yield self._change(
+                    f"{where}/{come}",
+                    "required member added",
+                    f"new required member {come!r}: old servers do not send it",
+                    ADDITIVE,
+                    BREAKING,
+                )
+            else:
+                yield self._change(
+                    f"{where}/{come}",
+                    "optional member added",
+                    f"new optional member {come!r} (old clients ignore it, BODY-5)",
+                    ADDITIVE,
+                    ADDITIVE,
+                )
+        for key in old:
+            if key not in new:
+                continue
+            if key in old_required and key not in new_required:
+                yield self._change(
+                    f"{where}/{key}",
+                    "member made optional",
+                    f"{key!r} is no longer always sent: clients that rely on it break",
+                    BREAKING,
+                    ADDITIVE,
+                )
+            elif key in new_required and key not in old_required:
+                yield self._change(
+                    f"{where}/{key}",
+                    "member made required",
+                    f"{key!r} must now always be sent: old servers may omit it",
+                    ADDITIVE,
+                    BREAKING,
+                )
+            yield from self._node(old[key], new[key], f"{where}/{key}")
+
+    def _deep(self, node: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+        """``node`` with every local reference replaced by its target (for comparison only)."""
+        node = self._resolve(node, root)
+        if depth > 16:
+            return node
+        if isinstance(node, dict):
+            return {k: self._deep(v, root, depth + 1) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self._deep(v, root, depth + 1) for v in node]
+        return node
+
+    def _constraints(self, old: Any, new: Any, where: str) -> Iterator[Change]:
+        """Everything but members and items, classified by what each side accepts."""
+        old_rest = self._deep(_rest(old), self.old_root)
+        new_rest = self._deep(_rest(new), self.new_root)
+        if _canonical(old_rest) == _canonical(new_rest):
+            return
+        old_check = self._old_validator.evolve(schema=_constraint_schema(old, self.old_root, self))
+        new_check = self._new_validator.evolve(schema=_constraint_schema(new, self.new_root, self))
+        loosened: list[Any] = []
+        tightened: list[Any] = []
+        for value in _witnesses(old, new, self):
+            was, now = old_check.is_valid(value), new_check.is_valid(value)
+            if now and not was:
+                loosened.append(value)
+            elif was and not now:
+                tightened.append(value)
+        keywords = sorted(
+            k
+            for k in set(_strip_keys(old_rest)) | set(_strip_keys(new_rest))
+            if _canonical(old_rest.get(k)) != _canonical(new_rest.get(k))
+        )
+        what = ", ".join(keywords) or "constraints"
+        if loosened and tightened:
+            yield self._change(
+                where,
+                "constraint changed",
+                f"{what}: now accepts {_show(loosened)} and refuses {_show(tightened)}",
+                BREAKING,
+                BREAKING,
+            )
+        elif loosened:
+            yield self._change(
+                where,
+                "constraint loosened",
+                f"{what}: now accepts {_show(loosened)}, which old clients refuse",
+                BREAKING,
+                ADDITIVE,
+            )
+        elif tightened:
+            yield self._change(
+                where,
+                "constraint tightened",
+                f"{what}: now refuses {_show(tightened)}, which old servers may send",
+                ADDITIVE,
+                BREAKING,
+            )
+        else:
+            # No witness told them apart: say so, and count it as breaking to be safe.
+            yield self._change(
+                where,
+                "constraint changed (unclassified)",
+                f"{what} changed and no probe value tells how; treated as breaking",
+                BREAKING,
+                BREAKING,
+            )
+
+
+def _strip_keys(node: Mapping[str, Any]) -> list[str]:
+    return [k for k in node if k not in _ANNOTATIONS and not str(k).startswith("x-")]
+
+
+def _rest(node: Any) -> dict[str, Any]:
+    if not isinstance(node, dict):
+        return {"$value": node}
+    rest = {k: v for k, v in node.items() if k not in _STRUCTURE}
+    parts = [p for p in node.get("allOf", []) if isinstance(p, dict)]
+    conditional = [
+        {k: v for k, v in p.items() if k not in ("properties", "required")} for p in parts
+    ]
+    if any(_strip_keys(c) for c in conditional):
+        rest["allOf"] = conditional
+    return rest
+
+
+def _constraint_schema(node: Any, root: Mapping[str, Any], diff: _SchemaDiff) -> Any:
+    """The node without its members' own rules (those are compared member by member)."""
+    if not isinstance(node, dict):
+        return node
+    out = {k: v for k, v in node.items() if k not in ("properties", "required", "items", "$defs")}
+    if "allOf" in out:
+        out["allOf"] = [
+            {k: v for k, v in diff._resolve(p, root).items() if k not in ("properties", "required")}
+            if isinstance(diff._resolve(p, root), dict)
+            else p
+            for p in out["allOf"]
+        ]
+    return out
+
+
+def _collect(
+    node: Any, root: Mapping[str, Any], diff: _SchemaDiff, out: dict[str, list[Any]]
+) -> None:
+    """Constants and bounds anywhere under ``node`` (refs followed once), for witnesses."""
+    seen: set[int] = set()
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 12 or id(value) in seen:
+            return
+        seen.add(id(value))
+        value = diff._resolve(value, root)
+        if isinstance(value, dict):
+            for key, sub in value.items():
+                if key in ("const",):
+                    out["values"].append(sub)
+                elif key == "enum" and isinstance(sub, list):
+                    out["values"].extend(sub)
+                elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+                    if isinstance(sub, int | float) and not isinstance(sub, bool):
+                        out["numbers"].append(sub)
+                elif key in ("minLength", "maxLength") and isinstance(sub, int):
+                    out["lengths"].append(sub)
+                elif key in ("minItems", "maxItems") and isinstance(sub, int):
+                    out["counts"].append(sub)
+                elif key == "properties" and isinstance(sub, dict):
+                    out["names"].extend(sub)
+                if key != "properties":
+                    walk(sub, depth + 1)
+                elif isinstance(sub, dict):
+                    for inner in sub.values():
+                        walk(inner, depth + 1)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, depth + 1)
+
+    walk(node, 0)
+
+
+_BASE_WITNESSES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2,
+    1.5,
+    "",
+    "x",
+    "nccl",
+    "http://h",
+    "http://h/",
+    "http://h:8000/admin",
+    "https://h/",
+    "http://u@h/",
+    "http://h/?q=1",
+    "http://h/#f",
+    "ftp://h/",
+    "dyn://a.b.c",
+    "10.0.0.1:1",
+    [],
+    ["a"],
+    ["b", "a"],
+    ["a", "a"],
+    [""],
+    [1],
+    {},
+    {"tcp": "x"},
+    {"tcp": "x", "http": "y"},
+    {"nats_tcp": "x"},
+    {"http": "x"},
+    {"tcp": 1},
+    {"x": 1},
+]
+
+
+def _witnesses(old: Any, new: Any, diff: _SchemaDiff) -> list[Any]:
+    found: dict[str, list[Any]] = {
+        "values": [],
+        "numbers": [],
+        "lengths": [],
+        "counts": [],
+        "names": [],
+    }
+    _collect(old, diff.old_root, diff, found)
+    _collect(new, diff.new_root, diff, found)
+    values = list(_BASE_WITNESSES) + found["values"]
+    for n in found["numbers"]:
+        values.extend([n - 1, n, n + 1])
+        if isinstance(n, int):
+            values.extend([n - 1.5, n + 0.5])
+    for n in found["lengths"]:
+        values.extend("a" * k for k in (max(n - 1, 0), n, n + 1))
+    for n in found["counts"]:
+        values.extend([[f"r{i}" for i in range(k)] for k in (max(n - 1, 0), n, n + 1)])
+    # Objects carrying the members seen, each with a few kinds of value (conditional rules).
+    kinds: tuple[Any, ...] = (None, "x", 1, [], "http://h/")
+    for name in dict.fromkeys(found["names"]):
+        values.extend({name: value} for value in kinds)
+    return values
+
+
+def _show(values: list[Any]) -> str:
+    values = list({json.dumps(v): v for v in values}.values())
+    shown = [json.dumps(v)[:40] for v in values[:3]]
+    more = f" and {len(values) - 3} more" if len(values) > 3 else ""
+    return ", ".join(shown) + more
+
+
+# --------------------------------------------------------------------------------------------
+# OpenAPI
+
+
+_METHODS = ("get", "head", "post", "put", "delete", "patch", "options")
+
+
+def _diff_openapi(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
+    old_paths: Mapping[str, Any] = old.get("paths", {})
+    new_paths: Mapping[str, Any] = new.get("paths", {})
+    for path in sorted(old_paths.keys() | new_paths.keys()):
+        before, after = old_paths.get(path, {}), new_paths.get(path, {})
+        for method in _METHODS:
+            op_old, op_new = before.get(method), after.get(method)
+            where = f"{method.upper()} {path}"
+            if op_old is None and op_new is None:
+                continue
+            if op_new is None:
+                yield Change(name, where, "operation removed", where, BREAKING, ADDITIVE)
+                continue
+            if op_old is None:
+                yield Change(
+                    name, where, "operation added", f"{where}: old servers do not serve it",
+                    ADDITIVE, BREAKING,
+                )  # fmt: skip
+                continue
+            yield from _diff_parameters(name, where, old, new, op_old, op_new)
+            yield from _diff_request_body(name, where, old, new, op_old, op_new)
+            yield from _diff_responses(name, where, old, new, op_old, op_new)
+
+
+def _parameters(doc: Mapping[str, Any], op: Mapping[str, Any]) -> dict[tuple[str, str], Any]:
+    out = {}
+    for p in op.get("parameters", []):
+        p = _SchemaDiff._resolve(p, doc)
+        if isinstance(p, dict) and "name" in p:
+            out[(str(p.get("in")), str(p["name"]))] = p
+    return out
+
+
+def _diff_parameters(
+    name: str,
+    where: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    op_old: Mapping[str, Any],
+    op_new: Mapping[str, Any],
+) -> Iterator[Change]:
+    before, after = _parameters(old, op_old), _parameters(new, op_new)
+    for key in sorted(before.keys() | after.keys()):
+        label = f"{where} {key[0]} parameter {key[1]!r}"
+        p_old, p_new = before.get(key), after.get(key)
+        if p_old is None:
+            assert p_new is not None
+            if p_new.get("required"):
+                yield Change(name, label, "required parameter added", label, BREAKING, BREAKING)
+            else:
+                # Servers that do not know it ignore it; clients need not send it.
+                yield Change(name, label, "optional parameter added", label, ADDITIVE, ADDITIVE)
+            continue
+        if p_new is None:
+            yield Change(name, label, "parameter removed", label, BREAKING, ADDITIVE)
+            continue
+        if bool(p_new.get("required")) and not p_old.get("required"):
+            yield Change(name, label, "parameter made required", label, BREAKING, ADDITIVE)
+        # A parameter is sent by the client: the roles of the two parties swap.
+        for change in _SchemaDiff(
+            name, old, new, p_old.get("schema", {}), p_new.get("schema", {})
+        ).run():
+            yield Change(
+                name, f"{label}{change.location}", change.kind, change.detail,
+                change.servers, change.clients,
+            )  # fmt: skip
+
+
+def _diff_request_body(
+    name: str,
+    where: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    op_old: Mapping[str, Any],
+    op_new: Mapping[str, Any],
+) -> Iterator[Change]:
+    """A request body is written by the client and read by the server: the roles swap."""
+    b_old = _SchemaDiff._resolve(op_old.get("requestBody"), old)
+    b_new = _SchemaDiff._resolve(op_new.get("requestBody"), new)
+    label = f"{where} request body"
+    if not isinstance(b_old, dict) and not isinstance(b_new, dict):
+        return
+    if not isinstance(b_old, dict):
+        required = bool(b_new.get("required"))
+        yield Change(
+            name, label, "request body added", label,
+            BREAKING if required else ADDITIVE, BREAKING,
+        )  # fmt: skip
+        return
+    if not isinstance(b_new, dict):
+        yield Change(name, label, "request body removed", label, BREAKING, ADDITIVE)
+        return
+    media_old: Mapping[str, Any] = b_old.get("content", {})
+    media_new: Mapping[str, Any] = b_new.get("content", {})
+    for media in sorted(media_old.keys() | media_new.keys()):
+        m_old, m_new = media_old.get(media), media_new.get(media)
+        if m_old is None or m_new is None:
+            gone = m_new is None
+            yield Change(
+                name, f"{label} {media}",
+                "request media type removed" if gone else "request media type added",
+                f"{label} {media}", BREAKING if gone else ADDITIVE, ADDITIVE if gone else BREAKING,
+            )  # fmt: skip
+            continue
+        diff = _SchemaDiff(name, old, new, m_old.get("schema", {}), m_new.get("schema", {}))
+        for change in diff.run():
+            yield Change(
+                name, f"{label} {media} {change.location or '/'}", change.kind, change.detail,
+                change.servers, change.clients,
+            )  # fmt: skip
+
+
+def _diff_responses(
+    name: str,
+    where: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    op_old: Mapping[str, Any],
+    op_new: Mapping[str, Any],
+) -> Iterator[Change]:
+    before: Mapping[str, Any] = op_old.get("responses", {})
+    after: Mapping[str, Any] = op_new.get("responses", {})
+    for status in sorted(before.keys() | after.keys()):
+        label = f"{where} {status}"
+        r_old, r_new = before.get(status), after.get(status)
+        if r_old is None:
+            if status == "304":  # only ever sent to a client that asked with If-None-Match
+                yield Change(
+                    name, label, "conditional response added",
+                    f"{label}: sent only to clients that send a validator", ADDITIVE, ADDITIVE,
+                )  # fmt: skip
+                continue
+            yield Change(
+                name, label, "response status added",
+                f"{label}: old clients do not expect it", BREAKING, ADDITIVE,
+            )  # fmt: skip
+            continue
+        if r_new is None:
+            yield Change(
+                name, label, "response status removed",
+                f"{label}: old servers may still answer it", ADDITIVE, BREAKING,
+            )  # fmt: skip
+            continue
+        r_old, r_new = _SchemaDiff._resolve(r_old, old), _SchemaDiff._resolve(r_new, new)
+        media_old: Mapping[str, Any] = r_old.get("content", {})
+        media_new: Mapping[str, Any] = r_new.get("content", {})
+        for media in sorted(media_old.keys() | media_new.keys()):
+            m_old, m_new = media_old.get(media), media_new.get(media)
+            if m_old is None or m_new is None:
+                gone = m_new is None
+                yield Change(
+                    name, f"{label} {media}",
+                    "media type removed" if gone else "media type added", f"{label} {media}",
+                    ADDITIVE if gone else BREAKING, BREAKING if gone else ADDITIVE,
+                )  # fmt: skip
+                continue
+            diff = _SchemaDiff(name, old, new, m_old.get("schema", {}), m_new.get("schema", {}))
+            for change in diff.run():
+                yield Change(
+                    name, f"{label} {change.location or '/'}", change.kind, change.detail,
+                    change.clients, change.servers,
+                )  # fmt: skip
+        for header in sorted(r_old.get("headers", {}).keys() | r_new.get("headers", {}).keys()):
+            h_old = r_old.get("headers", {}).get(header)
+            h_new = r_new.get("headers", {}).get(header)
+            if h_old is None:
+                yield Change(
+                    name, f"{label} header {header}", "response header added", header,
+                    ADDITIVE, ADDITIVE if not (h_new or {}).get("required") else BREAKING,
+                )  # fmt: skip
+            elif h_new is None:
+                yield Change(
+                    name, f"{label} header {header}", "response header removed", header,
+                    BREAKING if h_old.get("required") else ADDITIVE, ADDITIVE,
+                )  # fmt: skip
+
+
+def _listing_schemas(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    if "openapi" in document:
+        for schema in document.get("components", {}).get("schemas", {}).values():
+            if isinstance(schema, dict) and "protocol_version" in schema.get("properties", {}):
+                yield schema
+    elif "protocol_version" in document.get("properties", {}):
+        yield document
+
+
+def _contract_files(root: Path) -> dict[str, Path]:
+    files = {p.name: p for p in root.glob("rl-*.schema.json")}
+    files.update({f"openapi/{p.name}": p for p in (root / "openapi").glob("*.openapi.json")})
+    return files
+
+
+def _load(path: Path) -> Mapping[str, Any]:
+    try:
+        document = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: expected a JSON document ({exc})") from exc
+    if not isinstance(document, dict):
+        raise ValueError(f"{path}: expected a JSON object, found {type(document).__name__}")
+    return document

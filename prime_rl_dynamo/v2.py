@@ -1,0 +1,132 @@
+"""Protocol version 2 (draft, schema/SPEC-v2.md): negotiation, the listing's fingerprint, the body check.
+
+v2 is v1's listing plus a strong validator (``fingerprint`` and the ``ETag`` that quotes it),
+conditional GETs (``If-None-Match`` -> ``304``), a change feed (``?wait=SECONDS``), and per worker
+``health``, ``parallel`` (TP/PP/DP) and ``weight_version``. A client asks for it with the
+``Dynamo-RL-Protocol`` request header; a v1 server ignores the header and answers v1. Pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from prime_rl_dynamo.errors import Violation
+
+__all__ = [
+    "MAX_WAIT",
+    "PROTOCOL_HEADER",
+    "SCHEMA_NAME",
+    "accepted_versions",
+    "check_body_v2",
+    "etag_of",
+    "fingerprint",
+]
+
+#: The request header that asks for versions (``2, 1``) and the response header that names one.
+PROTOCOL_HEADER = "Dynamo-RL-Protocol"
+#: The longest ``?wait=`` a server holds a request (V2-5); longer waits are capped to it.
+MAX_WAIT = 30.0
+SCHEMA_NAME = "rl-workers.v2.schema.json"
+
+
+def accepted_versions(header: str | None) -> set[int]:
+    """Versions named by a ``Dynamo-RL-Protocol: 2, 1`` request header (empty when absent)."""
+    out: set[int] = set()
+    for token in (header or "").split(","):
+        token = token.strip()
+        if token.isdigit():
+            out.add(int(token))
+    return out
+
+
+def fingerprint(namespace: str, workers: list[Any]) -> str:
+    """The listing's fingerprint: 32 hex digits of SHA-256 over its compact JSON (V2-3).
+
+    Membership and every field a client plans from are in ``workers``; the recipe is the
+    reference's, a server may use any other as long as V2-3 holds.
+    """
+    data = json.dumps(
+        {"namespace": namespace, "workers": workers}, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:32]
+
+
+def etag_of(fp: str) -> str:
+    """The strong ETag of a fingerprint (RFC 9110 section 8.8.3: quoted, no W/)."""
+    return f'"{fp}"'
+
+
+@cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    from prime_rl_dynamo._resources import load_json
+
+    return Draft202012Validator(load_json(SCHEMA_NAME))
+
+
+def check_body_v2(data: bytes | str | Mapping[str, Any]) -> list[Violation]:
+    """Every violation of the v2 listing rules (schema, V2-6, and v1's LIST-1..6) in ``data``."""
+    from prime_rl_dynamo.validate import _label_at, _semantic_violations, json_pointer
+
+    if isinstance(data, bytes | str):
+        try:
+            parsed: Any = json.loads(data)
+        except ValueError as exc:
+            return [Violation("BODY-1", "", f"expected a JSON document, found ({exc})")]
+    else:
+        parsed = data
+    out: list[Violation] = []
+    bad: set[tuple[int, str]] = set()
+    for error in _validator().iter_errors(parsed):
+        path = list(error.absolute_path)
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        requirement = schema.get("x-requirement", "V2-2")
+        description = schema.get("description", "a value the schema allows")
+        found = json.dumps(error.instance, default=str)[:120]
+        if len(path) >= 2 and path[0] == "workers" and isinstance(path[1], int):
+            bad.add((path[1], str(path[2]) if len(path) > 2 else ""))
+        out.append(
+            Violation(
+                requirement,
+                json_pointer(path),
+                f"expected {description}, found {found}",
+                worker=_label_at(parsed, path),
+            )
+        )
+    out.extend(_semantic_violations(parsed, bad))
+    out.extend(_layout_violations(parsed, bad))
+    return out
+
+
+def _layout_violations(parsed: Any, bad: set[tuple[int, str]]) -> list[Violation]:
+    """V2-6: tensor * pipeline * data (* context) equals world_size (RANK-7 made checkable)."""
+    from prime_rl_dynamo.validate import _label, json_pointer
+
+    out: list[Violation] = []
+    workers = parsed.get("workers") if isinstance(parsed, Mapping) else None
+    for i, w in enumerate(workers if isinstance(workers, list) else []):
+        if not isinstance(w, Mapping) or (i, "parallel") in bad or (i, "world_size") in bad:
+            continue
+        layout, size = w.get("parallel"), w.get("world_size")
+        if not isinstance(layout, Mapping) or not isinstance(size, int):
+            continue
+        parts = [layout.get(k, 1) for k in ("tensor", "pipeline", "data", "context")]
+        if not all(isinstance(p, int) and not isinstance(p, bool) for p in parts):
+            continue
+        product = parts[0] * parts[1] * parts[2] * parts[3]
+        if product != size:
+            out.append(
+                Violation(
+                    "V2-6",
+                    json_pointer(["workers", i, "parallel"]),
+                    f"expected tensor * pipeline * data * context = world_size {size}, found "
+                    f"{' * '.join(map(str, parts))} = {product}",
+                    worker=_label(w),
+                )
+            )
+    return out
