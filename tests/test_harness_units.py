@@ -235,7 +235,7 @@ def test_start_failure_raises_with_the_log_tail_and_leaves_nothing(tmp_path: Pat
     with pytest.raises(HarnessError) as info:
         fleet.start()
     message = str(info.value)
-    assert "did not serve" in message and "frontend" in message
+    assert "exited during start-up" in message and "frontend" in message
     assert "boom: this interpreter cannot run Dynamo" in message
     assert "exited with 3" in message
     assert pids_alive([p.pid for p in fleet.processes]) == []

@@ -28,6 +28,7 @@ import httpx
 
 from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.harness._etcd import EtcdServer
+from prime_rl_dynamo.harness._nats import NatsServer
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
 from prime_rl_dynamo.topology import (
@@ -40,6 +41,9 @@ from prime_rl_dynamo.topology import (
 __all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
 
 DISCOVERY_BACKENDS = ("file", "etcd")
+# Request planes a fleet can be asked for. 1.6.1's runtime accepts only "tcp" and "nats": "http"
+# is passed through so that the runtime's own refusal is what the caller sees (docs/findings.md).
+REQUEST_PLANES = ("tcp", "nats", "http")
 
 # Above this many engines a stub process hosts several (each with its own runtime): one Python
 # process per engine costs ~85 MB and about a second of CPU to start (docs/harness.md, Scale).
@@ -153,7 +157,12 @@ class DynamoFleet:
         python: str = sys.executable,
         keep_workdir: bool = False,
         replies: Mapping[str, Mapping[str, Any]] | None = None,
+        request_plane: str = "tcp",
     ) -> None:
+        if request_plane not in REQUEST_PLANES:
+            raise HarnessError(
+                f"request plane must be one of {list(REQUEST_PLANES)}, got {request_plane!r}"
+            )
         if discovery not in DISCOVERY_BACKENDS:
             raise HarnessError(
                 f"discovery backend must be one of {list(DISCOVERY_BACKENDS)}, got {discovery!r}"
@@ -162,6 +171,7 @@ class DynamoFleet:
             raise HarnessError(f"engines_per_process must be >= 1, got {engines_per_process}")
         self.topology = topology if topology is not None else default_topology()
         self.discovery = discovery
+        self.request_plane = request_plane
         self.engines_per_process = engines_per_process
         self.extra_env = dict(env or {})
         self.python = python
@@ -181,6 +191,7 @@ class DynamoFleet:
         self.rl_port = 0
         self.startup_seconds: float | None = None
         self.etcd: EtcdServer | None = None
+        self.nats: NatsServer | None = None
         self.frontend: ManagedProcess | None = None
         self._stubs: list[_StubProcess] = []
         self._retired: list[_StubProcess] = []
@@ -231,6 +242,8 @@ class DynamoFleet:
         procs: list[ManagedProcess] = []
         if self.etcd is not None:
             procs.append(self.etcd.process)
+        if self.nats is not None:
+            procs.append(self.nats.process)
         if self.frontend is not None:
             procs.append(self.frontend)
         procs.extend(self._stubs)
@@ -269,6 +282,9 @@ class DynamoFleet:
             if self.discovery == "etcd":
                 self.etcd = EtcdServer(self.workdir, self._base_env())
                 self.etcd.start(timeout=min(30.0, self.startup_timeout))
+            if self.request_plane == "nats":
+                self.nats = NatsServer(self.workdir, self._base_env())
+                self.nats.start(timeout=min(30.0, self.startup_timeout))
             self._start_frontend(began + self.startup_timeout)
             specs = self.topology.engines()
             with self._lock:
@@ -295,8 +311,9 @@ class DynamoFleet:
         try:
             stop_all(self._stubs, grace=3.0)
             stop_all([p for p in (self.frontend,) if p is not None], grace=3.0)
-            if self.etcd is not None:
-                stop_all([self.etcd.process], grace=3.0)
+            stop_all(
+                [s.process for s in (self.etcd, self.nats) if s is not None], grace=3.0
+            )
         finally:
             self._client.close()
             atexit.unregister(self.stop)
@@ -325,7 +342,7 @@ class DynamoFleet:
                 "PYTHONUNBUFFERED": "1",
                 "DYN_LOG": "warn",
                 "DYN_DISCOVERY_BACKEND": self.discovery,
-                "DYN_REQUEST_PLANE": "tcp",
+                "DYN_REQUEST_PLANE": self.request_plane,
                 "DYN_TCP_RPC_HOST": "127.0.0.1",
                 "DYN_TCP_RESPONSE_STREAM_HOST": "127.0.0.1",
                 "DYN_EVENT_PLANE_HOST": "127.0.0.1",
@@ -338,6 +355,8 @@ class DynamoFleet:
             env["DYN_FILE_KV"] = str(store)
         elif self.etcd is not None:
             env["ETCD_ENDPOINTS"] = self.etcd.url
+        if self.nats is not None:
+            env["NATS_SERVER"] = self.nats.url
         env.update(self.extra_env)
         return env
 
@@ -380,8 +399,9 @@ class DynamoFleet:
             # 1.6.1 says "port N already in use" (HTTP) or "Address already in use" (RL).
             if "already in use" not in self.frontend.tail(40):
                 break  # died for another reason: report it
+        what = "exited during start-up" if not self.frontend.alive() else "did not serve in time"
         raise HarnessError(
-            f"the Dynamo frontend did not serve {self.discovery_url} in time\n" + self._log_tails()
+            f"the Dynamo frontend ({self.discovery_url}) {what}\n" + self._log_tails()
         )
 
     # ----------------------------------------------------------------- stubs
@@ -411,6 +431,7 @@ class DynamoFleet:
                 json.dumps(
                     {
                         "discovery": self.discovery,
+                        "request_plane": self.request_plane,
                         "record": str(stub.record_file),
                         "ready": str(stub.ready_file),
                         "engines": [
@@ -730,7 +751,7 @@ class DynamoFleet:
     @property
     def running(self) -> bool:
         """Whether the frontend (and etcd, if any) are up."""
-        procs = [self.frontend] + ([self.etcd.process] if self.etcd is not None else [])
+        procs = [self.frontend] + [s.process for s in (self.etcd, self.nats) if s is not None]
         return not self._stopped and all(p is not None and p.alive() for p in procs)
 
     def inference_world_size(self) -> int:
@@ -745,6 +766,8 @@ class DynamoFleet:
             "http_url": self.http_url,
             "discovery": self.discovery,
             "etcd_url": self.etcd.url if self.etcd is not None else None,
+            "request_plane": self.request_plane,
+            "nats_url": self.nats.url if self.nats is not None else None,
             "inference_world_size": self.inference_world_size(),
             "startup_seconds": self.startup_seconds,
             "memory_bytes": self.memory_bytes(),
@@ -861,6 +884,7 @@ def start_dynamo_fleet(
     startup_timeout: float | None = None,
     keep_workdir: bool = False,
     replies: Mapping[str, Mapping[str, Any]] | None = None,
+    request_plane: str = "tcp",
 ) -> DynamoFleet:
     """Start the real Dynamo frontend and stub workers for ``topology`` (default: the default fleet).
 
@@ -870,6 +894,8 @@ def start_dynamo_fleet(
     by default engines get a process each up to 16 engines, then 8 per process.
     ``keep_workdir`` keeps the logs, specs and recordings after ``stop()``. ``replies`` maps
     engine keys to raw routes replies sent verbatim (to see how the frontend treats them).
+    ``request_plane`` is ``tcp`` (default), ``nats`` (starts a throw-away nats-server) or
+    ``http`` (refused by the 1.6.1 runtime: the start-up error says so).
     """
     fleet = DynamoFleet(
         topology,
@@ -879,5 +905,6 @@ def start_dynamo_fleet(
         startup_timeout=startup_timeout,
         keep_workdir=keep_workdir,
         replies=replies,
+        request_plane=request_plane,
     )
     return fleet.start()

@@ -216,7 +216,10 @@ async def _main(spec_path: Path) -> None:
     from dynamo.runtime import DistributedRuntime
 
     def runtime_factory() -> Any:
-        return DistributedRuntime(loop, spec["discovery"], "tcp")
+        try:
+            return DistributedRuntime(loop, spec["discovery"], spec.get("request_plane", "tcp"))
+        except Exception as exc:  # the runtime's own refusal (e.g. request plane "http")
+            raise SystemExit(f"the Dynamo runtime refused this configuration: {exc}") from None
 
     engines = [
         _Engine(_spec_from_json({k: v for k, v in e.items() if k != "reply"}), recorder, e["reply"])
@@ -291,6 +294,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         uvloop.run(_main(args.spec))
+    except SystemExit as exc:
+        print(f"stub worker: {exc}", file=sys.stderr, flush=True)
+        sys.stderr.flush()
+        os._exit(2)
     except BaseException:
         # Dynamo's runtime threads can keep the interpreter alive after an error: exit hard so
         # the harness sees the failure at once.
