@@ -35,8 +35,10 @@ def test_discover_plan_drive_and_detect_a_kill_on_real_dynamo() -> None:
 
         async def go() -> tuple[Any, TopologyChangedError]:
             async with DiscoveryClient(
-                # The stub workers register no model, so the listing omits it: no model filter.
+                # The stub workers register the topology's model through the runtime, so the
+                # real listing carries it and the client can filter on it.
                 fleet.frontend_url,
+                model="m",
                 inference_world_size=8,
                 poll_interval=0.2,
                 timeout=60,
