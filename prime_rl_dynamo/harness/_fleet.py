@@ -507,7 +507,7 @@ class DynamoFleet:
     def _models_of(self, spec: EngineSpec) -> list[dict[str, str]]:
         # The topology model (when set and register_models), then the engine's extra_models.
         names = [spec.model] if self.register_models and spec.model is not None else []
-        names += [m for m in self.extra_models.get(spec.key, ()) if m not in names]
+        names += self.extra_models.get(spec.key, [])  # a repeated name registers twice
         root = self.workdir / "models"
         return [{"name": n, "path": str(write_model_dir(root, n))} for n in names]
 
