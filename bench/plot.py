@@ -35,8 +35,10 @@ def _blank(ax: Any, title: str, section: dict[str, Any]) -> bool:
     return True
 
 
-def _discovery_panel(ax: Any, discovery: dict[str, Any]) -> None:
-    if _blank(ax, "GET /v1/rl/workers latency", discovery):
+def _discovery_panel(
+    ax: Any, discovery: dict[str, Any], title: str = "GET /v1/rl/workers latency"
+) -> None:
+    if _blank(ax, title, discovery):
         return
     skipped: list[str] = []
     sizes_seen: set[int] = set()
@@ -64,7 +66,7 @@ def _discovery_panel(ax: Any, discovery: dict[str, Any]) -> None:
             alpha=0.75,
             label=f"{label} p99",
         )
-    _fleet_axes(ax, sizes_seen, "GET /v1/rl/workers latency")
+    _fleet_axes(ax, sizes_seen, title)
     ax.set_ylabel("latency (ms, log)")
     _skipped_note(ax, skipped)
 
@@ -177,11 +179,12 @@ def plot_report(report: dict[str, Any], path: str | Path) -> Path:
     matplotlib.use("Agg", force=True)
     from matplotlib import pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(17, 5.2))
+    fig, axes = plt.subplots(1, 4, figsize=(22, 5.2))
     try:
         _discovery_panel(axes[0], report.get("discovery") or {})
         _ready_panel(axes[1], report.get("discovery") or {})
         _validation_panel(axes[2], report.get("validation") or {})
+        _discovery_panel(axes[3], report.get("scale") or {}, "Listing latency at 64-256 engines")
         machine = report.get("machine") or {}
         fig.suptitle(
             f"prime-rl-dynamo bench ({report.get('mode', '?')}) - {machine.get('cpu_count')} CPU "
