@@ -121,6 +121,9 @@ def _validation_panel(ax: Any, validation: dict[str, Any]) -> None:
         style = {"color": "black", "linewidth": 2.6, "zorder": 5} if name == own else {}
         ax.plot(xs, [_ms(p["median_s"]) for p in points], "o-", label=name, **style)
     ax.set_xscale("log")
+    from matplotlib.ticker import NullLocator
+
+    ax.xaxis.set_minor_locator(NullLocator())  # only the fleet sizes are labelled
     _log_y(ax)
     ax.set_xticks(sorted(sizes))
     ax.set_xticklabels([f"{s:,}" for s in sorted(sizes)])
