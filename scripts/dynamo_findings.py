@@ -97,7 +97,7 @@ def probe_per_get() -> tuple[bool, str, str]:
         log = fleet.frontend.log
 
         def probes() -> int:
-            return log.read_text(errors="replace").count('cancellation.signal="stream_drop"')
+            return log.read_text(errors="replace").count("route request cancelled")
 
         time.sleep(1.0)
         before = probes()
