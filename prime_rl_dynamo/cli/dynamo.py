@@ -31,6 +31,13 @@ def add_parser(subparsers: Any) -> None:
     )
     up.add_argument("--topology", metavar="FILE", help="topology file (default: W=16 fleet)")
     up.add_argument(
+        "--engines",
+        type=int,
+        metavar="N",
+        help="instead of a topology file: N 'backend' engines of world size 1 serving the "
+        "default model (e.g. 256 for a scale run)",
+    )
+    up.add_argument(
         "--discovery",
         choices=("file", "etcd"),
         default="file",
@@ -87,10 +94,21 @@ def run(args: argparse.Namespace) -> int:
         args.parser.print_help()
         return 2
     from prime_rl_dynamo.errors import ConfigError
-    from prime_rl_dynamo.topology import load_topology
+    from prime_rl_dynamo.topology import load_topology, topology_from_dict
 
     try:
-        topology = load_topology(args.topology)
+        if args.engines is not None:
+            if args.topology is not None or args.engines < 1:
+                raise ConfigError(
+                    "--engines N needs N >= 1 and no --topology"
+                    f" (got --engines {args.engines}{' and --topology' if args.topology else ''})"
+                )
+            topology = topology_from_dict(
+                {"version": 1, "engines": [{"component": "backend", "count": args.engines}]},
+                source="--engines",
+            )
+        else:
+            topology = load_topology(args.topology)
     except ConfigError as exc:
         print(f"prime-rl-dynamo dynamo up: {exc}", file=sys.stderr)
         return 2
