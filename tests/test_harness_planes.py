@@ -177,3 +177,37 @@ def test_roundtrip_on_the_http_plane_reports_the_runtimes_refusal() -> None:
     assert {r.status for r in report.results} == {Status.ERROR}
     for result in report.results:
         assert "Invalid request plane mode: 'http'" in result.message, result.message
+
+
+@needs_nats
+@pytest.mark.nats
+def test_dynamo_up_takes_engines_request_plane_and_scope() -> None:
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    argv = [sys.executable, "-m", "prime_rl_dynamo.cli", "dynamo", "up", "--engines", "2"]
+    argv += ["--request-plane", "nats", "--namespace-prefix", "dynamo", "--json"]
+    cli = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        assert cli.stdout is not None
+        lines = []
+        for line in cli.stdout:
+            lines.append(line)
+            if line.rstrip() == "}":
+                break
+        info = json.loads("".join(lines))
+        assert info["request_plane"] == "nats" and info["nats_url"].startswith("nats://127.0.0.1:")
+        assert info["scope"] == "dynamo"
+        assert [e["models"] for e in info["engines"]] == [["Qwen/Qwen3-0.6B"]] * 2
+        body = httpx.get(info["discovery_url"], timeout=10).json()
+        assert sorted(list(w["transport"]) for w in body["workers"]) == [["nats_tcp"]] * 2
+        assert {w.get("model") for w in body["workers"]} == {"Qwen/Qwen3-0.6B"}
+        cli.send_signal(signal.SIGINT)
+        assert cli.wait(timeout=30) == 0
+    finally:
+        cli.kill()
+        cli.wait(timeout=10)
