@@ -89,13 +89,20 @@ def scope_problems(body: dict[str, Any], fleet: Any, *, when: str) -> list[str]:
             f"found {body.get('namespace')!r}"
         )
     prefix = "DYN_NAMESPACE_PREFIX" in fleet.extra_env
+    scope = body.get("namespace")
     for w in body.get("workers", []):
-        ns = w.get("namespace")
-        ok = isinstance(ns, str) and (
-            fleet.in_namespace_scope(ns) if prefix else ns == body.get("namespace")
+        ns = w.get("namespace") if isinstance(w, dict) else None
+        # LIST-5 as written: equal to the body's namespace, or under a prefix starting with it.
+        ok = (
+            isinstance(ns, str)
+            and isinstance(scope, str)
+            and (ns.startswith(scope) if prefix else ns == scope)
         )
         if not ok:
-            label = _label(_identity(w)) if isinstance(w, dict) else repr(w)
+            try:
+                label = _label(_identity(w))
+            except (KeyError, TypeError):
+                label = repr(w)[:120]
             problems.append(
                 f"{when}: {label}: namespace {ns!r} is outside the scope {fleet.scope!r} "
                 f"({'prefix' if prefix else 'exact'} scope)"
