@@ -36,6 +36,10 @@ ci-conformance:
 		--junit-xml reports/conformance-reference.xml --json-report reports/conformance-reference.json
 	$(BIN)/prime-rl-dynamo conformance -q --seed 1 --target dynamo \
 		--junit-xml reports/conformance-dynamo.xml --json-report reports/conformance-dynamo.json
+	$(BIN)/prime-rl-dynamo conformance -q --seed 1 --profile roundtrip --topologies 1 \
+		--request-plane nats --namespace-scope prefix \
+		--junit-xml reports/conformance-dynamo-nats-prefix.xml \
+		--json-report reports/conformance-dynamo-nats-prefix.json
 
 pytest:
 	mkdir -p reports

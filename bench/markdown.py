@@ -52,6 +52,27 @@ def _discovery(section: dict[str, Any]) -> list[str]:
     ]
 
 
+def _scale(section: dict[str, Any]) -> list[str]:
+    if section.get("status") == "skipped":
+        return [f"Scale: skipped ({section.get('reason')})."]
+    rows = [r[:4] + r[5:] for r in discovery_rows(section, ratio_label="dynamo / reference")]
+    lines = [
+        "Scale (GET /v1/rl/workers at 64-256 engines; the Dynamo round trip):",
+        "",
+        *_table(["frontend", "engines", "GET p50 ms", "GET p99 ms", "start-up s"], rows),
+    ]
+    for point in (section.get("series") or {}).get("dynamo", {}).get("points", []):
+        if "roundtrip_s" in point:
+            lines.append(
+                f"- Dynamo, {point['engines']} engines ({point['engines_per_process']} per stub "
+                f"process, {point['processes']} processes): round trip {point['roundtrip_s']:.1f} s "
+                f"including start-up {point['startup_s']:.1f} s; listing equals the fleet: "
+                f"{'yes' if point['roundtrip_ok'] else 'no'}; memory "
+                f"{point['memory_bytes'] / 2**30:.2f} GiB (RSS of every process)."
+            )
+    return lines
+
+
 def _suite(section: dict[str, Any]) -> list[str]:
     if section.get("status") == "skipped":
         return [f"Conformance suite: skipped ({section.get('reason')})."]
@@ -94,8 +115,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         _validation(report.get("validation", {})),
         _discovery(report.get("discovery", {})),
         _suite(report.get("suite", {})),
+        _scale(report["scale"]) if "scale" in report else [],  # a report from before the section
     ]
-    return "\n\n".join("\n".join(part) for part in parts) + "\n"
+    return "\n\n".join("\n".join(part) for part in parts if part) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

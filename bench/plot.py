@@ -35,8 +35,10 @@ def _blank(ax: Any, title: str, section: dict[str, Any]) -> bool:
     return True
 
 
-def _discovery_panel(ax: Any, discovery: dict[str, Any]) -> None:
-    if _blank(ax, "GET /v1/rl/workers latency", discovery):
+def _discovery_panel(
+    ax: Any, discovery: dict[str, Any], title: str = "GET /v1/rl/workers latency"
+) -> None:
+    if _blank(ax, title, discovery):
         return
     skipped: list[str] = []
     sizes_seen: set[int] = set()
@@ -64,7 +66,7 @@ def _discovery_panel(ax: Any, discovery: dict[str, Any]) -> None:
             alpha=0.75,
             label=f"{label} p99",
         )
-    _fleet_axes(ax, sizes_seen, "GET /v1/rl/workers latency")
+    _fleet_axes(ax, sizes_seen, title)
     ax.set_ylabel("latency (ms, log)")
     _skipped_note(ax, skipped)
 
@@ -119,6 +121,9 @@ def _validation_panel(ax: Any, validation: dict[str, Any]) -> None:
         style = {"color": "black", "linewidth": 2.6, "zorder": 5} if name == own else {}
         ax.plot(xs, [_ms(p["median_s"]) for p in points], "o-", label=name, **style)
     ax.set_xscale("log")
+    from matplotlib.ticker import NullLocator
+
+    ax.xaxis.set_minor_locator(NullLocator())  # only the fleet sizes are labelled
     _log_y(ax)
     ax.set_xticks(sorted(sizes))
     ax.set_xticklabels([f"{s:,}" for s in sorted(sizes)])
@@ -177,11 +182,12 @@ def plot_report(report: dict[str, Any], path: str | Path) -> Path:
     matplotlib.use("Agg", force=True)
     from matplotlib import pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(17, 5.2))
+    fig, axes = plt.subplots(1, 4, figsize=(22, 5.2))
     try:
         _discovery_panel(axes[0], report.get("discovery") or {})
         _ready_panel(axes[1], report.get("discovery") or {})
         _validation_panel(axes[2], report.get("validation") or {})
+        _discovery_panel(axes[3], report.get("scale") or {}, "Listing latency at 64-256 engines")
         machine = report.get("machine") or {}
         fig.suptitle(
             f"prime-rl-dynamo bench ({report.get('mode', '?')}) - {machine.get('cpu_count')} CPU "

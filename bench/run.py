@@ -15,6 +15,7 @@ from typing import Any
 from bench.discovery import DiscoveryConfig, run_discovery
 from bench.machine import describe_machine
 from bench.progress import NullReporter, Reporter
+from bench.scale import ScaleConfig, run_scale
 from bench.suite import SuiteConfig, run_suite
 from bench.validation_figures import ValidationConfig, run_validation
 
@@ -30,7 +31,7 @@ __all__ = [
 #: Identifies the layout of the JSON report; bump when keys change meaning.
 REPORT_FORMAT = "prime-rl-dynamo-bench/1"
 
-SECTIONS = ("validation", "discovery", "suite")
+SECTIONS = ("validation", "discovery", "suite", "scale")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class BenchConfig:
     validation: ValidationConfig | None = field(default_factory=ValidationConfig)
     discovery: DiscoveryConfig | None = field(default_factory=DiscoveryConfig)
     suite: SuiteConfig | None = field(default_factory=SuiteConfig)
+    # 64-256 engines and the 256-engine round trip: minutes of two cores, so only on request
+    # (--only scale) or in the full run.
+    scale: ScaleConfig | None = None
 
     def only(self, sections: list[str] | tuple[str, ...]) -> BenchConfig:
         """The same run restricted to some sections."""
@@ -52,6 +56,7 @@ class BenchConfig:
             validation=self.validation if "validation" in sections else None,
             discovery=self.discovery if "discovery" in sections else None,
             suite=self.suite if "suite" in sections else None,
+            scale=(self.scale or ScaleConfig()) if "scale" in sections else None,
         )
 
     def without_dynamo(self) -> BenchConfig:
@@ -62,7 +67,10 @@ class BenchConfig:
         suite = self.suite and replace(
             self.suite, targets=tuple(t for t in self.suite.targets if t != "dynamo")
         )
-        return replace(self, discovery=discovery, suite=suite)
+        scale = self.scale and replace(
+            self.scale, frontends=tuple(f for f in self.scale.frontends if f != "dynamo")
+        )
+        return replace(self, discovery=discovery, suite=suite, scale=scale)
 
 
 def full_config() -> BenchConfig:
@@ -74,6 +82,7 @@ def full_config() -> BenchConfig:
         ),
         discovery=DiscoveryConfig(),
         suite=SuiteConfig(repetitions=3),
+        scale=ScaleConfig(),
     )
 
 
@@ -125,12 +134,16 @@ def run_bench(
     report["suite"] = (
         run_suite(config.suite, reporter) if config.suite is not None else _skipped("not selected")
     )
+    report["scale"] = (
+        run_scale(config.scale, reporter) if config.scale is not None else _skipped("not selected")
+    )
     report["config"] = {
         name: (asdict(value) if value is not None else None)
         for name, value in (
             ("validation", config.validation),
             ("discovery", config.discovery),
             ("suite", config.suite),
+            ("scale", config.scale),
         )
     }
     report["wall_s"] = time.perf_counter() - started

@@ -203,6 +203,20 @@ def render_tables(report: dict[str, Any], console: Any = None) -> None:
         console.print(_discovery_table(report["discovery"]))
     if any(s.get("status") == "ok" for s in (report.get("suite", {}).get("series") or {}).values()):
         console.print(_suite_table(report["suite"]))
+    if report.get("scale", {}).get("series"):
+        table = _discovery_table(report["scale"])
+        table.title = "Scale: GET /v1/rl/workers at 64-256 engines"
+        console.print(table)
+        for point in report["scale"]["series"].get("dynamo", {}).get("points", []):
+            if "roundtrip_s" in point:
+                console.print(
+                    escape(
+                        f"dynamo {point['engines']} engines: round trip {point['roundtrip_s']:.1f}"
+                        f" s (start-up {point['startup_s']:.1f} s), listing equals the fleet: "
+                        f"{point['roundtrip_ok']}, {point['memory_bytes'] / 2**30:.2f} GiB in "
+                        f"{point['processes']} processes"
+                    )
+                )
     for line in _skips(report):
         console.print(f"[yellow]{escape(line)}[/yellow]")
     machine = report.get("machine", {})

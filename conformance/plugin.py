@@ -59,6 +59,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=("file", "etcd"),
         help="discovery backend of the real Dynamo fleets the suite stands up",
     )
+    group.addoption(
+        "--rl-request-plane",
+        default="tcp",
+        choices=("tcp", "nats", "http"),
+        help="request plane of the real Dynamo fleets the suite stands up",
+    )
+    group.addoption(
+        "--rl-namespace-scope",
+        default="exact",
+        choices=("exact", "prefix", "suffix"),
+        help="namespace scope of the roundtrip profile's fleets",
+    )
     group.addoption("--rl-topologies", type=int, default=3, help="generated topologies per run")
     group.addoption("--rl-load", default="32x20", help="concurrent polling load CLIENTSxREQUESTS")
     group.addoption("--rl-json-report", default=None, help="write the suite's JSON report here")
@@ -122,6 +134,8 @@ def _build(
         client_cmd=config.getoption("rl_client_cmd"),
         target=config.getoption("rl_target"),
         discovery=config.getoption("rl_discovery"),
+        request_plane=config.getoption("rl_request_plane"),
+        namespace_scope=config.getoption("rl_namespace_scope"),
         topologies=config.getoption("rl_topologies"),
         load_clients=clients,
         load_requests=requests,

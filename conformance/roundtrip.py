@@ -1,8 +1,11 @@
 """The ``roundtrip`` profile: generated topologies registered on the real Dynamo frontend.
 
 Through the harness (real frontend, stub RL workers on the real runtime) the listing must equal
-what was registered: nothing lost, duplicated or invented (LIST-7). Then the fleet churns (kill,
-restart, resize) and the listing must follow (LIST-8). Needs the ``dynamo`` extra.
+what was registered: nothing lost, duplicated or invented, each worker with the model it
+registered (LIST-7). Then the fleet churns (kill, restart, resize) and the listing must follow
+(LIST-8). Under ``--namespace-scope prefix`` / ``suffix`` the fleets spread over several
+namespaces with one engine outside the scope, and the body's scope and every worker's namespace
+must follow it (LIST-5). Needs the ``dynamo`` extra.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ Identity = tuple[str, str, str, int]
 MAX_ROUNDTRIP_TOPOLOGIES = 2
 
 #: Always registered first (and churned): heterogeneous prefill/decode, an engine answering
-#: routes with an error, one publishing neither admin nor system URL, another model.
+#: routes with an error, one publishing neither admin nor system URL, another model, and one
+#: registering two models (the frontend then lists no model for it: ambiguous).
 PINNED_TOPOLOGY: dict[str, Any] = {
     "version": 1,
     "namespace": "dynamo",
@@ -36,8 +40,75 @@ PINNED_TOPOLOGY: dict[str, Any] = {
         {"component": "decode", "count": 1, "tp": 2, "dp": 2},
         {"component": "broken", "faults": {"reply_error": "engine is dead"}},
         {"component": "bare", "admin": False, "system": False, "model": "other/Model-7B"},
+        {"component": "multi", "admin": False, "system": False},
     ],
 }
+#: The pinned topology's engine that registers a second model besides the topology's.
+_SECOND_MODEL = {"multi": "other/Model-7B"}
+
+# Where the out-of-scope engine of a prefix / suffix run lives, relative to the scope.
+_SUFFIX = "w"
+
+
+def scoped_topology(data: dict[str, Any], scope: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The topology rewritten for a namespace scope, and the fleet arguments that set it.
+
+    ``prefix``: the prefix is ``P = {namespace}-rl`` (never the bare ``dynamo``: 1.6.1 treats
+    that prefix as "every namespace", docs/findings.md); the first group lives in ``P``, the
+    others in ``P-g1``, ``P-g2``, ... (several namespaces under one prefix), plus one engine in
+    ``other-P`` outside it. ``suffix``: every group goes to ``P-w`` (``DYN_NAMESPACE_WORKER_SUFFIX=w``)
+    plus one engine left in ``P``, outside it. ``exact``: unchanged.
+    """
+    if scope == "exact":
+        return data, {}
+    ns = data.get("namespace", "dynamo")
+    groups = [dict(g) for g in data.get("engines", [])]
+    outside: dict[str, Any] = {"component": "outside", "admin": False, "system": False}
+    if scope == "prefix":
+        prefix = f"{ns}-rl"
+        for index, group in enumerate(groups):
+            group["namespace"] = f"{prefix}-g{index}" if index else prefix
+        outside["namespace"] = f"other-{prefix}"
+        kwargs: dict[str, Any] = {"namespace_prefix": prefix}
+    elif scope == "suffix":
+        for group in groups:
+            group["namespace"] = f"{ns}-{_SUFFIX}"
+        outside["namespace"] = ns
+        kwargs = {"worker_suffix": _SUFFIX}
+    else:
+        raise CheckError(f"unknown namespace scope {scope!r}; expected exact, prefix or suffix")
+    return {**data, "engines": [*groups, outside]}, kwargs
+
+
+def scope_problems(body: dict[str, Any], fleet: Any, *, when: str) -> list[str]:
+    """LIST-5 on a real listing: the body's namespace is the configured scope and every entry's
+    namespace is in it (equal to it, or under the prefix)."""
+    problems: list[str] = []
+    if body.get("namespace") != fleet.scope:
+        problems.append(
+            f"{when}: expected the body's namespace to be the scope {fleet.scope!r}, "
+            f"found {body.get('namespace')!r}"
+        )
+    prefix = "DYN_NAMESPACE_PREFIX" in fleet.extra_env
+    scope = body.get("namespace")
+    for w in body.get("workers", []):
+        ns = w.get("namespace") if isinstance(w, dict) else None
+        # LIST-5 as written: equal to the body's namespace, or under a prefix starting with it.
+        ok = (
+            isinstance(ns, str)
+            and isinstance(scope, str)
+            and (ns.startswith(scope) if prefix else ns == scope)
+        )
+        if not ok:
+            try:
+                label = _label(_identity(w))
+            except (KeyError, TypeError):
+                label = repr(w)[:120]
+            problems.append(
+                f"{when}: {label}: namespace {ns!r} is outside the scope {fleet.scope!r} "
+                f"({'prefix' if prefix else 'exact'} scope)"
+            )
+    return problems
 
 
 def _identity(worker: dict[str, Any]) -> Identity:
@@ -57,7 +128,10 @@ def expected_entry(engine: Any) -> dict[str, Any]:
     out["admin_base_url"] = engine.admin_base_url if spec.admin else None
     out["system_url"] = engine.system_url if spec.system else None
     out["world_size"] = spec.world_size if spec.admin else None
-    out["model"] = spec.model
+    # The frontend reports the registered model, and none when the instance registered none or
+    # several distinct ones (ambiguous).
+    models = set(getattr(engine, "models", ()))
+    out["model"] = next(iter(models)) if len(models) == 1 else None
     return out
 
 
@@ -97,14 +171,9 @@ def compare_listing(
                 f"{when}: {_label(ident)} is live and healthy, listed with error {w['error']!r}"
             )
             continue
-        # model comes from model-card registration, not from the routes reply: a worker without
-        # a card is listed without model (unknown); one that is listed must be the right one.
-        if "model" in w and w["model"] != want["model"]:
-            problems.append(
-                f"{when}: {_label(ident)} ({engine.key}): expected model {want['model']!r} "
-                f"or none, listed {w['model']!r}"
-            )
-        for key in ("routes", "admin_base_url", "system_url", "world_size"):
+        # model comes from model-card registration, not from the routes reply: exactly the one
+        # model the worker registered, omitted when it registered none or several.
+        for key in ("model", "routes", "admin_base_url", "system_url", "world_size"):
             if w.get(key) != want[key]:
                 problems.append(
                     f"{when}: {_label(ident)} ({engine.key}): expected {key} {want[key]!r}, "
@@ -126,6 +195,8 @@ class RoundtripContext(ProfileContext):
 
     membership: list[str] = field(default_factory=list)
     churn: list[str] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)  # LIST-5 problems
+    scopes_seen: list[str] = field(default_factory=list)  # "exact 'dynamo'" and so on
     steps: list[str] = field(default_factory=list)  # what was done, for the pass message
 
     def __post_init__(self) -> None:
@@ -133,7 +204,7 @@ class RoundtripContext(ProfileContext):
 
 
 def _live(fleet: Any) -> list[Any]:
-    return [e for e in fleet.engines if e.alive]
+    return [e for e in fleet.engines if e.alive and fleet.in_scope(e)]
 
 
 def _poll_until(fleet: Any, condition: Any, timeout: float) -> tuple[bool, list[dict[str, Any]]]:
@@ -239,24 +310,48 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
 
     ctx = RoundtripContext()
     count = max(1, min(run.options.topologies, MAX_ROUNDTRIP_TOPOLOGIES))
+    opts = run.options
     run.notes.append(
-        f"roundtrip profile: real Dynamo fleets from the harness ({run.options.discovery} "
-        f"discovery; the pinned topology, churned, and {count} generated, seed {run.seed})"
+        f"roundtrip profile: real Dynamo fleets from the harness ({opts.discovery} "
+        f"discovery, {opts.request_plane} request plane, {opts.namespace_scope} namespace scope; "
+        f"the pinned topology, churned, and {count} generated, seed {run.seed})"
     )
     drawn = sample(
         topologies(max_groups=3, max_count=2, error_workers=True, admin_hosts=("127.0.0.1",)),
         count,
         run.seed,
     )
-    for index, data in enumerate([PINNED_TOPOLOGY, *drawn]):
+    for index, raw in enumerate([PINNED_TOPOLOGY, *drawn]):
         source = "pinned topology" if index == 0 else f"generated topology {index}"
+        data, scope_args = scoped_topology(raw, opts.namespace_scope)
         topology = topology_from_dict(data, source=source)
+        extra = (
+            {
+                s.key: [_SECOND_MODEL[s.component]]
+                for s in topology.engines()
+                if s.component in _SECOND_MODEL
+            }
+            if index == 0
+            else {}
+        )
         try:
-            with start_dynamo_fleet(topology, discovery=run.options.discovery) as fleet:
+            with start_dynamo_fleet(
+                topology,
+                discovery=opts.discovery,
+                request_plane=opts.request_plane,
+                extra_models=extra,
+                **scope_args,
+            ) as fleet:
                 fleet.wait_ready()
                 engines = len(fleet.engines)
                 ctx.steps.append(f"{source}: {plural(engines, 'engine')} registered")
                 ctx.membership += _converge(fleet, set(), f"{source} after start")
+                body = fleet.listing()
+                ctx.scope += scope_problems(body, fleet, when=f"{source} after start")
+                namespaces = sorted({w.get("namespace") for w in body.get("workers", [])})
+                ctx.scopes_seen.append(
+                    f"{source}: scope {fleet.scope!r}, workers in {', '.join(map(str, namespaces))}"
+                )
                 if index == 0:
                     _churn(fleet, ctx)
         except Exception as exc:
@@ -288,3 +383,17 @@ def check_churn(ctx: RoundtripContext) -> str | None:
     if ctx.churn:
         raise Failed("\n".join(ctx.churn[:30]))
     return "; ".join(s for s in ctx.steps if "topology" not in s)
+
+
+@check(
+    "roundtrip",
+    "LIST-5",
+    "listing-follows-namespace-scope",
+    "The body's namespace is the configured scope and every worker's namespace is in it",
+)
+def check_scope(ctx: RoundtripContext) -> str | None:
+    if ctx.scope:
+        raise Failed("\n".join(ctx.scope[:30]))
+    if not ctx.scopes_seen:
+        raise Skipped("no fleet was listed")
+    return "; ".join(ctx.scopes_seen)

@@ -52,6 +52,8 @@ class Options:
     client_cmd: str | None = None  # client under test, a shell command
     target: str = "auto"  # without a URL: "auto" (dynamo if importable), "dynamo" or "reference"
     discovery: str = "file"  # discovery backend of real Dynamo fleets: "file" or "etcd"
+    request_plane: str = "tcp"  # request plane of real Dynamo fleets: "tcp", "nats" or "http"
+    namespace_scope: str = "exact"  # roundtrip fleets' scope: "exact", "prefix" or "suffix"
     timeout: float = 10.0  # deadline of each whole HTTP exchange with the target, seconds
     max_body_bytes: int = 8 * 1024 * 1024  # body size cap of each reply (the client's default)
     polls: int = 5  # repeated polls for HTTP-6
@@ -271,14 +273,17 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
     if use_dynamo:
         from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
 
-        with start_dynamo_fleet(discovery=opts.discovery) as fleet:
+        with start_dynamo_fleet(
+            discovery=opts.discovery, request_plane=opts.request_plane
+        ) as fleet:
             run.fleet = fleet
             run.url = fleet.frontend_url.rstrip("/")
             run.target = {
                 "kind": "dynamo",
                 "url": run.url,
                 "description": "real Dynamo fleet from the harness "
-                f"(default topology, {opts.discovery} discovery)",
+                f"(default topology, {opts.discovery} discovery, "
+                f"{opts.request_plane} request plane)",
             }
             _wait_listed(fleet)
             yield

@@ -201,7 +201,13 @@ class Topology:
             "system": system,
         }
         grown = topology_from_dict(
-            {"namespace": self.namespace, "seed": self.seed, "engines": [group]}, source=source
+            {
+                "namespace": self.namespace,
+                "model": self.model,
+                "seed": self.seed,
+                "engines": [group],
+            },
+            source=source,
         )
         return grown.engines()[first:]
 

@@ -35,8 +35,10 @@ def test_discover_plan_drive_and_detect_a_kill_on_real_dynamo() -> None:
 
         async def go() -> tuple[Any, TopologyChangedError]:
             async with DiscoveryClient(
-                # The stub workers register no model, so the listing omits it: no model filter.
+                # The stub workers register the topology's model through the runtime, so the
+                # real listing carries it and the client can filter on it.
                 fleet.frontend_url,
+                model="m",
                 inference_world_size=8,
                 poll_interval=0.2,
                 timeout=60,
@@ -61,3 +63,37 @@ def test_discover_plan_drive_and_detect_a_kill_on_real_dynamo() -> None:
         calls = fleet.recorder.requests(server="admin")
         assert len(calls) == 3 * 4  # init, pause, update, resume on each engine
         assert {r.headers.get("authorization") for r in calls} == {"Bearer sk-dyn"}
+
+
+def test_workers_of_another_model_are_ignored_on_real_dynamo() -> None:
+    """READY-5 against real listings: the models come from the runtime's model cards."""
+    from prime_rl_dynamo.client import discover_sync
+
+    two_models = {
+        "version": 1,
+        "model": "Qwen/Qwen3-0.6B",
+        "engines": [
+            {"component": "prefill", "count": 2, "world_size": 2},
+            {"component": "judge", "count": 1, "world_size": 4, "model": "other/Model-7B"},
+        ],
+    }
+    with harness.start_dynamo_fleet(topology_from_dict(two_models), engines_per_process=3) as fleet:
+        listed = {w["component"]: w.get("model") for w in fleet.listing()["workers"]}
+        assert listed == {"prefill": "Qwen/Qwen3-0.6B", "judge": "other/Model-7B"}
+        found = discover_sync(
+            fleet.frontend_url,
+            inference_world_size=4,
+            model="Qwen/Qwen3-0.6B",
+            poll_interval=0.2,
+            timeout=30,
+        )
+        assert sorted(w.component for w in found.workers) == ["prefill", "prefill"]
+        assert found.plan("prime-nccl").rank_offsets == [0, 2]
+        judge = discover_sync(
+            fleet.frontend_url,
+            inference_world_size=4,
+            model="other/Model-7B",
+            poll_interval=0.2,
+            timeout=30,
+        )
+        assert [w.component for w in judge.workers] == ["judge"]

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -190,6 +191,7 @@ def test_stop_all_reaches_the_whole_process_group(tmp_path: Path) -> None:
 DRIVER = """
 import sys, time
 from pathlib import Path
+from typing import Any
 from prime_rl_dynamo.harness._process import ManagedProcess
 child = ManagedProcess(
     "child",
@@ -235,7 +237,7 @@ def test_start_failure_raises_with_the_log_tail_and_leaves_nothing(tmp_path: Pat
     with pytest.raises(HarnessError) as info:
         fleet.start()
     message = str(info.value)
-    assert "did not serve" in message and "frontend" in message
+    assert "exited during start-up" in message and "frontend" in message
     assert "boom: this interpreter cannot run Dynamo" in message
     assert "exited with 3" in message
     assert pids_alive([p.pid for p in fleet.processes]) == []
@@ -322,3 +324,50 @@ def test_trim_log_keeps_the_tail_and_the_child_keeps_appending(tmp_path: Path) -
     with proc.log.open("ab") as fh:  # as the child's O_APPEND descriptor would
         fh.write(b"END2\n")
     assert proc.tail(2).splitlines()[-1] == "END2"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "scope", "inside", "outside"),
+    [
+        ({}, "rl-run-7", ["rl-run-7"], ["rl-run-7-a", "rl-run-8"]),
+        ({"worker_suffix": "p"}, "rl-run-7-p", ["rl-run-7-p"], ["rl-run-7", "rl-run-7-q"]),
+        (
+            {"namespace_prefix": "rl-run-7"},
+            "rl-run-7",
+            ["rl-run-7", "rl-run-7-a", "rl-run-7-a-b"],
+            ["rl-run-70", "rl-run-7_x", "other-rl-run-7", "rl-run"],
+        ),
+        (
+            {"namespace_prefix": "rl-run-7", "prefix_strict": True, "worker_suffix": "p"},
+            "rl-run-7",
+            ["rl-run-7"],
+            ["rl-run-7-a", "rl-run-7-p"],
+        ),
+    ],
+    ids=["exact", "worker-suffix", "prefix", "strict-prefix-ignores-suffix"],
+)
+def test_namespace_scope_rules_follow_what_1_6_1_does(
+    kwargs: dict[str, Any], scope: str, inside: list[str], outside: list[str]
+) -> None:
+    fleet = DynamoFleet(topology_from_dict({"namespace": "rl-run-7", "engines": []}), **kwargs)
+    assert fleet.scope == scope
+    assert [ns for ns in inside if not fleet.in_namespace_scope(ns)] == []
+    assert [ns for ns in outside if fleet.in_namespace_scope(ns)] == []
+
+
+def test_model_directory_is_made_locally_and_complete(tmp_path: Path) -> None:
+    from prime_rl_dynamo.harness._model import write_model_dir
+
+    first = write_model_dir(tmp_path, "org/Model-1")
+    assert write_model_dir(tmp_path, "org/Model-1") == first
+    assert write_model_dir(tmp_path, "org/Model-2") != first
+    files = {p.name for p in first.iterdir()}
+    assert files == {
+        "config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "generation_config.json",
+    }
+    config = json.loads((first / "config.json").read_text())
+    vocab = json.loads((first / "tokenizer.json").read_text())["model"]["vocab"]
+    assert config["vocab_size"] == len(vocab) and config["eos_token_id"] == vocab["</s>"]

@@ -48,8 +48,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--only",
         action="append",
-        choices=("validation", "discovery", "suite"),
-        help="run only this section (repeatable)",
+        choices=("validation", "discovery", "suite", "scale"),
+        help="run only this section (repeatable; scale: 64-256 engines and the 256-engine "
+        "round trip, part of the full run only)",
     )
     parser.add_argument(
         "--no-dynamo",

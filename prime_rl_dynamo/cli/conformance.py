@@ -93,6 +93,21 @@ def add_parser(subparsers: Any) -> None:
         help="discovery backend of the real Dynamo fleets the suite stands up (default: file)",
     )
     parser.add_argument(
+        "--request-plane",
+        choices=("tcp", "nats", "http"),
+        default="tcp",
+        help="request plane of the real Dynamo fleets the suite stands up (nats starts a "
+        "nats-server; Dynamo 1.6.1 refuses http; default: tcp)",
+    )
+    parser.add_argument(
+        "--namespace-scope",
+        choices=("exact", "prefix", "suffix"),
+        default="exact",
+        help="namespace scope of the roundtrip profile's fleets: exact (DYN_NAMESPACE), prefix "
+        "(workers in several namespaces under DYN_NAMESPACE_PREFIX) or suffix "
+        "(DYN_NAMESPACE_WORKER_SUFFIX); default: exact",
+    )
+    parser.add_argument(
         "--topologies", type=int, default=3, help="generated topologies per client/roundtrip run"
     )
     parser.add_argument(
@@ -183,6 +198,8 @@ def run(args: argparse.Namespace) -> int:
             client_cmd=args.client_cmd,
             target=args.target,
             discovery=args.discovery,
+            request_plane=args.request_plane,
+            namespace_scope=args.namespace_scope,
             topologies=args.topologies,
             load_clients=clients,
             load_requests=requests,

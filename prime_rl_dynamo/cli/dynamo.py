@@ -31,10 +31,39 @@ def add_parser(subparsers: Any) -> None:
     )
     up.add_argument("--topology", metavar="FILE", help="topology file (default: W=16 fleet)")
     up.add_argument(
+        "--engines",
+        type=int,
+        metavar="N",
+        help="instead of a topology file: N 'backend' engines of world size 1 serving the "
+        "default model (e.g. 256 for a scale run)",
+    )
+    up.add_argument(
         "--discovery",
         choices=("file", "etcd"),
         default="file",
         help="discovery backend (etcd starts a throw-away etcd server; default: file)",
+    )
+    up.add_argument(
+        "--request-plane",
+        choices=("tcp", "nats", "http"),
+        default="tcp",
+        help="request plane of the runtime (nats starts a throw-away nats-server; "
+        "Dynamo 1.6.1 refuses http; default: tcp)",
+    )
+    up.add_argument(
+        "--namespace-prefix",
+        metavar="P",
+        help="prefix scope: the frontend lists namespaces P and P-* (DYN_NAMESPACE_PREFIX)",
+    )
+    up.add_argument(
+        "--worker-suffix",
+        metavar="S",
+        help="exact scope {namespace}-S (DYN_NAMESPACE_WORKER_SUFFIX)",
+    )
+    up.add_argument(
+        "--prefix-strict",
+        action="store_true",
+        help="with --namespace-prefix: DYN_NAMESPACE_PREFIX_STRICT=true",
     )
     up.add_argument(
         "--engines-per-process",
@@ -65,10 +94,21 @@ def run(args: argparse.Namespace) -> int:
         args.parser.print_help()
         return 2
     from prime_rl_dynamo.errors import ConfigError
-    from prime_rl_dynamo.topology import load_topology
+    from prime_rl_dynamo.topology import load_topology, topology_from_dict
 
     try:
-        topology = load_topology(args.topology)
+        if args.engines is not None:
+            if args.topology is not None or args.engines < 1:
+                raise ConfigError(
+                    "--engines N needs N >= 1 and no --topology"
+                    f" (got --engines {args.engines}{' and --topology' if args.topology else ''})"
+                )
+            topology = topology_from_dict(
+                {"version": 1, "engines": [{"component": "backend", "count": args.engines}]},
+                source="--engines",
+            )
+        else:
+            topology = load_topology(args.topology)
     except ConfigError as exc:
         print(f"prime-rl-dynamo dynamo up: {exc}", file=sys.stderr)
         return 2
@@ -91,6 +131,10 @@ def run(args: argparse.Namespace) -> int:
     fleet = DynamoFleet(
         topology,
         discovery=args.discovery,
+        request_plane=args.request_plane,
+        namespace_prefix=args.namespace_prefix,
+        worker_suffix=args.worker_suffix,
+        prefix_strict=args.prefix_strict,
         engines_per_process=args.engines_per_process,
         startup_timeout=args.timeout,
         keep_workdir=args.keep_logs,
@@ -108,6 +152,11 @@ def run(args: argparse.Namespace) -> int:
             if info["etcd_url"]:
                 backend += f" ({info['etcd_url']})"
             print(f"store         {backend}")
+            plane = info["request_plane"]
+            if info["nats_url"]:
+                plane += f" ({info['nats_url']})"
+            print(f"request plane {plane}")
+            print(f"scope         {info['scope']}")
             print(f"W             {info['inference_world_size']}")
             print(
                 f"started in    {info['startup_seconds']:.1f} s, "
@@ -116,10 +165,11 @@ def run(args: argparse.Namespace) -> int:
             for engine in info["engines"]:
                 state = "" if engine["alive"] else "  (not running)"
                 faults = f"  faults: {','.join(engine['faults'])}" if engine["faults"] else ""
+                models = f"  model {','.join(engine['models'])}" if engine["models"] else ""
                 print(
                     f"engine {engine['key']:<24} world_size={engine['world_size']:<3} "
                     f"instance_id={engine['instance_id']}  system {engine['system_url']}  "
-                    f"admin {engine['admin_base_url']}{state}{faults}"
+                    f"admin {engine['admin_base_url']}{models}{state}{faults}"
                 )
             print("serving; Ctrl-C to stop", flush=True)
         # Bounded waits in a loop so Ctrl-C is handled promptly.

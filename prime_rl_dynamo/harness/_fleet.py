@@ -28,6 +28,8 @@ import httpx
 
 from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.harness._etcd import EtcdServer
+from prime_rl_dynamo.harness._model import write_model_dir
+from prime_rl_dynamo.harness._nats import NatsServer
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
 from prime_rl_dynamo.topology import (
@@ -40,11 +42,16 @@ from prime_rl_dynamo.topology import (
 __all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
 
 DISCOVERY_BACKENDS = ("file", "etcd")
+# Request planes a fleet can be asked for. 1.6.1's runtime accepts only "tcp" and "nats": "http"
+# is passed through so that the runtime's own refusal is what the caller sees (docs/findings.md).
+REQUEST_PLANES = ("tcp", "nats", "http")
 
 # Above this many engines a stub process hosts several (each with its own runtime): one Python
 # process per engine costs ~85 MB and about a second of CPU to start (docs/harness.md, Scale).
 _AUTO_PACK_ABOVE = 16
 _AUTO_PACK_SIZE = 8
+
+_TRUTHY = ("1", "true", "on", "yes")
 
 # Variables of the caller's environment that would leak into the fleet's Dynamo configuration.
 _SCRUBBED_PREFIXES = ("DYN_", "ETCD_", "NATS_")
@@ -60,6 +67,7 @@ class DynamoEngine:
     instance_id: int | None = None
     process: str = ""
     alive: bool = False
+    models: tuple[str, ...] = ()  # model names registered through the runtime, in order
 
     @property
     def key(self) -> str:
@@ -153,7 +161,17 @@ class DynamoFleet:
         python: str = sys.executable,
         keep_workdir: bool = False,
         replies: Mapping[str, Mapping[str, Any]] | None = None,
+        request_plane: str = "tcp",
+        register_models: bool = True,
+        extra_models: Mapping[str, Sequence[str]] | None = None,
+        namespace_prefix: str | None = None,
+        worker_suffix: str | None = None,
+        prefix_strict: bool = False,
     ) -> None:
+        if request_plane not in REQUEST_PLANES:
+            raise HarnessError(
+                f"request plane must be one of {list(REQUEST_PLANES)}, got {request_plane!r}"
+            )
         if discovery not in DISCOVERY_BACKENDS:
             raise HarnessError(
                 f"discovery backend must be one of {list(DISCOVERY_BACKENDS)}, got {discovery!r}"
@@ -162,8 +180,16 @@ class DynamoFleet:
             raise HarnessError(f"engines_per_process must be >= 1, got {engines_per_process}")
         self.topology = topology if topology is not None else default_topology()
         self.discovery = discovery
+        self.request_plane = request_plane
         self.engines_per_process = engines_per_process
         self.extra_env = dict(env or {})
+        # Namespace scope of the frontend (docs/harness.md, Scope): shorthands for the variables.
+        if namespace_prefix:
+            self.extra_env["DYN_NAMESPACE_PREFIX"] = namespace_prefix
+        if worker_suffix:
+            self.extra_env["DYN_NAMESPACE_WORKER_SUFFIX"] = worker_suffix
+        if prefix_strict:
+            self.extra_env["DYN_NAMESPACE_PREFIX_STRICT"] = "true"
         self.python = python
         self.keep_workdir = keep_workdir
         # Raw routes replies by engine key, sent verbatim instead of the topology's: to see how
@@ -173,6 +199,13 @@ class DynamoFleet:
         unknown = sorted(set(self.replies) - {s.key for s in self.topology.engines()})
         if unknown:
             raise HarnessError(f"replies name engines not in the topology: {unknown}")
+        # Each engine registers its topology model through the runtime (register_models=False:
+        # none, as before models were supported); extra_models adds more per engine key.
+        self.register_models = register_models
+        self.extra_models = {k: list(v) for k, v in (extra_models or {}).items()}
+        unknown = sorted(set(self.extra_models) - {s.key for s in self.topology.engines()})
+        if unknown:
+            raise HarnessError(f"extra_models name engines not in the topology: {unknown}")
         n = len(self.topology.engines())
         self.startup_timeout = startup_timeout if startup_timeout is not None else 60.0 + n
         # Logs, specs, recordings and the file store; created by start(), removed by stop().
@@ -181,6 +214,7 @@ class DynamoFleet:
         self.rl_port = 0
         self.startup_seconds: float | None = None
         self.etcd: EtcdServer | None = None
+        self.nats: NatsServer | None = None
         self.frontend: ManagedProcess | None = None
         self._stubs: list[_StubProcess] = []
         self._retired: list[_StubProcess] = []
@@ -231,6 +265,8 @@ class DynamoFleet:
         procs: list[ManagedProcess] = []
         if self.etcd is not None:
             procs.append(self.etcd.process)
+        if self.nats is not None:
+            procs.append(self.nats.process)
         if self.frontend is not None:
             procs.append(self.frontend)
         procs.extend(self._stubs)
@@ -269,6 +305,9 @@ class DynamoFleet:
             if self.discovery == "etcd":
                 self.etcd = EtcdServer(self.workdir, self._base_env())
                 self.etcd.start(timeout=min(30.0, self.startup_timeout))
+            if self.request_plane == "nats":
+                self.nats = NatsServer(self.workdir, self._base_env())
+                self.nats.start(timeout=min(30.0, self.startup_timeout))
             self._start_frontend(began + self.startup_timeout)
             specs = self.topology.engines()
             with self._lock:
@@ -295,8 +334,7 @@ class DynamoFleet:
         try:
             stop_all(self._stubs, grace=3.0)
             stop_all([p for p in (self.frontend,) if p is not None], grace=3.0)
-            if self.etcd is not None:
-                stop_all([self.etcd.process], grace=3.0)
+            stop_all([s.process for s in (self.etcd, self.nats) if s is not None], grace=3.0)
         finally:
             self._client.close()
             atexit.unregister(self.stop)
@@ -325,11 +363,15 @@ class DynamoFleet:
                 "PYTHONUNBUFFERED": "1",
                 "DYN_LOG": "warn",
                 "DYN_DISCOVERY_BACKEND": self.discovery,
-                "DYN_REQUEST_PLANE": "tcp",
+                "DYN_REQUEST_PLANE": self.request_plane,
                 "DYN_TCP_RPC_HOST": "127.0.0.1",
                 "DYN_TCP_RESPONSE_STREAM_HOST": "127.0.0.1",
                 "DYN_EVENT_PLANE_HOST": "127.0.0.1",
                 "DYN_SYSTEM_HOST": "127.0.0.1",
+                # Model cards: never download, and keep the runtime's card cache
+                # (~/.cache/dynamo/mdc; XDG_CACHE_HOME is not read) in the fleet's directory.
+                "HF_HUB_OFFLINE": "1",
+                "HOME": str(self.workdir / "home"),
             }
         )
         if self.discovery == "file":
@@ -338,6 +380,8 @@ class DynamoFleet:
             env["DYN_FILE_KV"] = str(store)
         elif self.etcd is not None:
             env["ETCD_ENDPOINTS"] = self.etcd.url
+        if self.nats is not None:
+            env["NATS_SERVER"] = self.nats.url
         env.update(self.extra_env)
         return env
 
@@ -380,8 +424,10 @@ class DynamoFleet:
             # 1.6.1 says "port N already in use" (HTTP) or "Address already in use" (RL).
             if "already in use" not in self.frontend.tail(40):
                 break  # died for another reason: report it
+        alive = self.frontend is not None and self.frontend.alive()
+        what = "did not serve in time" if alive else "exited during start-up"
         raise HarnessError(
-            f"the Dynamo frontend did not serve {self.discovery_url} in time\n" + self._log_tails()
+            f"the Dynamo frontend ({self.discovery_url}) {what}\n" + self._log_tails()
         )
 
     # ----------------------------------------------------------------- stubs
@@ -411,10 +457,16 @@ class DynamoFleet:
                 json.dumps(
                     {
                         "discovery": self.discovery,
+                        "request_plane": self.request_plane,
                         "record": str(stub.record_file),
                         "ready": str(stub.ready_file),
                         "engines": [
-                            {**_spec_json(s), "reply": self.replies.get(s.key)} for s in chunk
+                            {
+                                **_spec_json(s),
+                                "reply": self.replies.get(s.key),
+                                "models": self._models_of(s),
+                            }
+                            for s in chunk
                         ],
                     }
                 ),
@@ -422,7 +474,11 @@ class DynamoFleet:
             )
             with self._lock:
                 for spec in chunk:
-                    self._engines[spec.key] = DynamoEngine(spec=spec, process=stub.name)
+                    self._engines[spec.key] = DynamoEngine(
+                        spec=spec,
+                        process=stub.name,
+                        models=tuple(m["name"] for m in self._models_of(spec)),
+                    )
                 self._stubs.append(stub)
             stub.start()
             started.append(stub)
@@ -447,6 +503,13 @@ class DynamoFleet:
             if pending:
                 time.sleep(0.05)
         return started
+
+    def _models_of(self, spec: EngineSpec) -> list[dict[str, str]]:
+        # The topology model (when set and register_models), then the engine's extra_models.
+        names = [spec.model] if self.register_models and spec.model is not None else []
+        names += self.extra_models.get(spec.key, [])  # a repeated name registers twice
+        root = self.workdir / "models"
+        return [{"name": n, "path": str(write_model_dir(root, n))} for n in names]
 
     def _adopt(self, stub: _StubProcess) -> None:
         ready = json.loads(stub.ready_file.read_text(encoding="utf-8"))
@@ -522,19 +585,39 @@ class DynamoFleet:
                 )
             time.sleep(0.1)
 
+    @property
+    def scope(self) -> str:
+        """The body's ``namespace`` the frontend reports: the prefix under a prefix scope, else
+        the namespace it scans (``DYN_NAMESPACE``, default the topology's, plus
+        ``-{DYN_NAMESPACE_WORKER_SUFFIX}`` when that is set)."""
+        env = self.extra_env
+        prefix = env.get("DYN_NAMESPACE_PREFIX")
+        if prefix:
+            return prefix
+        base = env.get("DYN_NAMESPACE") or self.topology.namespace
+        suffix = env.get("DYN_NAMESPACE_WORKER_SUFFIX")
+        return f"{base}-{suffix}" if suffix else base
+
+    def in_namespace_scope(self, namespace: str) -> bool:
+        """Whether the frontend scans this namespace, as Dynamo 1.6.1 does it (measured):
+        a prefix ``P`` covers ``P`` and ``P-...`` (not ``P0``), only ``P`` itself when
+        ``DYN_NAMESPACE_PREFIX_STRICT`` is true; the worker suffix is ignored under a prefix."""
+        env = self.extra_env
+        prefix = env.get("DYN_NAMESPACE_PREFIX")
+        if prefix:
+            strict = env.get("DYN_NAMESPACE_PREFIX_STRICT", "").strip().lower() in _TRUTHY
+            return namespace == prefix or (not strict and namespace.startswith(prefix + "-"))
+        return namespace == self.scope
+
     def in_scope(self, engine: DynamoEngine) -> bool:
         """Whether the frontend lists this engine at all.
 
-        Its namespace must be the one scanned (``DYN_NAMESPACE``, default the topology's) or
-        start with ``DYN_NAMESPACE_PREFIX``; its endpoint must be ``DYN_RL_ENDPOINT`` (``rl``);
-        its component must be in ``DYN_RL_COMPONENTS`` / ``DYN_RL_COMPONENT`` when set.
+        Its namespace must be in the scope (``in_namespace_scope``); its endpoint must be
+        ``DYN_RL_ENDPOINT`` (``rl``); its component must be in ``DYN_RL_COMPONENTS`` /
+        ``DYN_RL_COMPONENT`` when set.
         """
         env, spec = self.extra_env, engine.spec
-        prefix = env.get("DYN_NAMESPACE_PREFIX")
-        if prefix:
-            if not spec.namespace.startswith(prefix):
-                return False
-        elif spec.namespace != env.get("DYN_NAMESPACE", self.topology.namespace):
+        if not self.in_namespace_scope(spec.namespace):
             return False
         if spec.endpoint != (env.get("DYN_RL_ENDPOINT") or "rl"):
             return False
@@ -730,7 +813,7 @@ class DynamoFleet:
     @property
     def running(self) -> bool:
         """Whether the frontend (and etcd, if any) are up."""
-        procs = [self.frontend] + ([self.etcd.process] if self.etcd is not None else [])
+        procs = [self.frontend] + [s.process for s in (self.etcd, self.nats) if s is not None]
         return not self._stopped and all(p is not None and p.alive() for p in procs)
 
     def inference_world_size(self) -> int:
@@ -745,6 +828,9 @@ class DynamoFleet:
             "http_url": self.http_url,
             "discovery": self.discovery,
             "etcd_url": self.etcd.url if self.etcd is not None else None,
+            "request_plane": self.request_plane,
+            "nats_url": self.nats.url if self.nats is not None else None,
+            "scope": self.scope,
             "inference_world_size": self.inference_world_size(),
             "startup_seconds": self.startup_seconds,
             "memory_bytes": self.memory_bytes(),
@@ -758,6 +844,7 @@ class DynamoFleet:
                     "world_size": e.spec.world_size,
                     "system_url": e.system_url,
                     "admin_base_url": e.admin_base_url,
+                    "models": list(e.models),
                     "alive": e.alive,
                     "faults": [
                         name
@@ -861,6 +948,12 @@ def start_dynamo_fleet(
     startup_timeout: float | None = None,
     keep_workdir: bool = False,
     replies: Mapping[str, Mapping[str, Any]] | None = None,
+    request_plane: str = "tcp",
+    register_models: bool = True,
+    extra_models: Mapping[str, Sequence[str]] | None = None,
+    namespace_prefix: str | None = None,
+    worker_suffix: str | None = None,
+    prefix_strict: bool = False,
 ) -> DynamoFleet:
     """Start the real Dynamo frontend and stub workers for ``topology`` (default: the default fleet).
 
@@ -870,6 +963,12 @@ def start_dynamo_fleet(
     by default engines get a process each up to 16 engines, then 8 per process.
     ``keep_workdir`` keeps the logs, specs and recordings after ``stop()``. ``replies`` maps
     engine keys to raw routes replies sent verbatim (to see how the frontend treats them).
+    ``request_plane`` is ``tcp`` (default), ``nats`` (starts a throw-away nats-server) or
+    ``http`` (refused by the 1.6.1 runtime: the start-up error says so). Each engine registers
+    its topology ``model`` through the runtime's ``register_model`` with a tiny generated model
+    directory (``register_models=False``: none); ``extra_models`` maps engine keys to more model
+    names that engine registers. ``namespace_prefix`` / ``worker_suffix`` / ``prefix_strict``
+    set the frontend's namespace scope (``DYN_NAMESPACE_PREFIX`` and so on).
     """
     fleet = DynamoFleet(
         topology,
@@ -879,5 +978,11 @@ def start_dynamo_fleet(
         startup_timeout=startup_timeout,
         keep_workdir=keep_workdir,
         replies=replies,
+        request_plane=request_plane,
+        register_models=register_models,
+        extra_models=extra_models,
+        namespace_prefix=namespace_prefix,
+        worker_suffix=worker_suffix,
+        prefix_strict=prefix_strict,
     )
     return fleet.start()

@@ -20,7 +20,14 @@ async def _main(http_host: str, http_port: int) -> None:
     from dynamo.runtime import DistributedRuntime
 
     loop = asyncio.get_running_loop()
-    runtime = DistributedRuntime(loop, os.environ.get("DYN_DISCOVERY_BACKEND", "file"), "tcp")
+    try:
+        runtime = DistributedRuntime(
+            loop,
+            os.environ.get("DYN_DISCOVERY_BACKEND", "file"),
+            os.environ.get("DYN_REQUEST_PLANE", "tcp"),
+        )
+    except Exception as exc:  # the runtime's own refusal (e.g. request plane "http" in 1.6.1)
+        raise SystemExit(f"the Dynamo runtime refused this configuration: {exc}") from None
     args = EntrypointArgs(EngineType.Dynamic, http_host=http_host, http_port=http_port)
     engine = await make_engine(runtime, args)
     await run_input(runtime, "http", engine)
@@ -37,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         uvloop.run(_main(args.http_host, args.http_port))
+    except SystemExit as exc:
+        print(f"frontend: {exc}", file=sys.stderr, flush=True)
+        os._exit(2)
     except BaseException:
         traceback.print_exc()
         sys.stderr.flush()

@@ -84,10 +84,16 @@ class _Engine:
     """One engine served by this process."""
 
     def __init__(
-        self, spec: EngineSpec, recorder: Recorder, reply: dict[str, Any] | None = None
+        self,
+        spec: EngineSpec,
+        recorder: Recorder,
+        reply: dict[str, Any] | None = None,
+        models: list[dict[str, str]] | None = None,
     ) -> None:
         self.spec = spec
         self.reply = reply  # a raw routes reply to send instead of the topology's
+        # Models to register through the runtime ({"name", "path"}); the first is spec.model.
+        self.models = list(models or [])
         self.key = spec.key
         self.host = spec.admin_host or "127.0.0.1"  # what the URLs advertise
         self.recorder = recorder
@@ -183,8 +189,30 @@ class _Engine:
 
         self.serving = endpoint.serve_endpoint(handler)
         self.instance_id = int(endpoint.connection_id())
+        await self._register_models()
         if spec.system:
             self.runtime.set_health_status(True)
+
+    async def _register_models(self) -> None:
+        """Register each model through the runtime, as a real worker does: on a ``generate``
+        endpoint of the same runtime (so under this engine's instance_id), one endpoint per
+        model (``generate``, ``generate_2``, ...)."""
+        if not self.models:
+            return
+        from dynamo.llm import ModelInput, ModelType, WorkerType, register_model
+
+        spec = self.spec
+        for number, model in enumerate(self.models, start=1):
+            name = "generate" if number == 1 else f"generate_{number}"
+            endpoint = self.runtime.endpoint(f"{spec.namespace}.{spec.component}.{name}")
+            await register_model(
+                ModelInput.Tokens,
+                ModelType.Chat,
+                endpoint,
+                model["path"],
+                model["name"],
+                worker_type=WorkerType.Aggregated,
+            )
 
 
 async def _owns_port(url: str, nonce: str) -> bool:
@@ -216,10 +244,18 @@ async def _main(spec_path: Path) -> None:
     from dynamo.runtime import DistributedRuntime
 
     def runtime_factory() -> Any:
-        return DistributedRuntime(loop, spec["discovery"], "tcp")
+        try:
+            return DistributedRuntime(loop, spec["discovery"], spec.get("request_plane", "tcp"))
+        except Exception as exc:  # the runtime's own refusal (e.g. request plane "http")
+            raise SystemExit(f"the Dynamo runtime refused this configuration: {exc}") from None
 
     engines = [
-        _Engine(_spec_from_json({k: v for k, v in e.items() if k != "reply"}), recorder, e["reply"])
+        _Engine(
+            _spec_from_json({k: v for k, v in e.items() if k not in ("reply", "models")}),
+            recorder,
+            e["reply"],
+            e.get("models"),
+        )
         for e in spec["engines"]
     ]
     admin_engines: dict[int, ReferenceEngine] = {}
@@ -291,6 +327,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         uvloop.run(_main(args.spec))
+    except SystemExit as exc:
+        print(f"stub worker: {exc}", file=sys.stderr, flush=True)
+        sys.stderr.flush()
+        os._exit(2)
     except BaseException:
         # Dynamo's runtime threads can keep the interpreter alive after an error: exit hard so
         # the harness sees the failure at once.

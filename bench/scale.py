@@ -1,0 +1,196 @@
+"""Listing latency at 64, 128 and 256 engines on both frontends, and the 256-engine round trip.
+
+For each size the reference fleet and a real Dynamo fleet (the harness, several engines per stub
+process) run at once and GETs alternate between them. On the real Dynamo fleet the section also
+times the round trip: start-up, then polling until the listing equals the registered fleet
+(``conformance.roundtrip.compare_listing``: every engine once, with its URLs, world size, routes
+and model), and measures the fleet's memory (RSS of every process). Not a test: figures only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import httpx
+
+from bench.discovery import (
+    FleetUnavailable,
+    _Frontend,
+    _get_call,
+    _reference_frontend,
+    fleet_topology,
+)
+from bench.progress import NullReporter, Reporter
+from bench.stats import interleaved, paired_ratio, summarize
+
+__all__ = ["ScaleConfig", "run_scale"]
+
+FRONTENDS = ("reference", "dynamo")
+
+
+@dataclass(frozen=True)
+class ScaleConfig:
+    """What the scale section measures."""
+
+    sizes: tuple[int, ...] = (64, 128, 256)
+    requests: int = 20  # GETs per frontend and size (a 256-engine Dynamo GET takes ~0.5 s)
+    warmup: int = 2
+    frontends: tuple[str, ...] = FRONTENDS
+    engine_world_size: int = 2
+    engines_per_process: int = 16  # stub packing on the Dynamo side (docs/harness.md, Scale)
+    model: str | None = "bench/model"  # registered by every Dynamo stub through the runtime
+    roundtrip_timeout_s: float = 60.0
+    start_timeout_s: float = 240.0
+
+
+@dataclass
+class _DynamoRun(_Frontend):
+    roundtrip_s: float = 0.0
+    roundtrip_ok: bool = False
+    problems: tuple[str, ...] = ()
+    memory_bytes: int = 0
+    processes: int = 0
+
+
+@contextlib.contextmanager
+def _dynamo_roundtrip(topology: dict[str, Any], config: ScaleConfig) -> Iterator[_DynamoRun]:
+    """Start the fleet, time until its listing equals it, measure memory; yield while it runs."""
+    try:
+        import dynamo.runtime  # noqa: F401
+
+        from conformance.roundtrip import compare_listing
+        from prime_rl_dynamo.harness import DynamoFleet
+    except ImportError as exc:
+        raise FleetUnavailable(
+            f"real Dynamo is unavailable ({exc}); install prime-rl-dynamo[dynamo]", permanent=True
+        ) from exc
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    began = time.perf_counter()
+    fleet = DynamoFleet(
+        topology_from_dict(topology, source="<bench scale topology>"),
+        engines_per_process=config.engines_per_process,
+        startup_timeout=config.start_timeout_s,
+    )
+    with fleet:
+        try:
+            fleet.start()
+        except Exception as exc:  # the harness may fail in many ways; report, never guess
+            raise FleetUnavailable(f"the Dynamo harness failed to start: {exc}") from exc
+        started = time.perf_counter()
+        deadline = started + config.roundtrip_timeout_s
+        problems = ["no listing yet"]
+        while time.perf_counter() < deadline:
+            problems = compare_listing(fleet.listing(), fleet.engines, set(), when="scale")
+            if not problems:
+                break
+        done = time.perf_counter()
+        run = _DynamoRun(
+            discovery_url=fleet.discovery_url,
+            startup_s=started - began,
+            roundtrip_s=done - began,
+            roundtrip_ok=not problems,
+            problems=tuple(problems[:5]),
+            memory_bytes=fleet.memory_bytes(),
+            processes=len(fleet.processes),
+        )
+        yield run
+
+
+def run_scale(
+    config: ScaleConfig | None = None, reporter: Reporter | None = None
+) -> dict[str, Any]:
+    """Measure every size on both frontends; returns the ``scale`` section of the report."""
+    config = config or ScaleConfig()
+    reporter = reporter or NullReporter()
+    unknown = [f for f in config.frontends if f not in FRONTENDS]
+    if unknown:
+        raise ValueError(f"unknown frontends {unknown}; expected some of {list(FRONTENDS)}")
+    series: dict[str, dict[str, Any]] = {
+        name: {"status": "ok", "reason": None, "points": []} for name in config.frontends
+    }
+    ratios: list[dict[str, Any]] = []
+    phase = reporter.phase("scale", (config.requests + 1) * len(config.sizes))
+    for engines in config.sizes:
+        topology = fleet_topology(engines, config.engine_world_size)
+        topology["model"] = config.model
+        with contextlib.ExitStack() as stack:
+            running: dict[str, _Frontend] = {}
+            for name in config.frontends:
+                if series[name]["status"] == "skipped":
+                    continue
+                phase.note(f"starting {name} fleet of {engines}")
+                try:
+                    if name == "dynamo":
+                        running[name] = stack.enter_context(_dynamo_roundtrip(topology, config))
+                    else:
+                        running[name] = stack.enter_context(
+                            _reference_frontend(topology, config.start_timeout_s)
+                        )
+                except FleetUnavailable as exc:
+                    if exc.permanent:
+                        series[name].update(status="skipped", reason=str(exc))
+                    else:
+                        series[name]["status"] = "partial"
+                        series[name]["points"].append({"engines": engines, "skipped": str(exc)})
+                    reporter.log(f"{name} at {engines} engines skipped: {exc}")
+            phase.advance()
+            if not running:
+                phase.advance(config.requests)
+                continue
+            clients = {name: stack.enter_context(httpx.Client(timeout=60.0)) for name in running}
+            body_sizes: dict[str, list[int]] = {name: [] for name in running}
+            gets = {
+                name: _get_call(clients[name], fe.discovery_url, body_sizes[name])
+                for name, fe in running.items()
+            }
+            phase.note(f"GET /v1/rl/workers at {engines} engines")
+            for _ in range(config.warmup):
+                for get in gets.values():
+                    get()
+            latency = interleaved(gets, config.requests, after_each=lambda _rep: phase.advance())
+            for name, fe in running.items():
+                point: dict[str, Any] = {
+                    "engines": engines,
+                    "startup_s": fe.startup_s,
+                    "body_bytes": max(body_sizes[name]) if body_sizes[name] else None,
+                    "latency_s": summarize(latency[name]),
+                    "ready_s": None,
+                    "ready_skipped": "not measured in this section",
+                }
+                if isinstance(fe, _DynamoRun):
+                    point.update(
+                        roundtrip_s=fe.roundtrip_s,
+                        roundtrip_ok=fe.roundtrip_ok,
+                        roundtrip_problems=list(fe.problems),
+                        memory_bytes=fe.memory_bytes,
+                        processes=fe.processes,
+                        engines_per_process=config.engines_per_process,
+                    )
+                    reporter.log(
+                        f"dynamo {engines} engines: round trip {fe.roundtrip_s:.1f} s "
+                        f"(start-up {fe.startup_s:.1f} s), {fe.memory_bytes / 2**30:.2f} GiB "
+                        f"in {fe.processes} processes, listing equals fleet: {fe.roundtrip_ok}"
+                    )
+                series[name]["points"].append(point)
+            if "reference" in running and "dynamo" in running:
+                ref, dyn = summarize(latency["reference"]), summarize(latency["dynamo"])
+                ratios.append(
+                    {
+                        "engines": engines,
+                        "latency_p50": dyn["p50"] / ref["p50"] if ref["p50"] > 0 else float("inf"),
+                        "latency_p99": dyn["p99"] / ref["p99"] if ref["p99"] > 0 else float("inf"),
+                        "latency_paired": paired_ratio(latency["dynamo"], latency["reference"]),
+                    }
+                )
+    phase.done()
+    return {
+        "config": asdict(config),
+        "ratio_of": "dynamo / reference",
+        "series": series,
+        "ratios": ratios,
+    }
