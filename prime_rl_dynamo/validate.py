@@ -238,10 +238,22 @@ def _reject_constant(name: str) -> Any:
     raise _NotJSON(f"{name} is not a JSON value")
 
 
+class _Number(Decimal):
+    """A JSON number written with a fraction or an exponent, exact, remembering how it was written
+    (``1.0e19`` is integral, yet not an integer literal: WORKER-2 says how it must be written)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _Number:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
 def _exhaustive_text(raw: bytes | str) -> tuple[list[Violation], Snapshot | None]:
     try:
         # Decimal keeps a number written as 9240623910170889651.0 exact; plain ints stay exact anyway.
-        parsed = json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+        parsed = json.loads(raw, parse_float=_Number, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         found = raw[:60] if isinstance(raw, str) else raw[:60].decode("utf-8", "replace")
         violation = Violation(
@@ -278,7 +290,7 @@ def _dialect_violation(parsed: Any) -> Violation:
 
 @cache
 def _validator() -> Any:
-    from jsonschema import Draft202012Validator, validators
+    from jsonschema import Draft202012Validator, FormatChecker, validators
 
     def is_integer(_checker: object, instance: object) -> bool:
         # JSON Schema: a number with a zero fractional part is an integer (1.0 included).
@@ -292,9 +304,13 @@ def _validator() -> Any:
             return instance.is_finite() and instance == instance.to_integral_value()
         return False
 
+    # format "uint64" (instance_id) asserts an integer literal: 1.0 and 1e0 are integral numbers, but
+    # a u64 written as a float is what WORKER-2 forbids (a parser may round it through binary64).
+    formats = FormatChecker(formats=())
+    formats.checks("uint64")(lambda instance: not isinstance(instance, float | Decimal))
     type_checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_integer)
     cls = validators.extend(Draft202012Validator, type_checker=type_checker)
-    return cls(load_json(SCHEMA_NAME))
+    return cls(load_json(SCHEMA_NAME), format_checker=formats)
 
 
 def _schema_violations(parsed: object) -> tuple[list[Violation], set[tuple[int, str]]]:
@@ -382,8 +398,11 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
                 f"found {w['namespace']!r}",
                 worker=label,
             )
-        if names_ok and good(i, w, "instance_id", int):
-            key = tuple(w[f] for f in _IDENTITY)
+        instance_id = _integral(w.get("instance_id"))
+        if names_ok and instance_id is not None:
+            # Judged even when WORKER-2 refused how the number is written (1.0): its value still
+            # places the worker in the order and may repeat another identity.
+            key = (w["namespace"], w["component"], w["endpoint"], instance_id)
             if key in first_seen:
                 j = first_seen[key]
                 yield Violation(
@@ -462,6 +481,17 @@ def _label(w: Any) -> str | None:
     return f"{part('namespace')}.{part('component')}.{part('endpoint')}#{part('instance_id')}"
 
 
+def _integral(value: Any) -> int | None:
+    """The value of an integral JSON number (``7``, ``7.0``, ``7e0``), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    # adjusted() bounds the work: 1e999999 is integral, but no identity needs its million digits.
+    finite = isinstance(value, Decimal) and value.is_finite() and value.adjusted() < 40
+    return int(value) if finite and value == value.to_integral_value() else None
+
+
 def _label_at(parsed: Any, path: list[Any]) -> str | None:
     if len(path) >= 2 and path[0] == "workers" and isinstance(parsed, Mapping):
         workers = parsed.get("workers")
@@ -470,11 +500,18 @@ def _label_at(parsed: Any, path: list[Any]) -> str | None:
     return None
 
 
+def _clip(text: str, limit: int = 120) -> str:
+    """``text`` cut to ``limit`` characters: a message quotes what it found, never all of it."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _render(value: Any, keyword: str) -> str:
     if value is None:
         return "null"
+    if isinstance(value, _Number):
+        return _clip(value.text)
     if isinstance(value, Decimal):
-        return str(value)
+        return _clip(str(value))
     text = json.dumps(value, ensure_ascii=False, default=str)
     if len(text) > 120:
         text = text[:117] + "..."
