@@ -37,6 +37,11 @@ __all__ = [
 SCHEMA_NAME = "rl-workers.v1.schema.json"
 _U64_MAX = 2**64 - 1
 
+#: Deepest nesting of arrays and objects a body may have (the body object is level 1): BODY-1.
+MAX_DEPTH = 128
+# Python's int() refuses longer digit strings (CVE-2020-10735); such integers stay Decimal.
+_INT_DIGITS = 4000
+
 # A JSON null *value* is always preceded by ':', '[' or ',' (plus whitespace). msgspec's Optional
 # fields take null for "absent", so when such bytes occur the body is decoded once more into probe
 # models whose optional fields refuse null (UNSET is their absent); only a null in a known optional
@@ -175,16 +180,29 @@ def _fast(raw: bytes) -> Snapshot | None:
         if b"null" in raw and _NULL_VALUE.search(raw):
             _NULL_PROBE.decode(raw)  # raises when a known optional field holds null
         snapshot = _DECODER.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
-    return snapshot if _fast_rules_hold(snapshot) else None
+    strings = _fast_rules_hold(snapshot)
+    if strings is None:
+        return None
+    # msgspec checks UTF-8, escapes and depth only in what it decodes, and lets a repeated member
+    # win silently. When the body holds exactly the strings the snapshot has, nothing was skipped
+    # or repeated. Otherwise (unknown members, escaped quotes) one parse settles it.
+    if raw.count(b'"') != 2 * strings:
+        parsed = _parse(raw)
+        if isinstance(parsed, Violation) or next(_repeated_members(parsed), None) is not None:
+            return None
+    return snapshot
 
 
-def _fast_rules_hold(snapshot: Snapshot) -> bool:
+def _fast_rules_hold(snapshot: Snapshot) -> int | None:
     """What msgspec cannot express: exactly one transport, error-worker rules, u64 bound, URL
     patterns, routes strictly increasing (unique and sorted), request_plane_url, scope, order,
-    unique admin URLs. Any doubt returns False: the exhaustive path then decides."""
+    unique admin URLs. Any doubt returns None: the exhaustive path then decides. When they hold,
+    the number of JSON strings (member names included) the snapshot was decoded from."""
     scope = snapshot.namespace
+    # top level: 3 names + namespace; per worker: 7 names, 4 string values, transport name + value
+    strings = 4 + 13 * len(snapshot.workers)
     lt = operator.lt
     previous: tuple[str, str, str, int] | None = None
     admins: list[str] = []
@@ -193,37 +211,45 @@ def _fast_rules_hold(snapshot: Snapshot) -> bool:
     for w in snapshot.workers:
         t = w.transport
         if (t.tcp is None) + (t.nats_tcp is None) + (t.http is None) != 2:
-            return False
+            return None
         key = (w.namespace, w.component, w.endpoint, w.instance_id)
         if previous is not None and not previous < key:  # sorted and unique (LIST-1, LIST-2)
-            return False
+            return None
         previous = key
         routes = w.routes
+        strings += len(routes)
         if w.error is not None:
             if routes or w.system_url is not None or w.admin_base_url is not None:
-                return False
+                return None
             if w.world_size is not None:
-                return False
+                return None
+            strings += 2
         else:
             if w.admin_base_url is not None:
                 if w.world_size is None:
-                    return False
+                    return None
                 admins.append(w.admin_base_url)
             if w.system_url is not None:
                 systems.append(w.system_url)
+            if w.world_size is not None:
+                strings += 1
+        if w.model is not None:
+            strings += 2
         if routes not in checked_routes:
             if len(routes) > 1 and not all(map(lt, routes, routes[1:])):
-                return False
+                return None
             checked_routes.add(routes)
         if w.request_plane_url != f"dyn://{key[0]}.{key[1]}.{key[2]}":
-            return False
+            return None
         if not key[0].startswith(scope):
-            return False
+            return None
     if previous is not None and max(map(_INSTANCE_ID, snapshot.workers)) > _U64_MAX:
-        return False
+        return None
     if len(set(admins)) != len(admins):
-        return False
-    return all(map(_ADMIN_BASE_URL, admins)) and all(map(_SYSTEM_URL, systems))
+        return None
+    if all(map(_ADMIN_BASE_URL, admins)) and all(map(_SYSTEM_URL, systems)):
+        return strings + 2 * (len(admins) + len(systems))
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,25 +277,195 @@ class _Number(Decimal):
 
 
 def _exhaustive_text(raw: bytes | str) -> tuple[list[Violation], Snapshot | None]:
-    try:
-        # Decimal keeps a number written as 9240623910170889651.0 exact; plain ints stay exact anyway.
-        parsed = json.loads(raw, parse_float=_Number, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        found = raw[:60] if isinstance(raw, str) else raw[:60].decode("utf-8", "replace")
-        violation = Violation(
-            "BODY-1",
-            "",
-            f"expected a JSON document, found text that does not parse ({exc}): {found!r}",
-        )
-        return [violation], None
+    parsed = _parse(raw)
+    if isinstance(parsed, Violation):
+        return [parsed], None
     return _exhaustive(parsed)
 
 
+class _Object(dict[str, Any]):
+    """A parsed JSON object whose text repeated member names (the last value kept, as json does)."""
+
+    repeated: dict[str, int]
+
+
+class _BigInt(Decimal):
+    """An integer literal longer than int() takes, exact, remembering its text."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _BigInt:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    repeated = _Object(obj)
+    counts: dict[str, int] = {}
+    for name, _ in pairs:
+        counts[name] = counts.get(name, 0) + 1
+    repeated.repeated = {name: n for name, n in counts.items() if n > 1}
+    return repeated
+
+
+def _int(text: str) -> int | Decimal:
+    return int(text) if len(text) <= _INT_DIGITS else _BigInt(text)
+
+
+# An escape sequence, read left to right so that an escaped backslash is consumed whole.
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|.)", re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _parse_error(message: str) -> Violation:
+    return Violation("BODY-1", "", f"expected a JSON document in UTF-8 (RFC 8259), found {message}")
+
+
+def _parse(raw: bytes | str) -> Any:
+    """The parsed body, or the one BODY-1 violation that stops it: not UTF-8 (RFC 8259 section
+    8.1), a lone surrogate, nesting deeper than MAX_DEPTH, or text that does not parse."""
+    if isinstance(raw, bytes):
+        if raw[:3] == b"\xef\xbb\xbf":
+            return _parse_error("a UTF-8 byte order mark at byte offset 0 (not allowed)")
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in raw[:4]:
+            return _parse_error(
+                "UTF-16 or UTF-32 text (a zero byte or byte order mark at the start)"
+            )
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start : exc.start + 3].hex(" ")
+            return _parse_error(f"bytes {bad} at byte offset {exc.start}, which are not UTF-8")
+    else:
+        text = raw
+        lone = _SURROGATE.search(text)
+        if lone is not None:
+            return _parse_error(
+                f"a lone surrogate U+{ord(lone.group()):04X} at character offset {lone.start()}"
+            )
+    if "\\u" in text and (problem := _lone_escape(text)) is not None:
+        return _parse_error(problem)
+    try:
+        parsed = json.loads(
+            text,
+            parse_float=_Number,
+            parse_int=_int,
+            parse_constant=_reject_constant,
+            object_pairs_hook=_object,
+        )
+    except RecursionError:
+        return _too_deep()
+    except ValueError as exc:
+        found = text[:60]
+        return Violation(
+            "BODY-1",
+            "",
+            f"expected a JSON document, found text that does not parse ({_clip(str(exc))}): "
+            f"{found!r}",
+        )
+    # Fewer openers than the limit cannot nest deeper (the common case: one count, no walk).
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(parsed) > MAX_DEPTH:
+        return _too_deep()
+    return parsed
+
+
+def _too_deep() -> Violation:
+    return Violation(
+        "BODY-1",
+        "",
+        f"expected arrays and objects nested at most {MAX_DEPTH} deep, found "
+        f"nesting deeper than {MAX_DEPTH}",
+    )
+
+
+def _lone_escape(text: str) -> str | None:
+    """Where ``text`` escapes a lone surrogate (``\\ud800`` not followed by a low one), if it does."""
+    pending: re.Match[str] | None = None
+    for m in _ESCAPE.finditer(text):
+        code = int(m.group(1), 16) if m.group(1) else None
+        if pending is not None:
+            if code is not None and 0xDC00 <= code <= 0xDFFF and m.start() == pending.end():
+                pending = None
+                continue
+            break
+        if code is not None and 0xD800 <= code <= 0xDFFF:
+            if code >= 0xDC00:
+                pending = m
+                break
+            pending = m
+    if pending is None:
+        return None
+    offset = len(text[: pending.start()].encode("utf-8", "surrogatepass"))
+    return f"an escaped lone surrogate {pending.group()} at byte offset {offset}"
+
+
+def _depth(parsed: Any) -> int:
+    """How deep arrays and objects nest in ``parsed`` (iterative: deep input cannot recurse)."""
+    deepest = 0
+    stack = [(parsed, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            children: Iterable[Any] = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+_DEFINED_TOP = frozenset({"protocol_version", "namespace", "workers"})
+_DEFINED_WORKER = frozenset(
+    {"namespace", "component", "endpoint", "instance_id", "transport", "request_plane_url",
+     "routes", "system_url", "admin_base_url", "model", "world_size", "error"}
+)  # fmt: skip
+_DEFINED_TRANSPORT = frozenset({"tcp", "nats_tcp", "http"})
+
+
+def _repeated_members(parsed: Any) -> Iterator[Violation]:
+    """BODY-6: a member this document defines written twice in one of its objects (the body, a
+    worker, a transport). Names inside unknown members are not judged (BODY-5), as serde does."""
+
+    def check(obj: Any, defined: frozenset[str], path: list[str | int]) -> Iterator[Violation]:
+        if isinstance(obj, _Object):
+            names = {n: c for n, c in obj.repeated.items() if n in defined}
+            if names:
+                listed = ", ".join(f"{n!r} {c} times" for n, c in sorted(names.items()))
+                yield Violation(
+                    "BODY-6",
+                    json_pointer(path),
+                    f"expected each member name once per object, found {_clip(listed)} (a "
+                    "parser keeps one value silently: which one differs between parsers)",
+                    worker=_label(obj) if path else None,
+                )
+
+    yield from check(parsed, _DEFINED_TOP, [])
+    workers = parsed.get("workers") if isinstance(parsed, dict) else None
+    if isinstance(workers, list):
+        for i, w in enumerate(workers):
+            yield from check(w, _DEFINED_WORKER, ["workers", i])
+            if isinstance(w, dict):
+                yield from check(
+                    w.get("transport"), _DEFINED_TRANSPORT, ["workers", i, "transport"]
+                )
+
+
 def _exhaustive(parsed: object) -> tuple[list[Violation], Snapshot | None]:
+    if _depth(parsed) > MAX_DEPTH:
+        return [_too_deep()], None
     if detect_dialect(parsed) == "smg":
         return [_dialect_violation(parsed)], None
     schema_violations, bad = _schema_violations(parsed)
     violations = schema_violations + list(_semantic_violations(parsed, bad))
+    violations += _repeated_members(parsed)
     if violations:
         violations.sort(key=lambda v: _pointer_sort_key(v.pointer))
         return violations, None
@@ -307,7 +503,7 @@ def _validator() -> Any:
     # format "uint64" (instance_id) asserts an integer literal: 1.0 and 1e0 are integral numbers, but
     # a u64 written as a float is what WORKER-2 forbids (a parser may round it through binary64).
     formats = FormatChecker(formats=())
-    formats.checks("uint64")(lambda instance: not isinstance(instance, float | Decimal))
+    formats.checks("uint64")(lambda instance: not isinstance(instance, float | _Number))
     type_checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_integer)
     cls = validators.extend(Draft202012Validator, type_checker=type_checker)
     return cls(load_json(SCHEMA_NAME), format_checker=formats)
@@ -508,7 +704,7 @@ def _clip(text: str, limit: int = 120) -> str:
 def _render(value: Any, keyword: str) -> str:
     if value is None:
         return "null"
-    if isinstance(value, _Number):
+    if isinstance(value, _Number | _BigInt):
         return _clip(value.text)
     if isinstance(value, Decimal):
         return _clip(str(value))

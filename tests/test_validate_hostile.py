@@ -88,3 +88,141 @@ def test_float_instance_id_duplicates_an_integer_one() -> None:
     where = {(v.requirement, v.pointer) for v in both_paths(data)}
     assert where == {("WORKER-2", "/workers/0/instance_id"), ("LIST-2", "/workers/1"),
                      ("LIST-6", "/workers/1/admin_base_url")}  # fmt: skip
+
+
+# --- item 3: deep nesting is a BODY-1 violation on both paths, never a RecursionError --------------
+
+
+@pytest.mark.parametrize("depth", [129, 985, 1000, 5000])
+@pytest.mark.parametrize("where", ["unknown", "known"])
+def test_deep_nesting_is_body_1(depth: int, where: str) -> None:
+    nest = b"[" * depth + b"]" * depth
+    if where == "unknown":
+        data = raw(body(worker())).replace(b'"workers"', b'"x":' + nest + b',"workers"')
+    else:
+        data = raw(body(worker())).replace(b'["pause_generation","resume_generation"]', nest)
+    violations = both_paths(data)
+    assert [v.requirement for v in violations] == ["BODY-1"]
+    assert "nesting deeper than 128" in violations[0].message
+
+
+def test_nesting_up_to_the_limit_is_judged_as_usual() -> None:
+    nest = b"[" * 125 + b"]" * 125  # + the body, workers and the worker: 128 levels
+    data = raw(body(worker())).replace(b'"routes"', b'"x":' + nest + b',"routes"')
+    assert both_paths(data) == []
+    deeper = raw(body(worker())).replace(b'"routes"', b'"x":[' + nest + b'],"routes"')
+    assert ids(both_paths(deeper)) == {"BODY-1"}
+
+
+# --- items 5 and 17: UTF-8 only; no lone surrogate, encoded or escaped ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "offset"),
+    [
+        (
+            raw(body(worker(model="m"))).replace(b'"m"', b'"\xed\xa0\x80"'),
+            None,
+        ),  # encoded surrogate
+        (raw(body(worker(), x="m")).replace(b'"m"', b'"\xff"'), None),  # unknown member, not UTF-8
+        (raw(body(worker(model="m"))).replace(b'"m"', b'"\\ud800"'), None),  # escaped lone high
+        (raw(body(worker(), x="m")).replace(b'"m"', b'"a\\udc00"'), None),  # escaped lone low
+        (
+            raw(body(worker(), x="m")).replace(b'"m"', b'"\\ud800\\u0041"'),
+            None,
+        ),  # high, then no low
+    ],
+)
+def test_lone_surrogates_and_bad_utf8_are_body_1_with_the_offset(data: bytes, offset: None) -> None:
+    violations = both_paths(data)
+    assert [v.requirement for v in violations] == ["BODY-1"]
+    assert "offset" in violations[0].message
+    str(violations[0]).encode("utf-8")  # printable anywhere: no surrogate in the message
+
+
+def test_a_surrogate_pair_escape_is_fine() -> None:
+    data = raw(body(worker(model="m"), x="m")).replace(b'"m"', b'"\\ud83d\\ude00"')
+    assert both_paths(data) == []
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-8-sig"])
+def test_other_encodings_are_body_1(codec: str) -> None:
+    data = json.dumps(body(worker())).encode(codec)
+    violations = both_paths(data)
+    assert [v.requirement for v in violations] == ["BODY-1"]
+    assert "UTF-8" in violations[0].message
+
+
+def test_a_lone_surrogate_in_text_or_a_mapping_is_body_1() -> None:
+    assert ids(check_body(json.dumps(body(worker(model="\ud800")), ensure_ascii=False))) == {
+        "BODY-1"
+    }
+    assert ids(check_body(body(worker(), x="\udfff"))) == {"BODY-1"}
+    assert ids(check_body(body(worker(model="\ud800")))) == {"BODY-1"}
+
+
+# --- item 16: a member this document defines, repeated in one object, is BODY-6 ------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "pointer", "name"),
+    [
+        (b'{"protocol_version":2,' + raw(body())[1:], "", "protocol_version"),
+        (raw(body(worker())).replace(b'"workers":', b'"workers":[],"workers":'), "", "workers"),
+        (raw(body(worker())).replace(b'"instance_id":7', b'"instance_id":8,"instance_id":7'),
+         "/workers/0", "instance_id"),
+        (raw(body(worker())).replace(b'"world_size":4', b'"world_size":0,"world_size":4'),
+         "/workers/0", "world_size"),
+        (raw(body(worker())).replace(b'"admin_base_url":', b'"admin_base_url":"http://u:p@h/","admin_base_url":'),
+         "/workers/0", "admin_base_url"),
+        (raw(body(worker())).replace(b'{"tcp":', b'{"tcp":"a","tcp":'), "/workers/0/transport", "tcp"),
+    ],
+)  # fmt: skip
+def test_repeated_member_names_are_body_6(data: bytes, pointer: str, name: str) -> None:
+    violations = both_paths(data)
+    assert ("BODY-6", pointer) in {(v.requirement, v.pointer) for v in violations}
+    assert name in next(v.message for v in violations if v.requirement == "BODY-6")
+
+
+def test_repeated_names_inside_unknown_members_are_ignored_like_serde() -> None:
+    data = raw(body(worker(), x={"a": 1})).replace(b'{"a":1}', b'{"a":1,"a":2}')
+    assert both_paths(data) == []
+    unknown = raw(body(worker(x=1))).replace(b'"x":1', b'"x":1,"x":2')
+    assert both_paths(unknown) == []
+
+
+def test_an_escaped_name_is_the_same_name() -> None:
+    data = raw(body(worker())).replace(b'"instance_id":7', b'"instance_id":8,"instance\\u005fid":7')
+    assert "BODY-6" in ids(both_paths(data))
+
+
+# --- item 19: integers beyond Python's 4,300-digit limit are judged like any other -------------
+
+
+def test_a_huge_integer_in_an_unknown_member_is_ignored_on_both_paths() -> None:
+    data = raw(body(worker(), x=1)).replace(b'"x":1', b'"x":' + b"9" * 5000)
+    assert both_paths(data) == []
+
+
+def test_a_huge_integer_does_not_hide_a_real_violation() -> None:
+    data = raw(body(worker(world_size=0), x=1)).replace(b'"x":1', b'"x":' + b"9" * 5000)
+    assert ids(both_paths(data)) == {"WORKER-9"}
+    big = raw(body(worker())).replace(b'"instance_id":7', b'"instance_id":' + b"9" * 5000)
+    violations = both_paths(big)
+    assert ids(violations) == {"WORKER-2"}
+    assert all(len(v.message) < 400 for v in violations)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_cli_validate_refuses_a_lone_surrogate_without_crashing(
+    as_json: bool, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from prime_rl_dynamo.cli import main
+
+    path = tmp_path / "body.json"
+    path.write_bytes(raw(body(worker(model="m"))).replace(b'"m"', b'"\\udc80"'))
+    code = main(["validate", *(["--json"] if as_json else []), str(path)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "BODY-1" in out + err
+    (out + err).encode("utf-8")
