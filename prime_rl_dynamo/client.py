@@ -541,7 +541,9 @@ class DiscoveryClient:
     async def fetch(self, *, timeout: float | None = None) -> SnapshotLike:
         """One GET, validated; raises TransportError (retryable or not) or ProtocolError."""
         response = await self._get(self.request_timeout if timeout is None else timeout)
-        return self._classify(response)
+        # Off the event loop: a hostile body costs linear time, yet seconds of it at the size cap,
+        # and the caller's other tasks (and its deadline) must keep running meanwhile.
+        return await asyncio.to_thread(self._classify, response)
 
     async def snapshot(self, *, timeout: float | None = None) -> SnapshotLike:
         """One validated snapshot, retrying transport errors, 5xx and 429 until ``timeout``.

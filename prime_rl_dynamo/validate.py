@@ -486,7 +486,7 @@ def _dialect_violation(parsed: Any) -> Violation:
 
 @cache
 def _validator() -> Any:
-    from jsonschema import Draft202012Validator, FormatChecker, validators
+    from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 
     def is_integer(_checker: object, instance: object) -> bool:
         # JSON Schema: a number with a zero fractional part is an integer (1.0 included).
@@ -504,8 +504,18 @@ def _validator() -> Any:
     # a u64 written as a float is what WORKER-2 forbids (a parser may round it through binary64).
     formats = FormatChecker(formats=())
     formats.checks("uint64")(lambda instance: not isinstance(instance, float | _Number))
+
+    def unique_items(validator: Any, unique: Any, instance: Any, _schema: Any) -> Iterator[Any]:
+        # jsonschema compares unsortable items pairwise (quadratic); JSON equality keys are linear.
+        if unique and validator.is_type(instance, "array") and _repeated(instance):
+            yield ValidationError("has repeated items", validator="uniqueItems")
+
     type_checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_integer)
-    cls = validators.extend(Draft202012Validator, type_checker=type_checker)
+    cls = validators.extend(
+        Draft202012Validator,
+        validators={"uniqueItems": unique_items},
+        type_checker=type_checker,
+    )
     return cls(load_json(SCHEMA_NAME), format_checker=formats)
 
 
@@ -712,9 +722,38 @@ def _render(value: Any, keyword: str) -> str:
     if len(text) > 120:
         text = text[:117] + "..."
     if keyword == "uniqueItems" and isinstance(value, list):
-        dupes = sorted({json.dumps(v, default=str) for v in value if value.count(v) > 1})
-        return f"{text} (repeated: {', '.join(dupes)})"
+        dupes = _repeated(value)
+        shown = ", ".join(_clip(json.dumps(v, default=str), 60) for v in dupes[:5])
+        more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
+        return f"{text} (repeated: {shown}{more})"
     return text
+
+
+def _json_key(value: Any) -> Any:
+    """A hashable key equal for equal JSON values: 1, 1.0 and 1e0 alike, true unlike 1 (Python's
+    numeric hashes agree across int, float and Decimal). Depth is bounded by MAX_DEPTH."""
+    if isinstance(value, bool) or value is None:
+        return (0, value)
+    if isinstance(value, int | float | Decimal):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value)
+    if isinstance(value, list | tuple):
+        return (3, tuple(map(_json_key, value)))
+    if isinstance(value, Mapping):
+        return (4, frozenset((k, _json_key(v)) for k, v in value.items()))
+    return (5, id(value))
+
+
+def _repeated(items: list[Any]) -> list[Any]:
+    """The items that occur more than once (first occurrence each, in order); linear time."""
+    counts: dict[Any, int] = {}
+    first: dict[Any, Any] = {}
+    for item in items:
+        key = _json_key(item)
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, item)
+    return [first[k] for k, n in counts.items() if n > 1]
 
 
 def _pointer_sort_key(pointer: str) -> list[tuple[int, Any]]:

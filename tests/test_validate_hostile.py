@@ -226,3 +226,30 @@ def test_cli_validate_refuses_a_lone_surrogate_without_crashing(
     assert code == 1
     assert "BODY-1" in out + err
     (out + err).encode("utf-8")
+
+
+# --- item 7: hostile routes cost linear time, and every message stays short ----------------------
+
+
+@pytest.mark.parametrize(
+    "routes",
+    [
+        [{"a": i % 1000} for i in range(4000)],  # unhashable and unsortable: pairwise in jsonschema
+        [[i % 500, {"b": None}] for i in range(4000)],
+        ["x" * 50] * 3000,  # one long string repeated
+    ],
+    ids=["objects", "arrays", "strings"],
+)
+def test_hostile_routes_give_short_messages(routes: list[Any]) -> None:
+    violations = both_paths(raw(body(worker(routes=routes))))
+    assert "WORKER-5" in ids(violations)
+    assert all(len(v.message) <= 500 for v in violations), max(len(v.message) for v in violations)
+    unique = [v for v in violations if "repeated" in v.message]
+    assert len(unique) == 1 and unique[0].pointer == "/workers/0/routes"
+
+
+def test_repeated_routes_are_named_with_json_equality() -> None:
+    violations = check_body(body(worker(routes=[{"a": 1}, {"a": 1.0}, {"a": True}, [1], [True]])))
+    unique = next(v for v in violations if "repeated" in v.message)
+    assert '{"a": 1}' in unique.message  # 1 and 1.0 are equal JSON numbers
+    assert "true" not in unique.message.split("repeated")[1]  # true is not 1
