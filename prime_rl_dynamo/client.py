@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import httpx
 
 from prime_rl_dynamo._http import tls_context
+from prime_rl_dynamo._urls import admin_key, host_problem
 from prime_rl_dynamo.errors import (
     ConfigError,
     NotReadyError,
@@ -119,6 +120,9 @@ def normalize_discovery_url(url: str) -> str:
             f"discovery URL {text!r} must start with http:// or https:// (found scheme "
             f"{parsed.scheme or 'none'!r}); for example http://frontend:8001"
         )
+    problem = host_problem(parsed.raw_host.decode("ascii", "replace"))
+    if problem is not None:  # reading parsed.host would raise idna.IDNAError
+        raise ConfigError(f"discovery URL {text!r} has an unusable host: {problem}")
     if not parsed.host:
         raise ConfigError(f"discovery URL {text!r} has no host")
     if parsed.query or "?" in text:
@@ -135,7 +139,9 @@ def normalize_discovery_url(url: str) -> str:
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     default = {"http": 80, "https": 443}.get(url.scheme)
-    return (url.scheme, url.host.lower(), url.port or default)
+    # raw_host (the A-label form) never raises, where url.host decodes punycode and may
+    host = url.raw_host.decode("ascii", "replace").lower()
+    return (url.scheme, host, url.port or default)
 
 
 def _retry_after(value: str | None, now: float) -> float | None:
@@ -257,15 +263,6 @@ def _matches(worker: WorkerLike, model: str | None, components: Collection[str] 
     return model is None or worker.model is None or worker.model == model
 
 
-def _norm_admin(url: str) -> str:
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
-        return url
-    scheme, host, port = _origin(parsed)
-    return f"{scheme}://{host}:{port}{parsed.path.rstrip('/')}"
-
-
 def assess_snapshot(
     snapshot: SnapshotLike,
     *,
@@ -293,7 +290,8 @@ def assess_snapshot(
     admins: dict[str, list[str]] = {}
     for w in matching:
         if w.admin_base_url is not None:
-            admins.setdefault(_norm_admin(w.admin_base_url), []).append(w.label)
+            # The validator's comparison (SPEC LIST-6): the endpoint the admin pool calls.
+            admins.setdefault(admin_key(w.admin_base_url), []).append(w.label)
     for url, labels in admins.items():
         if len(labels) > 1:
             violations.append(
@@ -457,15 +455,25 @@ class DiscoveryClient:
                     requirement="POLL-1",
                     url=str(url),
                 ) from exc
+            except UnicodeError as exc:  # httpx reads a redirect's Location host even unfollowed
+                raise TransportError(
+                    f"POLL-4: {url} redirects to a Location whose host is not valid punycode "
+                    f"({exc}); not followed",
+                    requirement="POLL-4",
+                    url=str(url),
+                    retryable=False,
+                ) from None
             try:
                 if response.status_code in _REDIRECTS and "location" in response.headers:
                     try:
                         target = url.join(response.headers["location"])
                     except httpx.InvalidURL:
                         target = httpx.URL("invalid://redirect")
-                    if _origin(target) != _origin(url) or target.userinfo:
+                    unusable = host_problem(target.raw_host.decode("ascii", "replace"))
+                    if _origin(target) != _origin(url) or target.userinfo or unusable:
                         raise TransportError(
-                            f"POLL-4: {url} redirects to another origin ({target.scheme}://{target.host}"
+                            f"POLL-4: {url} redirects to another origin ({target.scheme}://"
+                            f"{_origin(target)[1]}"
                             f"{':' + str(target.port) if target.port else ''}); not followed",
                             requirement="POLL-4",
                             url=str(url),

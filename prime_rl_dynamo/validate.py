@@ -21,6 +21,7 @@ import msgspec
 
 from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
 from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo._urls import admin_key, url_host_problem
 from prime_rl_dynamo.errors import DialectError, ProtocolError, Violation
 
 __all__ = [
@@ -86,6 +87,12 @@ if set(PATTERNS) != _FAST_PATTERNS:  # a new pattern in the schema must not be s
     )
 _SYSTEM_URL = re.compile(PATTERNS["Worker.system_url"]).search
 _ADMIN_BASE_URL = re.compile(PATTERNS["Worker.admin_base_url"]).search
+# An admin URL already in the form LIST-6 compares (lower case, explicit port, no %, no trailing
+# slash, no punycode or IPv6): Dynamo writes these, and for them the string is the key.
+_CANONICAL_ADMIN = re.compile(
+    r"https?://(?!xn--)[a-z0-9_-]+(?:\.(?!xn--)[a-z0-9_-]+)*:[1-9][0-9]{0,4}"
+    r"(?:/[\x21-\x24\x26-\x7e]*[\x21-\x24\x26-\x2e\x30-\x7e])?\Z"
+).match
 
 # Keys only the SMG gateway's /v1/rl/workers shape carries (research/dynamo.md section 7).
 _SMG_TOP_KEYS = frozenset({"total"})
@@ -247,9 +254,13 @@ def _fast_rules_hold(snapshot: Snapshot) -> int | None:
         return None
     if len(set(admins)) != len(admins):
         return None
-    if all(map(_ADMIN_BASE_URL, admins)) and all(map(_SYSTEM_URL, systems)):
-        return strings + 2 * (len(admins) + len(systems))
-    return None
+    if not (all(map(_ADMIN_BASE_URL, admins)) and all(map(_SYSTEM_URL, systems))):
+        return None
+    if not all(map(_CANONICAL_ADMIN, admins)) and (
+        any(map(url_host_problem, admins)) or len(set(map(admin_key, admins))) != len(admins)
+    ):
+        return None
+    return strings + 2 * (len(admins) + len(systems))
 
 
 # --------------------------------------------------------------------------------------------
@@ -567,7 +578,7 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
         return isinstance(value, kind) and not isinstance(value, bool)
 
     first_seen: dict[tuple[Any, ...], int] = {}
-    admin_seen: dict[str, int] = {}
+    admin_seen: dict[str, tuple[int, str]] = {}
     previous: tuple[int, tuple[Any, ...]] | None = None
     for i, w in enumerate(workers):
         if not isinstance(w, Mapping):
@@ -632,17 +643,30 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
                 previous = (i, key)
         admin: Any = w.get("admin_base_url")
         if good(i, w, "admin_base_url", str):
-            if admin in admin_seen:
-                j = admin_seen[admin]
+            pointer = json_pointer(["workers", i, "admin_base_url"])
+            problem = url_host_problem(admin)
+            endpoint = admin_key(admin)
+            if problem is not None:
+                yield Violation(
+                    "WORKER-8",
+                    pointer,
+                    f"expected an admin_base_url the admin pool can use, found {_clip(admin)!r}: "
+                    f"{_clip(problem)}",
+                    worker=label,
+                )
+            elif endpoint in admin_seen:
+                j, other = admin_seen[endpoint]
+                same = "" if other == admin else f" as {_clip(other)!r}"
                 yield Violation(
                     "LIST-6",
-                    json_pointer(["workers", i, "admin_base_url"]),
-                    f"expected an admin_base_url no other worker advertises, found {admin!r}, "
-                    f"also advertised by {_label(workers[j])} (/workers/{j})",
+                    pointer,
+                    f"expected an admin_base_url no other worker advertises, found {_clip(admin)!r}, "
+                    f"the same endpoint ({_clip(endpoint)}){same} advertised by {_label(workers[j])} "
+                    f"(/workers/{j})",
                     worker=label,
                 )
             else:
-                admin_seen[admin] = i
+                admin_seen[endpoint] = (i, admin)
 
 
 def _to_snapshot(parsed: Any) -> Snapshot:

@@ -253,3 +253,60 @@ def test_repeated_routes_are_named_with_json_equality() -> None:
     unique = next(v for v in violations if "repeated" in v.message)
     assert '{"a": 1}' in unique.message  # 1 and 1.0 are equal JSON numbers
     assert "true" not in unique.message.split("repeated")[1]  # true is not 1
+
+
+# --- items 20 and 2: WORKER-8 means a URL the pool can use; LIST-6 compares what the pool calls ---
+
+UNUSABLE_ADMIN_URLS = [
+    "http://h:abc/", "http://h:8000:9000/", "http://[::1/", "http://999.1.1.1/", "http://1.2/",
+    "http://h:0/", "http://h:65536/", "http://h:08000/", "http://[zz::1]/", "http://[:::::]/", "http://a..b/",
+    "http://xn--/", "http://xn--a/", "http://xn--zz-/", "http://ok.xn--/", "HTTP://XN--/",
+]  # fmt: skip
+USABLE_ADMIN_URLS = [
+    "http://h", "https://h:1/", "http://10.0.0.5:8000/admin", "http://[::1]:9000",
+    "http://[2001:db8::1]/x", "http://h.example./",
+    "http://xn--bcher-kva.example:8000/", "http://my_host-1:65535/a/b", "HTTP://H.EXAMPLE",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("url", UNUSABLE_ADMIN_URLS)
+def test_unusable_admin_urls_break_worker_8(url: str) -> None:
+    violations = both_paths(raw(body(worker(admin_base_url=url))))
+    assert [(v.requirement, v.pointer) for v in violations] == [
+        ("WORKER-8", "/workers/0/admin_base_url")
+    ]
+
+
+@pytest.mark.parametrize("url", USABLE_ADMIN_URLS)
+def test_usable_admin_urls_are_accepted_and_the_pool_takes_them(url: str) -> None:
+    from prime_rl_dynamo.admin import AdminPool
+
+    assert both_paths(raw(body(worker(admin_base_url=url)))) == []
+    AdminPool.check_url(url)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("http://h:8000/a", "http://H:8000/a"),
+        ("http://h/a", "http://h:80/a"),
+        ("https://h/a", "https://h:443/a/"),
+        ("http://h:8000/a", "http://h:8000/%61"),
+        ("http://h:8000/", "http://h:8000"),
+        ("http://h:8000/a", "HTTP://h:8000/a//"),
+        ("http://[::1]:1/", "http://[0:0::1]:1"),
+        ("http://h.:1", "http://h:1"),
+    ],
+)
+def test_list_6_compares_the_url_the_pool_calls(first: str, second: str) -> None:
+    two = body(worker(admin_base_url=first), worker(instance_id=8, admin_base_url=second))
+    assert [(v.requirement, v.pointer) for v in both_paths(raw(two))] == [
+        ("LIST-6", "/workers/1/admin_base_url")
+    ]
+
+
+def test_list_6_keeps_different_endpoints_apart() -> None:
+    urls = ["http://h:8000/a", "http://h:8001/a", "https://h:8000/a", "http://h:8000/A",
+            "http://h:8000/a/b", "http://g:8000/a", "http://h:8000/%2F"]  # fmt: skip
+    workers = [worker(instance_id=i, admin_base_url=u) for i, u in enumerate(urls)]
+    assert both_paths(raw(body(*workers))) == []
