@@ -161,17 +161,26 @@ def _retry_after(value: str | None, now: float) -> float | None:
 
 
 class _BoundedDecoder:
-    """Content decoding that never produces more than asked for, so a gzip bomb hits the cap."""
+    """Content decoding that never produces more than asked for, so a gzip bomb hits the cap.
+
+    gzip per RFC 1952: a body is one or more members, each whole (its CRC-32 and ISIZE checked);
+    a body cut short, a bad trailer or bytes after the last member are one error, a retried
+    POLL-1 failure (what a broken transfer looks like). ``deflate`` is RFC 1950 zlib, alike.
+    """
 
     def __init__(self, encoding: str, url: str) -> None:
         encoding = encoding.strip().lower()
+        self._url = url
+        self._name = encoding
+        self._wbits = 0
         self._zlib: Any = None
+        self._fed = False  # the current member has received bytes
         if encoding in ("", "identity"):
             pass
         elif encoding in ("gzip", "x-gzip"):
-            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            self._wbits = 16 + zlib.MAX_WBITS
         elif encoding == "deflate":
-            self._zlib = zlib.decompressobj(zlib.MAX_WBITS)
+            self._wbits = zlib.MAX_WBITS
         else:
             raise TransportError(
                 f"POLL-3: {url} answered with Content-Encoding {encoding!r}, which this client does "
@@ -180,6 +189,17 @@ class _BoundedDecoder:
                 url=url,
                 retryable=False,
             )
+        if self._wbits:
+            self._zlib = zlib.decompressobj(self._wbits)
+
+    def _broken(self, detail: str) -> TransportError:
+        return TransportError(
+            f"POLL-1: the {self._name} body from {self._url} did not arrive intact ({detail}); "
+            "retried as a broken transfer",
+            requirement="POLL-1",
+            url=self._url,
+            retryable=True,
+        )
 
     def feed(self, chunk: bytes, room: int) -> bytes:
         """Decode ``chunk``, stopping once ``room`` bytes are out (the caller then refuses)."""
@@ -188,13 +208,32 @@ class _BoundedDecoder:
         out = bytearray()
         data = chunk
         try:
-            while True:
+            while data and len(out) < room:
+                if self._zlib.eof:  # a member ended: what follows must be another whole member
+                    if self._wbits == zlib.MAX_WBITS or not data.startswith(
+                        b"\x1f\x8b"[: len(data)]
+                    ):
+                        raise self._broken(
+                            f"{len(data)}+ bytes after the end of the compressed data"
+                        )
+                    self._zlib = zlib.decompressobj(self._wbits)
+                self._fed = True
                 out += self._zlib.decompress(data, max(1, room - len(out)))
-                data = self._zlib.unconsumed_tail
-                if not data or len(out) >= room:
-                    return bytes(out)
+                data = self._zlib.unused_data if self._zlib.eof else self._zlib.unconsumed_tail
         except zlib.error as exc:
-            raise TransportError(f"corrupt compressed body: {exc}", retryable=True) from None
+            text = str(exc)
+            detail = (
+                "a CRC-32 that does not match" if "data check" in text
+                else "an ISIZE that does not match the length" if "length check" in text
+                else text
+            )  # fmt: skip
+            raise self._broken(detail) from None
+        return bytes(out)
+
+    def finish(self) -> None:
+        """Refuse a body whose last member is incomplete (no trailer, or cut anywhere)."""
+        if self._zlib is not None and self._fed and not self._zlib.eof:
+            raise self._broken("cut short: the compressed data or its trailer is missing")
 
 
 async def _raw_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -539,6 +578,7 @@ class DiscoveryClient:
                 raise too_big(
                     f"more than {cap} bytes {'decoded' if encoding != 'identity' else 'received'}"
                 )
+        decoder.finish()
         return bytes(out)
 
     def _validate(self, body: bytes) -> SnapshotLike:

@@ -5,6 +5,7 @@ decoded per RFC 1952."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import threading
 from typing import Any
@@ -136,3 +137,76 @@ def test_client_and_validator_agree_on_list_6(first: str, second: str, same: boo
             assess_snapshot(snapshot, inference_world_size=None)
     else:
         assess_snapshot(snapshot, inference_world_size=None)
+
+
+# --- item 22: gzip per RFC 1952: every member whole, nothing after the last ------------------------
+
+
+def _fetch_gzip(payload: bytes) -> Any:
+    from _client_support import ScriptedServer
+
+    with ScriptedServer() as server:
+        headers = {"content-type": "application/json", "content-encoding": "gzip"}
+        server.script("GET", "/v1/rl/workers", (200, headers, payload))
+
+        async def go() -> Any:
+            async with DiscoveryClient(server.url, inference_world_size=None) as c:
+                return await c.fetch()
+
+        return asyncio.run(go())
+
+
+GZ = gzip.compress(BODY, mtime=0)
+
+
+def test_multi_member_gzip_is_one_body() -> None:
+    half = len(BODY) // 2
+    members = gzip.compress(BODY[:half], mtime=0) + gzip.compress(BODY[half:], mtime=0)
+    assert len(_fetch_gzip(members).workers) == 1
+
+
+def test_a_whole_gzip_body_is_decoded() -> None:
+    assert len(_fetch_gzip(GZ).workers) == 1
+
+
+def _corrupt_crc(data: bytes) -> bytes:
+    crc = int.from_bytes(data[-8:-4], "little") ^ 1
+    return data[:-8] + crc.to_bytes(4, "little") + data[-4:]
+
+
+@pytest.mark.parametrize(
+    ("payload", "needle"),
+    [
+        (GZ[:-8], "cut short"),  # no CRC-32 and ISIZE trailer
+        (GZ[:-4], "cut short"),  # no ISIZE
+        (GZ[: len(GZ) // 2], "cut short"),  # a stream cut in half
+        (_corrupt_crc(GZ), "CRC"),
+        (GZ[:-4] + (len(BODY) + 1).to_bytes(4, "little"), "length"),
+        (GZ + b"junk", "after"),
+        (GZ + b"\x00\x00", "after"),
+        (GZ + GZ[:10], "cut short"),  # a second member cut in its header
+    ],
+    ids=["no-trailer", "no-isize", "half", "crc", "isize", "junk", "zeros", "second-cut"],
+)
+def test_every_broken_gzip_body_is_one_retried_poll_1_error(payload: bytes, needle: str) -> None:
+    with pytest.raises(TransportError) as caught:
+        _fetch_gzip(payload)
+    error = caught.value
+    assert (error.requirement, error.retryable) == ("POLL-1", True)
+    assert needle in str(error) and "gzip" in str(error)
+
+
+def test_deflate_follows_the_same_rule() -> None:
+    import zlib
+
+    from prime_rl_dynamo.client import _BoundedDecoder
+
+    whole = zlib.compress(BODY)
+    decoder = _BoundedDecoder("deflate", "http://h/")
+    assert decoder.feed(whole[:7], 10**6) + decoder.feed(whole[7:], 10**6) == BODY
+    decoder.finish()
+    for broken in (whole[:-2], whole + b"x"):
+        decoder = _BoundedDecoder("deflate", "http://h/")
+        with pytest.raises(TransportError, match="did not arrive intact"):
+            decoder.feed(broken, 10**6)
+            decoder.finish()
