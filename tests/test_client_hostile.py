@@ -210,3 +210,25 @@ def test_deflate_follows_the_same_rule() -> None:
         with pytest.raises(TransportError, match="did not arrive intact"):
             decoder.feed(broken, 10**6)
             decoder.finish()
+
+
+def test_the_content_encoding_vectors_hold() -> None:
+    import base64
+
+    from prime_rl_dynamo._resources import load_json
+    from prime_rl_dynamo.client import _BoundedDecoder
+
+    cases = load_json("vectors/content-encoding.v1.json")["cases"]
+    assert {c["decoded"] is None for c in cases} == {True, False}
+    for case in cases:
+        data = base64.b64decode(case["raw"])
+        decoder = _BoundedDecoder(case["content_encoding"], "http://h/")
+        if case["decoded"] is None:
+            with pytest.raises(TransportError) as caught:
+                out = b"".join(decoder.feed(data[i : i + 5], 10**6) for i in range(0, len(data), 5))
+                decoder.finish()
+            assert (caught.value.requirement, caught.value.retryable) == ("POLL-1", True)
+        else:
+            out = b"".join(decoder.feed(data[i : i + 5], 10**6) for i in range(0, len(data), 5))
+            decoder.finish()
+            assert out == base64.b64decode(case["decoded"]), case["description"]
