@@ -305,3 +305,19 @@ def test_list_6_keeps_different_endpoints_apart() -> None:
             "http://h:8000/a/b", "http://g:8000/a", "http://h:8000/%2F"]  # fmt: skip
     workers = [worker(instance_id=i, admin_base_url=u) for i, u in enumerate(urls)]
     assert both_paths(raw(body(*workers))) == []
+
+
+def test_the_suite_reads_a_too_deep_listing_and_leaves_it_to_body_1() -> None:
+    import httpx
+
+    from conformance._http import request
+
+    deep = raw(body(worker())).replace(
+        b'"workers"', b'"x":' + b"[" * 1200 + b"]" * 1200 + b',"workers"'
+    )
+    client = httpx.Client(
+        transport=httpx.MockTransport(lambda r: httpx.Response(200, content=deep))
+    )
+    reply = request(client, "GET", "http://127.0.0.1:1/v1/rl/workers")
+    assert reply.parse_error is None  # JSON text after all: not an HTTP-1 failure
+    assert ids(check_body(reply.content)) == {"BODY-1"}
