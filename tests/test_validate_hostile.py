@@ -208,15 +208,18 @@ def test_a_huge_integer_does_not_hide_a_real_violation() -> None:
     assert all(len(v.message) < 400 for v in violations)
 
 
-@pytest.mark.parametrize("as_json", [False, True])
-def test_cli_validate_refuses_a_lone_surrogate_without_crashing(
-    as_json: bool, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    "argv",
+    [["validate"], ["validate", "--json"], ["plan", "-W", "4"], ["plan", "-W", "4", "--json"]],
+)
+def test_cli_refuses_a_lone_surrogate_without_crashing(
+    argv: list[str], tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from prime_rl_dynamo.cli import main
 
     path = tmp_path / "body.json"
     path.write_bytes(raw(body(worker(model="m"))).replace(b'"m"', b'"\\udc80"'))
-    code = main(["validate", *(["--json"] if as_json else []), str(path)])
+    code = main([*argv, str(path)])
     out, err = capsys.readouterr()
     assert code == 1
     assert "BODY-1" in out + err
