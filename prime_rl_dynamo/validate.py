@@ -4,6 +4,9 @@ A fast path decodes straight into the generated msgspec models and checks the re
 anything it does not accept goes to the exhaustive path (jsonschema on the bundled schema, mapping
 each error to the ``x-requirement`` of its subschema, plus the semantic checks), which lists EVERY
 violation with its requirement ID, JSON pointer, worker label and an expected/found message.
+Both judge the text the same way first (``_parse``): UTF-8 only, no lone surrogate, nesting at most
+MAX_DEPTH, numbers of any length, no repeated member this document defines (BODY-6). Hostile bodies
+cost time linear in their size, and every message quotes at most a clipped excerpt.
 """
 
 from __future__ import annotations
