@@ -36,7 +36,7 @@ class RepeatedMember(dict[str, Any]):
         super().__init__(members)
         self._first = (name, first)
 
-    def items(self) -> Any:  # type: ignore[override]
+    def items(self) -> Any:
         return [self._first, *super().items()]
 
 
