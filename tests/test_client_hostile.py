@@ -232,3 +232,16 @@ def test_the_content_encoding_vectors_hold() -> None:
             out = b"".join(decoder.feed(data[i : i + 5], 10**6) for i in range(0, len(data), 5))
             decoder.finish()
             assert out == base64.b64decode(case["decoded"]), case["description"]
+
+
+@pytest.mark.parametrize("host", BAD_PUNYCODE)
+def test_a_listed_admin_url_with_bad_punycode_is_worker_8_from_wait_ready(host: str) -> None:
+    listing = BODY.replace(b"http://127.0.0.1:9203", f"http://{host}:9203".encode())
+
+    async def go() -> None:
+        async with client(lambda r: httpx.Response(200, content=listing), timeout=5) as c:
+            await c.wait_ready()
+
+    with pytest.raises(ProtocolError) as caught:
+        asyncio.run(go())
+    assert [v.requirement for v in caught.value.violations] == ["WORKER-8"]
