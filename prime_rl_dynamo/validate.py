@@ -43,6 +43,8 @@ _U64_MAX = 2**64 - 1
 
 #: Deepest nesting of arrays and objects a body may have (the body object is level 1): BODY-1.
 MAX_DEPTH = 128
+# Item errors of one routes array reported one by one; the rest are counted in the last message.
+_ITEM_ERRORS = 20
 # Python's int() refuses longer digit strings (CVE-2020-10735); such integers stay Decimal.
 _INT_DIGITS = 4000
 
@@ -534,10 +536,27 @@ def _validator() -> Any:
         if unique and validator.is_type(instance, "array") and _repeated(instance):
             yield ValidationError("has repeated items", validator="uniqueItems")
 
+    every_item = Draft202012Validator.VALIDATORS["items"]
+
+    def items(validator: Any, item_schema: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        # Every item error of routes is WORKER-5: after _ITEM_ERRORS of them the rest are counted
+        # (cheaply) into the last message instead of costing one jsonschema error each.
+        errors = every_item(validator, item_schema, instance, schema)
+        if schema.get("x-requirement") != "WORKER-5":
+            yield from errors
+            return
+        for n, error in enumerate(errors):
+            if n == _ITEM_ERRORS:
+                rest = instance[error.path[0] + 1 :] if error.path else []
+                error.more_items = sum(1 for r in rest if not isinstance(r, str) or not r)
+                yield error
+                return
+            yield error
+
     type_checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_integer)
     cls = validators.extend(
         Draft202012Validator,
-        validators={"uniqueItems": unique_items},
+        validators={"uniqueItems": unique_items, "items": items},
         type_checker=type_checker,
     )
     return cls(load_json(SCHEMA_NAME), format_checker=formats)
@@ -561,9 +580,10 @@ def _schema_violations(parsed: object) -> tuple[list[Violation], set[tuple[int, 
                 for p in missing
             ]
         else:
-            items = [
-                (path, f"expected {description}, found {_render(error.instance, error.validator)}")
-            ]
+            found = _render(error.instance, error.validator)
+            more = getattr(error, "more_items", 0)
+            found += f" (and {more} more such items after it, not listed)" if more else ""
+            items = [(path, f"expected {description}, found {found}")]
         for where, message in items:
             pointer = json_pointer(where)
             if (requirement, pointer) in seen:

@@ -332,3 +332,12 @@ def test_an_admin_url_holding_a_newline_is_not_two_canonical_urls() -> None:
     assert ids(both_paths(raw(body(worker(admin_base_url="http://10.0.0.1:1/a\n"))))) == {
         "WORKER-8"
     }
+
+
+def test_bad_route_items_are_listed_up_to_twenty_then_counted() -> None:
+    violations = both_paths(raw(body(worker(routes=[{"a": i} for i in range(100)]))))
+    items = [v for v in violations if v.pointer.startswith("/workers/0/routes/")]
+    assert len(items) == 21
+    assert items[-1].pointer == "/workers/0/routes/20"
+    assert "and 79 more such items after it" in items[-1].message
+    assert {v.requirement for v in violations} == {"WORKER-5"}
