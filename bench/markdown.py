@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.table import discovery_rows, fmt_ratio, validation_rows
+from bench.table import discovery_rows, fmt_ratio, hostile_rows, validation_rows
 
 __all__ = ["render_markdown"]
 
@@ -37,6 +37,10 @@ def _validation(section: dict[str, Any]) -> list[str]:
     ]
     out += _table(ratios_header, ratios_rows)
     out += ["", *[f"- {line}" for line in section.get("verdicts", [])]]
+    hostile_header, hostile = hostile_rows(section)
+    if hostile:
+        out += ["", "The worst hostile body next to the valid body of its size (check_body):", ""]
+        out += _table(hostile_header, hostile)
     return out
 
 

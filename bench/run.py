@@ -78,7 +78,10 @@ def full_config() -> BenchConfig:
     return BenchConfig(
         mode="full",
         validation=ValidationConfig(
-            repetitions=11, large_repetitions=5, jsonschema_max_workers=8192
+            repetitions=11,
+            large_repetitions=5,
+            jsonschema_max_workers=8192,
+            hostile_sizes=(1024, 8192),
         ),
         discovery=DiscoveryConfig(),
         suite=SuiteConfig(repetitions=3),
@@ -91,7 +94,9 @@ def quick_config() -> BenchConfig:
     return BenchConfig(
         mode="quick",
         # Pure-Python jsonschema is left out: even the 1-worker body costs seconds per sample.
-        validation=ValidationConfig(repetitions=5, large_repetitions=5, jsonschema_max_workers=0),
+        validation=ValidationConfig(
+            repetitions=5, large_repetitions=5, jsonschema_max_workers=0, hostile_sizes=(1024,)
+        ),
         discovery=DiscoveryConfig(sizes=(1, 8, 64), requests=30, ready_repetitions=3, warmup=2),
         # The default run takes minutes; --quick times its frontend and workers profiles only.
         suite=SuiteConfig(

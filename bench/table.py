@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["discovery_rows", "fmt_ms", "fmt_ratio", "render_tables", "validation_rows"]
+__all__ = [
+    "discovery_rows",
+    "fmt_ms",
+    "fmt_ratio",
+    "hostile_rows",
+    "render_tables",
+    "validation_rows",
+]
 
 
 def fmt_ms(summary: dict[str, Any] | None, key: str = "median", *, spread: bool = True) -> str:
@@ -65,6 +72,27 @@ def validation_rows(
     return ["workers", *contenders], times, ratio_header, ratios
 
 
+def hostile_rows(section: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the hostile-body table: per size, the valid body, then the worst."""
+    header = ["workers", "body", "bytes", "ms", "us/byte", "per byte vs valid"]
+    rows = []
+    for entry in section.get("hostile", []):
+        for name in ("valid", entry["worst"]):
+            row = entry["bodies"][name]
+            label = name if name == "valid" else f"worst hostile: {name}"
+            rows.append(
+                [
+                    f"{entry['workers']:,}",
+                    label,
+                    f"{row['bytes']:,}",
+                    _num(row["seconds"]["median"] * 1e3),
+                    f"{row['us_per_byte']:.3f}",
+                    f"{row['per_byte_over_valid']:.1f}x",
+                ]
+            )
+    return header, rows
+
+
 def _validation_tables(section: dict[str, Any]) -> list[Any]:
     from rich.markup import escape
     from rich.table import Table
@@ -76,15 +104,17 @@ def _validation_tables(section: dict[str, Any]) -> list[Any]:
             f"Validation: {section.get('validator')} / other, median [min-max of paired reps]"
         )
     )
-    for table, header, rows in (
-        (times, times_header, times_rows),
-        (ratios, ratios_header, ratios_rows),
-    ):
+    tables = [(times, times_header, times_rows), (ratios, ratios_header, ratios_rows)]
+    hostile_header, hostile = hostile_rows(section)
+    if hostile:
+        title = escape("Validation: the worst hostile body next to the valid body of its size")
+        tables.append((Table(title=title), hostile_header, hostile))
+    for table, header, rows in tables:
         for column in header:
             table.add_column(column, justify="right")
         for row in rows:
             table.add_row(*row)
-    return [times, ratios]
+    return [t[0] for t in tables]
 
 
 def discovery_rows(

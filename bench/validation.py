@@ -21,9 +21,12 @@ from bench.stats import interleaved, paired_ratio, summarize
 __all__ = [
     "CRITERIA",
     "contenders",
+    "format_hostile",
+    "hostile_bodies",
     "main",
     "make_body",
     "measure",
+    "measure_hostile",
     "pydantic_parser",
 ]
 
@@ -68,6 +71,113 @@ def make_body(workers: int, *, seed: int = 0) -> bytes:
     entries.sort(key=lambda w: (w["namespace"], w["component"], w["endpoint"], w["instance_id"]))
     body = {"protocol_version": 1, "namespace": "dynamo", "workers": entries}
     return json.dumps(body, separators=(",", ":")).encode()
+
+
+def hostile_bodies(workers: int) -> dict[str, bytes]:
+    """Hostile bodies of about the size of ``make_body(workers)``, one per costly shape (issue 12).
+
+    Each drives the validator down its slowest road: the exhaustive path over the whole listing
+    (one defect, or one per worker), jsonschema's uniqueItems on unhashable items, the parse check
+    of unknown members (repeated names, nesting just inside the limit, huge integers).
+    """
+    valid = make_body(workers)
+    size = len(valid)
+    doc = json.loads(valid)
+    out: dict[str, bytes] = {}
+
+    last = json.loads(valid)
+    if last["workers"]:
+        last["workers"][-1]["world_size"] = 0
+    out["one defect, last worker"] = json.dumps(last, separators=(",", ":")).encode()
+
+    every = json.loads(valid)
+    for w in every["workers"]:
+        w["world_size"] = 0
+        w["routes"] = w["routes"][::-1]
+    out["two defects per worker"] = json.dumps(every, separators=(",", ":")).encode()
+
+    n = max(2, size // 12)  # {"a":12345}, is ~12 bytes
+    first = doc["workers"][0] if doc["workers"] else {}
+    routes = {**first, "routes": [{"a": i % (n // 2)} for i in range(n)]}
+    out["object routes, repeated"] = json.dumps(
+        {**doc, "workers": [routes]}, separators=(",", ":")
+    ).encode()
+
+    unknown = json.loads(valid)
+    for w in unknown["workers"]:
+        w["x"] = {"a": 1}
+    text = json.dumps(unknown, separators=(",", ":")).encode()
+    out["repeated unknown names"] = text.replace(b'"x":{"a":1}', b'"x":{"a":1,"a":2}')
+
+    per = max(1, size // max(1, 260 * max(1, workers)))
+    nested = json.loads(valid)
+    for w in nested["workers"]:
+        w["x"] = 0
+    text = json.dumps(nested, separators=(",", ":")).encode()
+    out["nesting 128 deep"] = text.replace(b'"x":0', b'"x":' + (b"[" * 125 + b"]" * 125) * per)
+
+    digits = max(5000, size // 2)
+    out["one huge integer"] = valid[:-1] + b',"x":' + b"9" * digits + b"}"
+    return out
+
+
+def measure_hostile(
+    sizes: Sequence[int] = (64, 1024),
+    repetitions: int = 5,
+    *,
+    on_progress: Callable[[str], None] | None = None,
+    cpu_time: bool = False,
+) -> list[dict[str, Any]]:
+    """check_body on every hostile body next to the valid body of that size, interleaved.
+
+    Per size: the valid body's time, each hostile body's time and bytes, its cost per byte over
+    the valid body's (1.0: as cheap per byte), and which one is the worst. The per-byte cost of
+    the worst staying flat from size to size is what "linear time" means.
+    """
+    from prime_rl_dynamo.validate import check_body
+
+    clock = time.thread_time if cpu_time else time.perf_counter
+    out = []
+    for n in sizes:
+        valid = make_body(n)
+        bodies = {"valid": valid, **hostile_bodies(n)}
+        assert check_body(valid) == []
+        if on_progress:
+            on_progress(f"hostile bodies next to {n} workers ({len(valid):,} bytes)")
+        calls = {name: (lambda b=body: check_body(b)) for name, body in bodies.items()}
+        samples = interleaved(calls, repetitions, clock=clock)
+        valid_s = summarize(samples["valid"])["median"]
+        rows = {}
+        for name, body in bodies.items():
+            seconds = summarize(samples[name])
+            rows[name] = {
+                "bytes": len(body),
+                "seconds": seconds,
+                "us_per_byte": seconds["median"] / len(body) * 1e6,
+                "per_byte_over_valid": (seconds["median"] / len(body)) / (valid_s / len(valid)),
+            }
+        worst = max((k for k in rows if k != "valid"), key=lambda k: rows[k]["us_per_byte"])
+        out.append({"workers": n, "bytes": len(valid), "bodies": rows, "worst": worst})
+    return out
+
+
+def format_hostile(entries: Sequence[dict[str, Any]]) -> str:
+    """Per size: the worst hostile body next to the valid one, then every hostile shape."""
+    lines = ["\nHostile bodies (check_body), next to the valid body of about the same size:"]
+    for entry in entries:
+        valid, worst = entry["bodies"]["valid"], entry["bodies"][entry["worst"]]
+        lines.append(
+            f"\n{entry['workers']} workers ({entry['bytes']:,} bytes): valid "
+            f"{valid['seconds']['median'] * 1e3:.2f} ms; worst hostile: {entry['worst']!r} "
+            f"{worst['seconds']['median'] * 1e3:.2f} ms for {worst['bytes']:,} bytes = "
+            f"{worst['per_byte_over_valid']:.1f}x the valid body's cost per byte"
+        )
+        for name, row in entry["bodies"].items():
+            lines.append(
+                f"  {name:28s} {row['bytes']:>11,} B {row['seconds']['median'] * 1e3:10.2f} ms "
+                f"{row['us_per_byte']:8.3f} us/B  {row['per_byte_over_valid']:7.1f}x per byte"
+            )
+    return "\n".join(lines)
 
 
 def _pydantic_models() -> tuple[Any, Any, Any]:
@@ -287,6 +397,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cpu-time", action="store_true", help="time with the thread's CPU clock (busy machines)"
     )
+    parser.add_argument(
+        "--hostile",
+        default="",
+        help="also time hostile bodies next to valid ones at these worker counts (e.g. 64,1024)",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     report = measure(
@@ -296,7 +411,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         on_progress=lambda msg: print(msg, file=sys.stderr),
         cpu_time=args.cpu_time,
     )
-    print(json.dumps(report, indent=2) if args.json else format_table(report))
+    hostile_sizes = [int(s) for s in args.hostile.split(",") if s.strip()]
+    if hostile_sizes:
+        report["hostile"] = measure_hostile(
+            hostile_sizes,
+            max(3, args.repetitions // 3),
+            on_progress=lambda msg: print(msg, file=sys.stderr),
+            cpu_time=args.cpu_time,
+        )
+    text = format_table(report) + (format_hostile(report["hostile"]) if hostile_sizes else "")
+    print(json.dumps(report, indent=2) if args.json else text)
     return 0 if report["verdict"]["ok"] or not report["verdict"]["checks"] else 1
 
 

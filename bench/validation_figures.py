@@ -25,6 +25,9 @@ class ValidationConfig:
     large_repetitions: int = 5
     # Pure-Python jsonschema takes seconds per 1,024-worker body (tens at 8,192).
     jsonschema_max_workers: int = 8192
+    # Hostile bodies timed next to the valid body of each of these sizes (none by default).
+    hostile_sizes: tuple[int, ...] = ()
+    hostile_repetitions: int = 3
 
 
 def _ratio_of_medians(times: dict[str, Any], numerator: str, denominator: str) -> dict[str, Any]:
@@ -82,6 +85,13 @@ def run_validation(
         )
         entries.extend(result["sizes"])
         phase.advance()
+    hostile = (
+        validation.measure_hostile(
+            config.hostile_sizes, config.hostile_repetitions, on_progress=phase.note
+        )
+        if config.hostile_sizes
+        else []
+    )
     phase.done()
 
     validator, yardstick, pydantic = validation.VALIDATOR, validation.YARDSTICK, validation.PYDANTIC
@@ -118,6 +128,7 @@ def run_validation(
     return {
         "status": "ok",
         "source": "bench.validation.measure",
+        "hostile": hostile,
         "config": asdict(config),
         "validator": validator,
         "yardstick": yardstick,

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import httpx
 
 from prime_rl_dynamo._http import tls_context
+from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, WorkerLike, assess_snapshot
 from prime_rl_dynamo.errors import (
     AdminError,
@@ -671,6 +672,12 @@ def _admin_url(engine: AdminEngine) -> httpx.URL:
         raise ConfigError(
             f"CRED-1: {engine.label}: admin_base_url carries user info; credentials never travel in URLs",
             requirement="CRED-1",
+        )
+    problem = host_problem(url.raw_host.decode("ascii", "replace"))
+    if problem is not None:  # reading url.host would raise idna.IDNAError
+        raise ConfigError(
+            f"WORKER-8: {engine.label}: admin_base_url has an unusable host: {problem}",
+            requirement="WORKER-8",
         )
     if url.scheme not in ("http", "https") or not url.host:
         raise ConfigError(

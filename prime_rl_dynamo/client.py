@@ -26,6 +26,7 @@ import httpx
 from prime_rl_dynamo._http import REDACTED, tls_context
 from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
+from prime_rl_dynamo._urls import admin_key, host_problem
 from prime_rl_dynamo.errors import (
     ConfigError,
     NotReadyError,
@@ -123,6 +124,9 @@ def normalize_discovery_url(url: str) -> str:
             f"discovery URL {text!r} must start with http:// or https:// (found scheme "
             f"{parsed.scheme or 'none'!r}); for example http://frontend:8001"
         )
+    problem = host_problem(parsed.raw_host.decode("ascii", "replace"))
+    if problem is not None:  # reading parsed.host would raise idna.IDNAError
+        raise ConfigError(f"discovery URL {text!r} has an unusable host: {problem}")
     if not parsed.host:
         raise ConfigError(f"discovery URL {text!r} has no host")
     if parsed.query or "?" in text:
@@ -139,7 +143,9 @@ def normalize_discovery_url(url: str) -> str:
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     default = {"http": 80, "https": 443}.get(url.scheme)
-    return (url.scheme, url.host.lower(), url.port or default)
+    # raw_host (the A-label form) never raises, where url.host decodes punycode and may
+    host = url.raw_host.decode("ascii", "replace").lower()
+    return (url.scheme, host, url.port or default)
 
 
 def _retry_after(value: str | None, now: float) -> float | None:
@@ -159,17 +165,26 @@ def _retry_after(value: str | None, now: float) -> float | None:
 
 
 class _BoundedDecoder:
-    """Content decoding that never produces more than asked for, so a gzip bomb hits the cap."""
+    """Content decoding that never produces more than asked for, so a gzip bomb hits the cap.
+
+    gzip per RFC 1952: a body is one or more members, each whole (its CRC-32 and ISIZE checked);
+    a body cut short, a bad trailer or bytes after the last member are one error, a retried
+    POLL-1 failure (what a broken transfer looks like). ``deflate`` is RFC 1950 zlib, alike.
+    """
 
     def __init__(self, encoding: str, url: str) -> None:
         encoding = encoding.strip().lower()
+        self._url = url
+        self._name = encoding
+        self._wbits = 0
         self._zlib: Any = None
+        self._fed = False  # the current member has received bytes
         if encoding in ("", "identity"):
             pass
         elif encoding in ("gzip", "x-gzip"):
-            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            self._wbits = 16 + zlib.MAX_WBITS
         elif encoding == "deflate":
-            self._zlib = zlib.decompressobj(zlib.MAX_WBITS)
+            self._wbits = zlib.MAX_WBITS
         else:
             raise TransportError(
                 f"POLL-3: {url} answered with Content-Encoding {encoding!r}, which this client does "
@@ -178,6 +193,17 @@ class _BoundedDecoder:
                 url=url,
                 retryable=False,
             )
+        if self._wbits:
+            self._zlib = zlib.decompressobj(self._wbits)
+
+    def _broken(self, detail: str) -> TransportError:
+        return TransportError(
+            f"POLL-1: the {self._name} body from {self._url} did not arrive intact ({detail}); "
+            "retried as a broken transfer",
+            requirement="POLL-1",
+            url=self._url,
+            retryable=True,
+        )
 
     def feed(self, chunk: bytes, room: int) -> bytes:
         """Decode ``chunk``, stopping once ``room`` bytes are out (the caller then refuses)."""
@@ -186,13 +212,32 @@ class _BoundedDecoder:
         out = bytearray()
         data = chunk
         try:
-            while True:
+            while data and len(out) < room:
+                if self._zlib.eof:  # a member ended: what follows must be another whole member
+                    if self._wbits == zlib.MAX_WBITS or not data.startswith(
+                        b"\x1f\x8b"[: len(data)]
+                    ):
+                        raise self._broken(
+                            f"{len(data)}+ bytes after the end of the compressed data"
+                        )
+                    self._zlib = zlib.decompressobj(self._wbits)
+                self._fed = True
                 out += self._zlib.decompress(data, max(1, room - len(out)))
-                data = self._zlib.unconsumed_tail
-                if not data or len(out) >= room:
-                    return bytes(out)
+                data = self._zlib.unused_data if self._zlib.eof else self._zlib.unconsumed_tail
         except zlib.error as exc:
-            raise TransportError(f"corrupt compressed body: {exc}", retryable=True) from None
+            text = str(exc)
+            detail = (
+                "a CRC-32 that does not match" if "data check" in text
+                else "an ISIZE that does not match the length" if "length check" in text
+                else text
+            )  # fmt: skip
+            raise self._broken(detail) from None
+        return bytes(out)
+
+    def finish(self) -> None:
+        """Refuse a body whose last member is incomplete (no trailer, or cut anywhere)."""
+        if self._zlib is not None and self._fed and not self._zlib.eof:
+            raise self._broken("cut short: the compressed data or its trailer is missing")
 
 
 async def _raw_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -261,15 +306,6 @@ def _matches(worker: WorkerLike, model: str | None, components: Collection[str] 
     return model is None or worker.model is None or worker.model == model
 
 
-def _norm_admin(url: str) -> str:
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
-        return url
-    scheme, host, port = _origin(parsed)
-    return f"{scheme}://{host}:{port}{parsed.path.rstrip('/')}"
-
-
 def assess_snapshot(
     snapshot: SnapshotLike,
     *,
@@ -297,7 +333,8 @@ def assess_snapshot(
     admins: dict[str, list[str]] = {}
     for w in matching:
         if w.admin_base_url is not None:
-            admins.setdefault(_norm_admin(w.admin_base_url), []).append(w.label)
+            # The validator's comparison (SPEC LIST-6): the endpoint the admin pool calls.
+            admins.setdefault(admin_key(w.admin_base_url), []).append(w.label)
     for url, labels in admins.items():
         if len(labels) > 1:
             violations.append(
@@ -485,15 +522,25 @@ class DiscoveryClient:
                     requirement="POLL-1",
                     url=str(url),
                 ) from exc
+            except UnicodeError as exc:  # httpx reads a redirect's Location host even unfollowed
+                raise TransportError(
+                    f"POLL-4: {url} redirects to a Location whose host is not valid punycode "
+                    f"({exc}); not followed",
+                    requirement="POLL-4",
+                    url=str(url),
+                    retryable=False,
+                ) from None
             try:
                 if response.status_code in _REDIRECTS and "location" in response.headers:
                     try:
                         target = url.join(response.headers["location"])
                     except httpx.InvalidURL:
                         target = httpx.URL("invalid://redirect")
-                    if _origin(target) != _origin(url) or target.userinfo:
+                    unusable = host_problem(target.raw_host.decode("ascii", "replace"))
+                    if _origin(target) != _origin(url) or target.userinfo or unusable:
                         raise TransportError(
-                            f"POLL-4: {url} redirects to another origin ({target.scheme}://{target.host}"
+                            f"POLL-4: {url} redirects to another origin ({target.scheme}://"
+                            f"{_origin(target)[1]}"
                             f"{':' + str(target.port) if target.port else ''}); not followed",
                             requirement="POLL-4",
                             url=str(url),
@@ -559,6 +606,7 @@ class DiscoveryClient:
                 raise too_big(
                     f"more than {cap} bytes {'decoded' if encoding != 'identity' else 'received'}"
                 )
+        decoder.finish()
         return bytes(out)
 
     def _validate(self, body: bytes) -> SnapshotLike:
@@ -569,7 +617,9 @@ class DiscoveryClient:
     async def fetch(self, *, timeout: float | None = None) -> SnapshotLike:
         """One GET, validated; raises TransportError (retryable or not) or ProtocolError."""
         response = await self._get(self.request_timeout if timeout is None else timeout)
-        return self._classify(response)
+        # Off the event loop: a hostile body costs linear time, yet seconds of it at the size cap,
+        # and the caller's other tasks (and its deadline) must keep running meanwhile.
+        return await asyncio.to_thread(self._classify, response)
 
     @property
     def protocol_version(self) -> int | None:

@@ -13,7 +13,7 @@ add their paths, operations, parameters and status codes. Pure: documents in, a 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +23,7 @@ __all__ = [
     "DiffReport",
     "diff_documents",
     "diff_paths",
+    "load_acceptances",
     "protocol_version_of",
 ]
 
@@ -68,11 +69,36 @@ class DiffReport:
     old_version: int | None
     new_version: int | None
     changes: list[Change] = field(default_factory=list)
+    # Breaking changes the project accepted under the same protocol_version, with the reason
+    # (``--accept FILE``), and acceptances that matched no change (stale: they fail the gate).
+    accepted: list[tuple[Change, str]] = field(default_factory=list)
+    unused_acceptances: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def breaking(self) -> list[Change]:
-        """The changes that break clients or servers."""
-        return [c for c in self.changes if c.breaking]
+        """The changes that break clients or servers, less the accepted ones."""
+        taken = {id(c) for c, _ in self.accepted}
+        return [c for c in self.changes if c.breaking and id(c) not in taken]
+
+    def accept(self, entries: Sequence[Mapping[str, str]]) -> None:
+        """Mark the breaking changes each entry names (document, location, kind) as accepted.
+
+        An entry is a deliberate decision written down with its ``reason``, like oasdiff's
+        ignore file: for a clarification of the same protocol version that no conformant peer can
+        notice (e.g. refusing URLs no client could ever call). Every entry must match a change.
+        """
+        for entry in entries:
+            hits = [
+                c
+                for c in self.changes
+                if c.breaking
+                and c.document == entry.get("document")
+                and c.location == entry.get("location")
+                and c.kind == entry.get("kind")
+            ]
+            if not hits:
+                self.unused_acceptances.append(dict(entry))
+            self.accepted.extend((c, str(entry.get("reason", ""))) for c in hits)
 
     @property
     def version_must_change(self) -> bool:
@@ -82,17 +108,26 @@ class DiffReport:
     @property
     def ok(self) -> bool:
         """False when a breaking change keeps the same protocol_version (VERSION-1)."""
+        if self.unused_acceptances:
+            return False
         return not (self.version_must_change and self.old_version == self.new_version)
 
     def verdict(self) -> str:
         """One line: whether protocol_version must change, and whether NEW did."""
         n = len(self.breaking)
+        if self.unused_acceptances:
+            return (
+                f"{len(self.unused_acceptances)} acceptance(s) match no change: remove them "
+                "(a stale acceptance could hide a later break)"
+            )
         if not self.changes:
             return "no differences: protocol_version stays"
         if not n:
+            taken = len(self.accepted)
+            also = f" and {taken} accepted breaking change(s)" if taken else ""
             return (
-                f"{len(self.changes)} additive change(s): protocol_version may stay at "
-                f"{self.old_version}"
+                f"{len(self.changes) - taken} additive change(s){also}: protocol_version may "
+                f"stay at {self.old_version}"
             )
         if self.old_version == self.new_version:
             return (
@@ -106,6 +141,7 @@ class DiffReport:
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
+        accepted = {id(c): reason for c, reason in self.accepted}
         return {
             "old_version": self.old_version,
             "new_version": self.new_version,
@@ -120,9 +156,11 @@ class DiffReport:
                     "detail": c.detail,
                     "clients": c.clients,
                     "servers": c.servers,
+                    "accepted": accepted.get(id(c)),
                 }
                 for c in self.changes
             ],
+            "unused_acceptances": self.unused_acceptances,
         }
 
 
@@ -147,6 +185,24 @@ def diff_documents(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) ->
     if "openapi" in old or "openapi" in new:
         return list(_diff_openapi(name, old, new))
     return list(_SchemaDiff(name, old, new).run())
+
+
+def load_acceptances(path: Path) -> list[dict[str, str]]:
+    """Read an acceptance file: ``{"accepted": [{document, location, kind, reason}, ...]}``."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read the acceptance file: {exc}") from None
+    entries = data.get("accepted") if isinstance(data, dict) else None
+    fields = ("document", "location", "kind", "reason")
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and all(isinstance(e.get(f), str) for f in fields) for e in entries
+    ):
+        raise ValueError(
+            f'{path}: expected {{"accepted": [{{document, location, kind, reason}}, ...]}} '
+            "with every field a string"
+        )
+    return entries
 
 
 def diff_paths(old: Path, new: Path) -> DiffReport:
@@ -517,6 +573,13 @@ _BASE_WITNESSES: list[Any] = [
     "x",
     "nccl",
     "http://h",
+    # URLs a tightened URL rule may refuse (WORKER-8: host, port, IPv6 brackets, punycode).
+    "http://h:8000/",
+    "http://h:abc/",
+    "http://h:8000:9000/",
+    "http://[::1/",
+    "http://999.1.1.1/",
+    "http://xn--/",
     "http://h/",
     "http://h:8000/admin",
     "https://h/",

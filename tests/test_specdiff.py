@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.specdiff import DiffReport, diff_documents, diff_paths, protocol_version_of
+from prime_rl_dynamo.specdiff import (
+    DiffReport,
+    diff_documents,
+    diff_paths,
+    load_acceptances,
+    protocol_version_of,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schema"
@@ -171,11 +177,37 @@ def test_smg_shape_is_breaking_for_both_parties() -> None:
     assert any(c.clients == B for c in changes) and any(c.servers == B for c in changes)
 
 
+ACCEPTED = FROZEN.parent / "v1-accepted.json"
+
+
 def test_the_working_contract_keeps_the_frozen_v1() -> None:
-    """CI gate: a breaking change to a v1 document without a new protocol_version fails here."""
+    """CI gate: a breaking change to a v1 document without a new protocol_version fails here,
+    unless the project accepted it, with its reason, in schema/frozen/v1-accepted.json."""
     report = diff_paths(FROZEN, SCHEMA)
-    assert report.ok, "\n".join(str(c) for c in report.breaking)
+    report.accept(load_acceptances(ACCEPTED))
+    assert report.ok, "\n".join(str(c) for c in report.breaking) + str(report.unused_acceptances)
     assert report.old_version == 1
+
+
+def test_the_gate_bites_without_the_acceptances_and_names_the_tightened_url_rule() -> None:
+    report = diff_paths(FROZEN, SCHEMA)
+    assert not report.ok
+    tightened = [c for c in report.breaking if c.location == "/workers/*/admin_base_url"]
+    assert tightened and tightened[0].kind == "constraint tightened"
+    assert (tightened[0].clients, tightened[0].servers) == (A, B)
+    assert "http://h:abc/" in tightened[0].detail
+
+
+def test_an_acceptance_matching_nothing_fails_the_gate(tmp_path: Path) -> None:
+    stale = tmp_path / "accepted.json"
+    entry = {"document": "rl-workers.v1.schema.json", "location": "/nope", "kind": "member removed"}
+    stale.write_text(json.dumps({"accepted": [{**entry, "reason": "old"}]}))
+    report = diff_paths(FROZEN, SCHEMA)
+    report.accept(load_acceptances(ACCEPTED) + load_acceptances(stale))
+    assert not report.ok and report.unused_acceptances and "match no change" in report.verdict()
+    with pytest.raises(ValueError, match="expected"):
+        stale.write_text('{"accepted": [{"document": 1}]}')
+        load_acceptances(stale)
 
 
 def test_frozen_v1_is_the_full_contract() -> None:
@@ -257,3 +289,11 @@ def test_request_bodies_swap_the_parties() -> None:
     loosened["components"]["schemas"]["UpdateWeights"]["properties"]["weight_dir"].pop("minLength")
     found = {(c.kind, c.clients, c.servers) for c in diff_documents("admin", old, loosened)}
     assert found == {("constraint loosened", A, B)}
+
+
+def test_the_cli_gate_as_make_lint_runs_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spec", "diff", str(FROZEN), str(SCHEMA)]) == 1
+    assert "constraint tightened" in capsys.readouterr().out
+    assert main(["spec", "diff", str(FROZEN), str(SCHEMA), "--accept", str(ACCEPTED)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("accepted  ") == 2 and "accepted breaking change(s)" in out

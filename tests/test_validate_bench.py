@@ -53,3 +53,44 @@ def test_measure_reports_summaries_and_ratios() -> None:
     assert (
         cpu["clock"] == "thread CPU time" and cpu["sizes"][0]["seconds"]["validate_body"]["n"] == 1
     )
+
+
+def test_hostile_bodies_are_the_size_of_the_valid_one_and_judged_as_intended() -> None:
+    from prime_rl_dynamo.validate import check_body
+
+    valid = validation.make_body(64)
+    bodies = validation.hostile_bodies(64)
+    assert len(bodies) >= 5
+    for name, body in bodies.items():
+        assert len(valid) / 2 <= len(body) <= 2 * len(valid), name
+    assert {v.requirement for v in check_body(bodies["object routes, repeated"])} == {"WORKER-5"}
+    assert {v.requirement for v in check_body(bodies["two defects per worker"])} == {
+        "WORKER-9",
+        "LIST-4",
+    }
+    # Hostile but valid: unknown members only cost the parse check, they are not refused.
+    for name in ("repeated unknown names", "nesting 128 deep", "one huge integer"):
+        assert check_body(bodies[name]) == [], name
+
+
+def test_measure_hostile_reports_the_worst_next_to_the_valid_body() -> None:
+    (entry,) = validation.measure_hostile([8], repetitions=1)
+    assert entry["workers"] == 8 and entry["worst"] in entry["bodies"]
+    assert entry["worst"] != "valid"
+    valid = entry["bodies"]["valid"]
+    assert valid["per_byte_over_valid"] == pytest.approx(1.0)
+    worst = entry["bodies"][entry["worst"]]
+    assert worst["us_per_byte"] == max(
+        r["us_per_byte"] for r in entry["bodies"].values() if r is not valid
+    )
+    assert "worst hostile" in validation.format_hostile([entry])
+
+
+def test_report_tables_show_the_worst_hostile_row_next_to_the_valid_one() -> None:
+    from bench.table import hostile_rows
+
+    section = {"hostile": validation.measure_hostile([8], repetitions=1)}
+    header, rows = hostile_rows(section)
+    assert header[1] == "body" and rows[0][1] == "valid"
+    assert rows[1][1].startswith("worst hostile: ")
+    assert hostile_rows({}) == (header, [])

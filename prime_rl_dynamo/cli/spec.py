@@ -36,6 +36,13 @@ def add_parser(subparsers: Any) -> None:
     diff.add_argument("old", metavar="OLD", type=Path, help="the released version (file or dir)")
     diff.add_argument("new", metavar="NEW", type=Path, help="the version to judge (file or dir)")
     diff.add_argument("--json", action="store_true", help="print the report as JSON")
+    diff.add_argument(
+        "--accept",
+        metavar="FILE",
+        type=Path,
+        help="breaking changes accepted under the same protocol_version, each with its reason "
+        "(JSON: {accepted: [{document, location, kind, reason}]}); an entry matching nothing fails",
+    )
     diff.set_defaults(func=run_diff)
     parser.set_defaults(func=lambda _args: _usage(parser))
 
@@ -47,7 +54,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print every change and the verdict; the exit code says whether VERSION-1 holds."""
-    from prime_rl_dynamo.specdiff import diff_paths
+    from prime_rl_dynamo.specdiff import diff_paths, load_acceptances
 
     for path in (args.old, args.new):
         if not path.exists():
@@ -55,17 +62,27 @@ def run_diff(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     try:
         report = diff_paths(args.old, args.new)
+        if args.accept is not None:
+            report.accept(load_acceptances(args.accept))
     except ValueError as exc:
         print(f"prime-rl-dynamo spec diff: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
+        accepted = {id(c): reason for c, reason in report.accepted}
         for change in report.changes:
             effect = "BREAKING" if change.breaking else "additive"
+            if id(change) in accepted:
+                effect = "accepted"
             print(
                 f"{effect:9} clients={change.clients:8} servers={change.servers:8} "
                 f"{change.document} {change.location or '/'}: {change.kind}: {change.detail}"
+            )
+        for entry in report.unused_acceptances:
+            print(
+                f"unused    acceptance of {entry.get('document')} {entry.get('location')}: "
+                f"{entry.get('kind')} matches no change"
             )
         print(report.verdict())
     return EXIT_OK if report.ok else EXIT_BREAKING

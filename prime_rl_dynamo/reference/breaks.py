@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BREAKS", "BrokenBody", "break_body", "smg_body"]
+__all__ = ["BREAKS", "BrokenBody", "RepeatedMember", "break_body", "smg_body"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,18 @@ class BrokenBody:
 
 Body = dict[str, Any]
 Worker = dict[str, Any]
+
+
+class RepeatedMember(dict[str, Any]):
+    """A JSON object that serialises one member twice: ``name: first`` before its own members
+    (BODY-6). ``json.dumps`` asks a dict subclass for ``items()``, so the bytes carry both."""
+
+    def __init__(self, members: Body, name: str, first: Any) -> None:
+        super().__init__(members)
+        self._first = (name, first)
+
+    def items(self) -> Any:
+        return [self._first, *super().items()]
 
 
 def _synthetic_worker(namespace: str, component: str, instance_id: int, port: int) -> Worker:
@@ -93,6 +105,11 @@ def _target(body: Body, rng: random.Random) -> Worker:
 def _body_1(body: Body, rng: random.Random) -> BrokenBody:
     # A bare array of workers: not an object at all.
     return BrokenBody(200, body["workers"])
+
+
+def _body_6(body: Body, rng: random.Random) -> BrokenBody:
+    # protocol_version written twice: an unsupported 2 first, then the 1 every parser keeps.
+    return BrokenBody(200, RepeatedMember(body, "protocol_version", 2))
 
 
 def _body_2(body: Body, rng: random.Random) -> BrokenBody:
@@ -305,6 +322,7 @@ BREAKS: dict[str, Callable[[Body, random.Random], BrokenBody]] = {
     "BODY-2": _body_2,
     "BODY-3": _body_3,
     "BODY-4": _body_4,
+    "BODY-6": _body_6,
     "WORKER-1": _worker_1,
     "WORKER-2": _worker_2,
     "WORKER-3": _worker_3,
