@@ -144,7 +144,9 @@ def _retry_after(value: str | None, now: float) -> float | None:
         return None
     value = value.strip()
     if value.isdigit():
-        return float(value)
+        # str.isdigit() also accepts '²' or Arabic-Indic digits (a 0xB2 byte decodes to '²');
+        # delta-seconds is ASCII digits only (RFC 9110 §10.2.3).
+        return float(value) if value.isascii() else None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -585,7 +587,10 @@ class DiscoveryClient:
     # --- polling -----------------------------------------------------------------------------
 
     def _backoff(self, failures: int) -> float:
-        ceiling = min(self.backoff_max, self.backoff_initial * (2 ** max(0, failures - 1)))
+        # The exponent is capped before exponentiating: after ~1,000 failures (an hour of outage)
+        # 2**failures would overflow a float. 2**64 times any interval >= 1 ms exceeds every cap.
+        exponent = min(max(0, failures - 1), 64)
+        ceiling = min(self.backoff_max, self.backoff_initial * 2.0**exponent)
         # "Equal jitter": at least half the ceiling, so retries spread without collapsing to zero.
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
