@@ -233,12 +233,21 @@ class Discovery:
         trainer_world_size: int = 1,
         inference_world_size: int | None = None,
     ) -> BroadcastPlan:
-        """The broadcast plan for these workers (TopologyError when it cannot cover [0, W))."""
+        """The broadcast plan for these workers (TopologyError when it cannot cover [0, W)).
+
+        W is the operator's (``inference_world_size`` here or the client's); it is never derived
+        from the listing (READY-3), so a discovery without one needs it passed.
+        """
         world = (
             inference_world_size if inference_world_size is not None else self.inference_world_size
         )
         if world is None:
-            world = self.world_size_sum
+            raise ConfigError(
+                f"READY-3: no inference_world_size to plan with (the listing sums to "
+                f"{self.world_size_sum}, but W comes from the operator and is never derived from "
+                "it): pass plan(inference_world_size=W)",
+                requirement="READY-3",
+            )
         return plan_broadcast(
             self.workers, world, convention, trainer_world_size=trainer_world_size
         )
@@ -349,6 +358,21 @@ def assess_snapshot(
     return matching, reasons
 
 
+#: The shortest poll interval, backoff and request timeout a client accepts (seconds).
+MIN_INTERVAL = 0.001
+
+
+def _check_seconds(name: str, value: object, *, minimum: float) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < minimum
+    ):
+        what = "a finite number >= 0" if minimum == 0 else f"a finite number of seconds >= {minimum}"
+        raise ConfigError(f"{name} must be {what}; found {value!r}")
+
+
 class DiscoveryClient:
     """Polls one Dynamo frontend's ``/v1/rl/workers`` (owns an ``httpx.AsyncClient``).
 
@@ -390,15 +414,23 @@ class DiscoveryClient:
             raise ConfigError(
                 f"inference_world_size must be an integer > 0 or None; found {inference_world_size!r}"
             )
+        if inference_world_size is None and require_world_size is not False:
+            raise ConfigError(
+                "READY-3: inference_world_size is required: W comes from the operator and is never "
+                "derived from the listing (only a transfer that needs no world sizes, "
+                "require_world_size=False, may leave it None)",
+                requirement="READY-3",
+            )
+        _check_seconds("timeout", timeout, minimum=0.0)
+        # Zero would poll or retry in a tight loop, and a zero request timeout fails every request
+        # until the deadline: each needs at least a millisecond.
         for name, value in (
-            ("timeout", timeout),
             ("request_timeout", request_timeout),
             ("poll_interval", poll_interval),
             ("backoff_initial", backoff_initial),
             ("backoff_max", backoff_max),
         ):
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ConfigError(f"{name} must be a finite number >= 0; found {value!r}")
+            _check_seconds(name, value, minimum=MIN_INTERVAL)
         if stable_polls < 1:
             raise ConfigError(f"stable_polls must be >= 1; found {stable_polls}")
         if max_body_bytes < 1:
