@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import httpx
 
+from prime_rl_dynamo._http import redact_url as _redact
 from prime_rl_dynamo._http import tls_context
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, WorkerLike, assess_snapshot
 from prime_rl_dynamo.errors import (
@@ -672,15 +673,6 @@ def _admin_url(engine: AdminEngine) -> httpx.URL:
         )
     # A trailing slash lets httpx append the admin paths under any base path (/admin -> /admin/pause).
     return url.copy_with(path=url.path.rstrip("/") + "/")
-
-
-def _redact(url: str) -> str:
-    """The URL without user info, for labels and messages (secrets never reach a log)."""
-    if "@" not in url:
-        return url
-    scheme, sep, rest = url.partition("://")
-    authority, slash, path = rest.partition("/")
-    return f"{scheme}{sep}***@{authority.rsplit('@', 1)[-1]}{slash}{path}"
 
 
 def _summary(results: Mapping[str, EngineResult]) -> str:

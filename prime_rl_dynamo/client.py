@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from prime_rl_dynamo._http import tls_context
+from prime_rl_dynamo._http import origin_text, redact_url, tls_context
 from prime_rl_dynamo.errors import (
     ConfigError,
     NotReadyError,
@@ -121,6 +121,11 @@ def normalize_discovery_url(url: str) -> str:
         )
     if not parsed.host:
         raise ConfigError(f"discovery URL {text!r} has no host")
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        # Port 0 or 99999 fails every poll until the deadline (30 min by default): refuse it now.
+        raise ConfigError(
+            f"discovery URL {text!r} has port {parsed.port}; a TCP port is 1 to 65535"
+        )
     if parsed.query or "?" in text:
         raise ConfigError(f"discovery URL {text!r} must not carry a query string")
     if parsed.fragment or "#" in text:
@@ -453,10 +458,10 @@ class DiscoveryClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         # The client owns Accept-Encoding: a caller's "gzip" must not reopen the bomb (POLL-3).
+        self._own_headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
         self._headers = {
             **{k: v for k, v in (headers or {}).items() if k.lower() != "accept-encoding"},
-            "Accept": "application/json",
-            "Accept-Encoding": "identity",
+            **self._own_headers,
         }
         # Redirects are handled by hand (same origin only); proxies only when asked (POLL-4).
         self._http = httpx.AsyncClient(
@@ -481,8 +486,9 @@ class DiscoveryClient:
 
     async def _get(self, timeout: float) -> _Response:
         url = httpx.URL(self.url)
+        headers = self._headers
         for _ in range(_MAX_REDIRECTS + 1):
-            request = self._http.build_request("GET", url, headers=self._headers, timeout=timeout)
+            request = self._http.build_request("GET", url, headers=headers, timeout=timeout)
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
@@ -493,20 +499,30 @@ class DiscoveryClient:
                 ) from exc
             try:
                 if response.status_code in _REDIRECTS and "location" in response.headers:
+                    location = response.headers["location"]
                     try:
-                        target = url.join(response.headers["location"])
+                        target: httpx.URL | None = url.join(location)
                     except httpx.InvalidURL:
-                        target = httpx.URL("invalid://redirect")
-                    if _origin(target) != _origin(url) or target.userinfo:
+                        target = None
+                    if target is None or _origin(target) != _origin(url) or target.userinfo:
+                        if target is None:
+                            why = "which is not a URL"
+                        elif target.userinfo:
+                            why = "which carries user info (CRED-1)"
+                        else:
+                            why = f"on another origin {origin_text(target)}"
                         raise TransportError(
-                            f"POLL-4: {url} redirects to another origin ({target.scheme}://{target.host}"
-                            f"{':' + str(target.port) if target.port else ''}); not followed",
+                            f"POLL-4: {url} answered {response.status_code} with Location "
+                            f"{redact_url(location)!r}, {why}; not followed",
                             requirement="POLL-4",
                             url=str(url),
                             status_code=response.status_code,
                             retryable=False,
                         )
                     url = target
+                    # CRED-4: the caller's headers (credentials among them) never cross a
+                    # redirect, not even to the same origin; only the client's own go along.
+                    headers = self._own_headers
                     continue
                 if response.status_code == 200:
                     body = await self._read_capped(response, str(url))
