@@ -212,9 +212,10 @@ ADMIN_MAX_BODY_BYTES = 1 << 20
 
 
 class _ReplyTooLarge(Exception):
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, response: httpx.Response) -> None:
         super().__init__(cap)
         self.cap = cap
+        self.response = response
 
 
 async def _read_capped(response: httpx.Response, cap: int) -> bytes:
@@ -222,7 +223,7 @@ async def _read_capped(response: httpx.Response, cap: int) -> bytes:
     async for chunk in response.aiter_bytes():
         out += chunk
         if len(out) > cap:
-            raise _ReplyTooLarge(cap)
+            raise _ReplyTooLarge(cap, response)
     return bytes(out)
 
 
@@ -348,27 +349,38 @@ class AdminPool:
         timeout: float | None = None,
     ) -> EngineResult:
         client = self._clients[engine.label]
+        budget = timeout or self.timeout
+
+        async def exchange() -> tuple[httpx.Response, bytes]:
+            request = client.build_request(
+                method, path.lstrip("/"), json=json, params=params, timeout=budget
+            )
+            response = await client.send(request, stream=True)
+            try:
+                return response, await _read_capped(response, ADMIN_MAX_BODY_BYTES)
+            finally:
+                await response.aclose()
+
         async with self._semaphore:
             start = time.monotonic()
             try:
-                request = client.build_request(
-                    method,
-                    path.lstrip("/"),
-                    json=json,
-                    params=params,
-                    timeout=timeout or self.timeout,
+                # httpx bounds each read; the whole exchange gets the budget, so an engine that
+                # dribbles a byte a second cannot hold verify_topology or health for minutes.
+                response, content = await asyncio.wait_for(exchange(), timeout=budget)
+            except asyncio.TimeoutError:
+                return EngineResult(
+                    engine.label,
+                    operation,
+                    False,
+                    error=f"no complete answer within {budget:g} s (the whole exchange); given up",
+                    elapsed=time.monotonic() - start,
                 )
-                response = await client.send(request, stream=True)
-                try:
-                    content = await _read_capped(response, ADMIN_MAX_BODY_BYTES)
-                finally:
-                    await response.aclose()
             except _ReplyTooLarge as exc:
                 return EngineResult(
                     engine.label,
                     operation,
                     False,
-                    response.status_code,
+                    exc.response.status_code,
                     None,
                     f"reply larger than {exc.cap} bytes; refused, not truncated",
                     time.monotonic() - start,

@@ -588,9 +588,27 @@ class DiscoveryClient:
             self._validator = _default_validator()
         return self._validator(body)
 
+    async def _exchange(self, budget: float) -> _Response:
+        """One GET whose whole exchange (connect, redirects, head and body) ends within ``budget``.
+
+        httpx's timeouts bound each read, so a server dribbling a byte a second would otherwise
+        keep one GET alive for as long as it likes.
+        """
+        budget = max(budget, 0.001)
+        try:
+            return await asyncio.wait_for(self._get(budget), timeout=budget)
+        except asyncio.TimeoutError:
+            raise TransportError(
+                f"POLL-1: GET {self.url} did not finish within {budget:.1f} s (connect, headers "
+                "and body together); given up",
+                requirement="POLL-1",
+                url=self.url,
+            ) from None
+
     async def fetch(self, *, timeout: float | None = None) -> SnapshotLike:
-        """One GET, validated; raises TransportError (retryable or not) or ProtocolError."""
-        response = await self._get(self.request_timeout if timeout is None else timeout)
+        """One GET, validated, within ``timeout`` (default ``request_timeout``) for the whole
+        exchange; raises TransportError (retryable or not) or ProtocolError."""
+        response = await self._exchange(self.request_timeout if timeout is None else timeout)
         return self._classify(response)
 
     async def snapshot(self, *, timeout: float | None = None) -> SnapshotLike:
@@ -698,19 +716,8 @@ class DiscoveryClient:
             retry_after: float | None = None
             response: _Response | None = None
             try:
-                response = await asyncio.wait_for(
-                    self._get(min(self.request_timeout, remaining)), timeout=max(remaining, 0.001)
-                )
+                response = await self._exchange(min(self.request_timeout, remaining))
                 snapshot = self._classify(response)
-            except asyncio.TimeoutError:
-                last_failure = TransportError(
-                    f"POLL-1: GET {self.url} did not finish before the deadline",
-                    requirement="POLL-1",
-                    url=self.url,
-                )
-                failures += 1
-                previous, streak = None, 0
-                delay = self._backoff(failures)
             except TransportError as exc:
                 if not exc.retryable:
                     raise
