@@ -7,11 +7,13 @@ admin pool of a thousand engines does not spend most of a minute on it.
 from __future__ import annotations
 
 import ssl
+from collections.abc import Mapping
 from functools import cache
+from typing import Any
 
 import httpx
 
-__all__ = ["origin_text", "redact_url", "tls_context"]
+__all__ = ["origin_text", "redact_url", "scrub", "secret_values", "tls_context"]
 
 
 @cache
@@ -36,3 +38,30 @@ def origin_text(url: httpx.URL) -> str:
     host = f"[{url.host}]" if ":" in url.host else url.host
     port = f":{url.port}" if url.port is not None else ""
     return f"{url.scheme}://{host}{port}"
+
+
+def secret_values(headers: Mapping[str, str]) -> tuple[str, ...]:
+    """The credential values of a header set (a Bearer key both whole and bare), longest first."""
+    values: set[str] = set()
+    for value in headers.values():
+        if len(value) >= 4:
+            values.add(value)
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() == "bearer" and len(token) >= 4:
+            values.add(token)
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+def scrub(value: Any, secrets: tuple[str, ...]) -> Any:
+    """``value`` (text, or JSON made of dicts, lists and text) with every secret replaced by ***."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "***")
+        return value
+    if isinstance(value, dict):
+        return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, secrets) for v in value]
+    return value

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from prime_rl_dynamo._http import origin_text, redact_url, tls_context
+from prime_rl_dynamo._http import origin_text, redact_url, scrub, secret_values, tls_context
 from prime_rl_dynamo.errors import (
     ConfigError,
     NotReadyError,
@@ -374,7 +374,9 @@ def _check_seconds(name: str, value: object, *, minimum: float) -> None:
         or not math.isfinite(value)
         or value < minimum
     ):
-        what = "a finite number >= 0" if minimum == 0 else f"a finite number of seconds >= {minimum}"
+        what = (
+            "a finite number >= 0" if minimum == 0 else f"a finite number of seconds >= {minimum}"
+        )
         raise ConfigError(f"{name} must be {what}; found {value!r}")
 
 
@@ -459,6 +461,8 @@ class DiscoveryClient:
         self._rng = rng or random.Random()
         # The client owns Accept-Encoding: a caller's "gzip" must not reopen the bomb (POLL-3).
         self._own_headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+        # A gateway echoing a credential back (a 401 quoting it) must not put it in a message.
+        self._secrets = secret_values(headers or {})
         self._headers = {
             **{k: v for k, v in (headers or {}).items() if k.lower() != "accept-encoding"},
             **self._own_headers,
@@ -493,7 +497,7 @@ class DiscoveryClient:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
                 raise TransportError(
-                    f"POLL-1: GET {url} failed: {type(exc).__name__}: {exc}",
+                    scrub(f"POLL-1: GET {url} failed: {type(exc).__name__}: {exc}", self._secrets),
                     requirement="POLL-1",
                     url=str(url),
                 ) from exc
@@ -531,7 +535,9 @@ class DiscoveryClient:
                 return _Response(str(url), response.status_code, response.headers, body)
             except httpx.TransportError as exc:
                 raise TransportError(
-                    f"POLL-1: reading {url} failed: {type(exc).__name__}: {exc}",
+                    scrub(
+                        f"POLL-1: reading {url} failed: {type(exc).__name__}: {exc}", self._secrets
+                    ),
                     requirement="POLL-1",
                     url=str(url),
                 ) from exc
@@ -632,7 +638,7 @@ class DiscoveryClient:
 
     def _classify(self, response: _Response) -> SnapshotLike:
         status = response.status
-        preview = response.body[:300].decode("utf-8", "replace")
+        preview = scrub(response.body[:300].decode("utf-8", "replace"), self._secrets)
         if status == 429 or status >= 500:
             raise TransportError(
                 f"POLL-1: GET {response.url} answered {status}: {preview}",

@@ -173,6 +173,12 @@ class DynamoClientConfig:
             Credentials(allowed_hosts=self.admin_allowed_hosts)
         except ConfigError as exc:
             problems.append(f"admin_allowed_hosts: {exc}")
+        try:
+            # The key and static headers are checked now (the message never shows them); a key
+            # from api_key_var is checked when the credentials are read.
+            Credentials(api_key=self.api_key, headers=dict(self.headers))
+        except ConfigError as exc:
+            problems.append(str(exc))
         return problems
 
     # --- derived views ---------------------------------------------------------------------------

@@ -175,7 +175,7 @@ def _timed(coro_factory: Any) -> tuple[BaseException | None, float]:
     start = time.monotonic()
     try:
         asyncio.run(coro_factory())
-    except BaseException as exc:  # noqa: BLE001 - the test inspects it
+    except BaseException as exc:
         return exc, time.monotonic() - start
     return None, time.monotonic() - start
 
@@ -253,9 +253,7 @@ def test_discovery_without_world_sizes_may_omit_w() -> None:
 def test_plan_without_w_is_refused_not_derived() -> None:
     clock = FakeClock()
     transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body(*PD)))
-    ready = _wait(
-        _client(transport, clock, inference_world_size=None, require_world_size=False)
-    )
+    ready = _wait(_client(transport, clock, inference_world_size=None, require_world_size=False))
     with pytest.raises(ConfigError) as info:
         ready.plan()
     assert info.value.requirement == "READY-3"
