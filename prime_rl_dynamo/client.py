@@ -617,6 +617,12 @@ class DiscoveryClient:
         response = await self._exchange(self.request_timeout if timeout is None else timeout)
         return self._classify(response)
 
+    async def fetch_body(self, *, timeout: float | None = None) -> bytes:
+        """One GET as :meth:`fetch` makes it (size cap, same-origin redirects, one deadline), the
+        body of its 200 answer not validated; TransportError or ProtocolError for another status."""
+        response = await self._exchange(self.request_timeout if timeout is None else timeout)
+        return self._body_of(response)
+
     async def snapshot(self, *, timeout: float | None = None) -> SnapshotLike:
         """One validated snapshot, retrying transport errors, 5xx and 429 until ``timeout``.
 
@@ -637,6 +643,9 @@ class DiscoveryClient:
             await self._sleep(delay)
 
     def _classify(self, response: _Response) -> SnapshotLike:
+        return self._validate(self._body_of(response))
+
+    def _body_of(self, response: _Response) -> bytes:
         status = response.status
         preview = scrub(response.body[:300].decode("utf-8", "replace"), self._secrets)
         if status == 429 or status >= 500:
@@ -654,7 +663,7 @@ class DiscoveryClient:
                 requirement="POLL-2",
                 body=response.body,
             )
-        return self._validate(response.body)
+        return response.body
 
     # --- polling -----------------------------------------------------------------------------
 

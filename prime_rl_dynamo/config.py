@@ -17,7 +17,7 @@ import httpx
 from prime_rl_dynamo.admin import AdminPool, Credentials
 from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient, normalize_discovery_url
 from prime_rl_dynamo.errors import ConfigError
-from prime_rl_dynamo.plan import Convention
+from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES, Convention
 
 __all__ = [
     "WEIGHT_BROADCAST_TYPES",
@@ -26,15 +26,6 @@ __all__ = [
     "check_local_gpus",
     "local_gpu_check_applies",
 ]
-
-#: Accepted ``weight_broadcast`` values and the convention each plans with (None: no rank plan).
-WEIGHT_BROADCAST_TYPES: dict[str, Convention | None] = {
-    "nccl": Convention.PRIME_NCCL,
-    "prime-nccl": Convention.PRIME_NCCL,
-    "vllm-native-nccl": Convention.VLLM_NATIVE_NCCL,
-    "nixl": Convention.NIXL,
-    "filesystem": None,
-}
 
 
 @dataclass(frozen=True)
