@@ -297,7 +297,9 @@ def check_local_gpus(
 
 def _first_id(problems: list[str]) -> str | None:
     for problem in problems:
-        head = problem.split(":", 1)[0]
-        if "-" in head and head.split("-", 1)[1].isdigit():
-            return head
+        # "RANK-2: ..." or, under a setting's name, "admin_allowed_hosts: CRED-3: ...".
+        for head in problem.split(":", 2)[:2]:
+            head = head.strip()
+            if "-" in head and head.split("-", 1)[1].isdigit():
+                return head
     return None

@@ -307,3 +307,26 @@ def test_discovery_url_with_an_impossible_port_is_refused(port: str) -> None:
 
 def test_discovery_url_with_the_highest_port_is_kept() -> None:
     assert normalize_discovery_url("http://frontend:65535") == "http://frontend:65535" + PATH
+
+
+# --- the same rules reach the configuration ------------------------------------------------------
+
+
+@pytest.mark.parametrize("port", ["0", "65536", "99999"])
+def test_config_refuses_an_impossible_discovery_port(port: str) -> None:
+    from prime_rl_dynamo.config import DynamoClientConfig
+
+    with pytest.raises(ConfigError, match="1 to 65535"):
+        DynamoClientConfig(dynamo_discovery_url=f"http://f:{port}", inference_world_size=8)
+
+
+def test_config_refuses_an_allow_list_entry_with_a_port() -> None:
+    from prime_rl_dynamo.config import DynamoClientConfig
+
+    with pytest.raises(ConfigError, match=r"10\.0\.0\.5:8000") as info:
+        DynamoClientConfig(
+            dynamo_discovery_url="http://f:8001",
+            inference_world_size=8,
+            admin_allowed_hosts=("10.0.0.5:8000",),
+        )
+    assert info.value.requirement == "CRED-3"
