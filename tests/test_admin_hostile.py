@@ -127,11 +127,15 @@ def test_no_output_ever_contains_the_secret(
     seen: list[str] = []
     with ScriptedServer() as server:
         # The engine and a gateway in front of discovery both echo the Authorization header back.
-        echo = lambda s: jreply(  # noqa: E731
-            401, {"status": "error", "message": f"bad token {s.headers.get('authorization')}"}
-        )
-        server.route("GET", "/e0/health", echo)
-        server.route("GET", "/v1/rl/workers", echo)
+        def echo(status: int) -> Any:
+            return lambda s: jreply(
+                status,
+                {"status": "error", "message": f"bad token {s.headers.get('authorization')}"},
+            )
+
+        server.route("GET", "/e0/health", echo(401))
+        # 503 is retried: the echo then reaches the final NotReadyError's last failure too.
+        server.route("GET", "/v1/rl/workers", echo(503))
         server.script("POST", "/e1/pause", (307, {"location": "/elsewhere"}, b""))
         environ = {"VLLM_API_KEY": SECRET + "\n", "TEAM": SECRET}
         config = DynamoClientConfig(
@@ -160,7 +164,7 @@ def test_no_output_ever_contains_the_secret(
                         seen.append(str(exc))
                         seen.extend(str(r) + repr(r) for r in (exc.results or {}).values())
             async with config.discovery_client(environ) as client:
-                for call in (client.fetch(), client.wait_ready(timeout=0.5)):
+                for call in (client.fetch(), client.wait_ready(timeout=2.0)):
                     try:
                         await call
                     except PrimeRLDynamoError as exc:
@@ -179,6 +183,7 @@ def test_no_output_ever_contains_the_secret(
     leaks = [text for text in seen if SECRET in text]
     assert leaks == []
     assert any("bad token" in text for text in seen)  # the echo was reported, redacted
+    assert any("POLL-5" in text and "bad token ***" in text for text in seen)
 
 
 # --- item 14: exactly one trailing dot -----------------------------------------------------------
