@@ -147,6 +147,8 @@ def _check_allow_list(patterns: Sequence[str]) -> None:
             continue
         if any(c.isspace() or c in "?#%\\" for c in pattern):
             raise refuse(raw, shape)
+        if pattern != "*" and "" in _host_key(pattern.removeprefix("*.")).split("."):
+            raise refuse(raw, "has an empty label (two dots in a row, or a leading dot)")
         if not pattern.isascii() and _ascii_name(_host_key(pattern.removeprefix("*."))) is None:
             raise refuse(raw, "is not a valid internationalised host name")
 

@@ -209,7 +209,18 @@ def test_host_allowed_strips_exactly_one_trailing_dot(
 
 
 @pytest.mark.parametrize(
-    "entry", ["10.0.0.5:8000", "[::1]:8000", "engine:8000", "http://engine", "user@engine", "a b"]
+    "entry",
+    [
+        "10.0.0.5:8000",
+        "[::1]:8000",
+        "engine:8000",
+        "http://engine",
+        "user@engine",
+        "a b",
+        "engine.internal..",
+        ".engine",
+        "*..internal",
+    ],
 )
 def test_entries_that_can_never_match_are_refused(entry: str) -> None:
     with pytest.raises(ConfigError) as info:
