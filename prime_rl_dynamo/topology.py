@@ -245,6 +245,17 @@ def _check_shape(data: Any, source: str) -> None:
             stack.extend((v, depth + 1) for v in value)
 
 
+def _yaml_problem(exc: Exception) -> str:
+    """PyYAML's error on one line: where (line, column) and what, without its multi-line layout."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None or problem is None:
+        return _short(" ".join(str(exc).split()), 600)
+    where = f"line {mark.line + 1}, column {mark.column + 1}"
+    context = getattr(exc, "context", None)
+    return _short(f"{where}: {problem}" + (f" ({context})" if context else ""), 600)
+
+
 def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -407,7 +418,7 @@ def load_topology(path: str | Path | None = None) -> Topology:
         try:
             data = yaml.safe_load(stream)
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{file} is not valid YAML: {_short(str(exc), 600)}") from None
+            raise ConfigError(f"{file} is not valid YAML: {_yaml_problem(exc)}") from None
         except RecursionError:
             raise ConfigError(f"{file} nests deeper than {MAX_DEPTH} levels") from None
     if not isinstance(data, dict):
