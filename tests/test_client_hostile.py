@@ -244,6 +244,14 @@ def test_discovery_without_inference_world_size_is_refused() -> None:
     assert "never derived" in str(info.value)
 
 
+def test_discover_sync_without_w_is_refused_before_any_request() -> None:
+    with ScriptedServer() as server:
+        server.script("GET", PATH, ok(body(worker("prefill", 1, 2))))
+        with pytest.raises(ConfigError, match="READY-3"):
+            discover_sync(server.url, inference_world_size=None, validator=VALIDATE)
+        assert server.requests == []
+
+
 def test_discovery_without_world_sizes_may_omit_w() -> None:
     # A weight transfer that needs no rank plan (filesystem) has no W to check.
     client = DiscoveryClient(URL, inference_world_size=None, require_world_size=False)
