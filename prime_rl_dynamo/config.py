@@ -15,7 +15,12 @@ from typing import Any
 import httpx
 
 from prime_rl_dynamo.admin import AdminPool, Credentials
-from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient, normalize_discovery_url
+from prime_rl_dynamo.client import (
+    DEFAULT_MAX_BODY_BYTES,
+    MIN_INTERVAL,
+    DiscoveryClient,
+    normalize_discovery_url,
+)
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES, Convention
 
@@ -150,8 +155,16 @@ class DynamoClientConfig:
             "update_timeout",
         ):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-                problems.append(f"{name} must be a finite number > 0; found {value!r}")
+            # At least the client's shortest interval: below it a poll or retry loop runs tight.
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < MIN_INTERVAL
+            ):
+                problems.append(
+                    f"{name} must be a finite number of seconds >= {MIN_INTERVAL}; found {value!r}"
+                )
         for name in ("max_body_bytes", "max_concurrency"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:

@@ -338,3 +338,13 @@ def test_config_refuses_an_allow_list_entry_with_a_port() -> None:
             admin_allowed_hosts=("10.0.0.5:8000",),
         )
     assert info.value.requirement == "CRED-3"
+
+
+@pytest.mark.parametrize("name", ["request_timeout", "poll_interval", "discovery_timeout"])
+def test_config_refuses_sub_millisecond_intervals(name: str) -> None:
+    from prime_rl_dynamo.config import DynamoClientConfig
+
+    with pytest.raises(ConfigError, match=name):
+        DynamoClientConfig(
+            dynamo_discovery_url="http://f:8001", inference_world_size=8, **{name: 1e-9}
+        )
