@@ -7,10 +7,22 @@ admin pool of a thousand engines does not spend most of a minute on it.
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
+from typing import Any
 
 import httpx
+
+__all__ = [
+    "REDACTED",
+    "origin_text",
+    "parse_header",
+    "redact_url",
+    "redacted_headers",
+    "scrub",
+    "secret_values",
+    "tls_context",
+]
 
 
 @cache
@@ -48,3 +60,48 @@ def parse_header(text: str) -> tuple[str, str]:
 def redacted_headers(headers: Iterable[tuple[str, str]]) -> list[str]:
     """``"Name: <redacted>"`` for each header, for messages and reports: never the value."""
     return [f"{name}: {REDACTED}" for name, _ in headers]
+
+
+def redact_url(url: str) -> str:
+    """The URL without user info, for labels and messages (secrets never reach a log)."""
+    if "@" not in url:
+        return url
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" not in authority:
+        return url
+    return f"{scheme}{sep}***@{authority.rsplit('@', 1)[-1]}{slash}{path}"
+
+
+def origin_text(url: httpx.URL) -> str:
+    """``scheme://host[:port]`` as it is written: IPv6 in brackets, an explicit port kept (even 0)."""
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    port = f":{url.port}" if url.port is not None else ""
+    return f"{url.scheme}://{host}{port}"
+
+
+def secret_values(headers: Mapping[str, str]) -> tuple[str, ...]:
+    """The credential values of a header set (a Bearer key both whole and bare), longest first."""
+    values: set[str] = set()
+    for value in headers.values():
+        if len(value) >= 4:
+            values.add(value)
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() == "bearer" and len(token) >= 4:
+            values.add(token)
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+def scrub(value: Any, secrets: tuple[str, ...]) -> Any:
+    """``value`` (text, or JSON made of dicts, lists and text) with every secret replaced by ***."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "***")
+        return value
+    if isinstance(value, dict):
+        return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, secrets) for v in value]
+    return value

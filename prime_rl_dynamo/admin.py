@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json as json_lib
+import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -18,7 +19,8 @@ from typing import Any, Literal
 
 import httpx
 
-from prime_rl_dynamo._http import tls_context
+from prime_rl_dynamo._http import redact_url as _redact
+from prime_rl_dynamo._http import scrub, secret_values, tls_context
 from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, WorkerLike, assess_snapshot
 from prime_rl_dynamo.errors import (
@@ -39,35 +41,67 @@ __all__ = [
 
 Identity = tuple[str, str, str, int]
 
+_log = logging.getLogger(__name__)
+
+
+def _host_key(text: str) -> str:
+    """A host as the allow-list compares it: no brackets, exactly one trailing dot removed
+    (``name.`` is the same DNS name as ``name``; ``name..`` is not), lower case, and a Unicode name
+    in its ASCII (punycode) form, since httpx hands the pool ``bücher.example`` for an
+    ``xn--bcher-kva.example`` URL."""
+    name = text.strip()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name.endswith("."):
+        name = name[:-1]
+    name = name.lower()
+    if not name.isascii():
+        # Left as is when not a valid name: it then matches only itself (config time refuses it).
+        name = _ascii_name(name) or name
+    return name
+
+
+def _ascii_name(name: str) -> str | None:
+    """The punycode form of a Unicode host name as httpx encodes it (None: not a valid name)."""
+    try:
+        return httpx.URL(scheme="http", host=name).raw_host.decode("ascii")
+    except (httpx.InvalidURL, UnicodeError, ValueError):
+        return None
+
 
 def host_allowed(host: str, patterns: Sequence[str]) -> bool:
     """Whether ``host`` matches an allow-list entry: exact name, ``*.suffix`` wildcard, or CIDR.
 
-    Names are compared case-insensitively and never resolved: a DNS answer must not widen the list.
+    Names are compared case-insensitively, with one trailing dot ignored and Unicode names in
+    their punycode form, and never resolved: a DNS answer must not widen the list.
     ``*.example.com`` matches ``a.example.com`` and ``a.b.example.com`` but not ``example.com``.
     """
-    name = host.strip().strip("[]").rstrip(".").lower()
+    name = _host_key(host)
     try:
         addr: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(name)
     except ValueError:
         addr = None
     for raw in patterns:
-        pattern = raw.strip().strip("[]").rstrip(".").lower()
-        if not pattern:
-            continue
-        if pattern == "*":
-            return True
+        pattern = raw.strip()
         if "/" in pattern:
             try:
-                network = ipaddress.ip_network(pattern, strict=False)
+                network = ipaddress.ip_network(pattern.strip("[]"), strict=False)
             except ValueError:
                 continue
             if addr is not None and addr.version == network.version and addr in network:
                 return True
-        elif pattern.startswith("*."):
-            if addr is None and name.endswith(pattern[1:]) and len(name) > len(pattern) - 1:
+            continue
+        if pattern.startswith("*."):
+            suffix = "." + _host_key(pattern[2:])
+            if addr is None and name.endswith(suffix) and len(name) > len(suffix):
                 return True
-        elif addr is not None:
+            continue
+        pattern = _host_key(pattern)
+        if not pattern:
+            continue
+        if pattern == "*":
+            return True
+        if addr is not None:
             try:
                 if ipaddress.ip_address(pattern) == addr:
                     return True
@@ -79,24 +113,79 @@ def host_allowed(host: str, patterns: Sequence[str]) -> bool:
 
 
 def _check_allow_list(patterns: Sequence[str]) -> None:
+    """Refuse entries that are malformed or can never match a host (a port, a scheme, user info)."""
+
+    def refuse(raw: str, why: str) -> ConfigError:
+        return ConfigError(f"CRED-3: allow-list entry {raw!r} {why}", requirement="CRED-3")
+
     for raw in patterns:
         pattern = raw.strip()
-        if "/" in pattern:
+        if "/" in pattern and "://" not in pattern:
             try:
                 ipaddress.ip_network(pattern.strip("[]"), strict=False)
             except ValueError as exc:
-                raise ConfigError(
-                    f"CRED-3: allow-list entry {raw!r} is not a CIDR: {exc}", requirement="CRED-3"
-                ) from None
-        elif not pattern or (
+                raise refuse(raw, f"is not a CIDR: {exc}") from None
+            continue
+        shape = "must be a host name, '*.suffix', an IP address or a CIDR"
+        if not pattern or (
             "*" in pattern
             and pattern != "*"
             and not (pattern.startswith("*.") and "*" not in pattern[2:])
         ):
-            raise ConfigError(
-                f"CRED-3: allow-list entry {raw!r} must be a host name, '*.suffix', an IP address or a CIDR",
-                requirement="CRED-3",
-            )
+            raise refuse(raw, shape)
+        if "://" in pattern or "@" in pattern or "/" in pattern:
+            raise refuse(raw, f"{shape}, not a URL: it is compared with the host alone")
+        bare = pattern[1:-1] if pattern.startswith("[") and pattern.endswith("]") else pattern
+        if ":" in bare or pattern.startswith("["):
+            try:
+                ipaddress.ip_address(bare)
+            except ValueError:
+                raise refuse(
+                    raw,
+                    f"{shape}; it names a port, which never matches: entries are compared with "
+                    "the host alone",
+                ) from None
+            continue
+        if any(c.isspace() or c in "?#%\\" for c in pattern):
+            raise refuse(raw, shape)
+        if pattern != "*" and "" in _host_key(pattern.removeprefix("*.")).split("."):
+            raise refuse(raw, "has an empty label (two dots in a row, or a leading dot)")
+        if not pattern.isascii() and _ascii_name(_host_key(pattern.removeprefix("*."))) is None:
+            raise refuse(raw, "is not a valid internationalised host name")
+
+
+_HEADER_SAFE = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\t"}
+
+
+def _secret_value(value: str, where: str) -> str:
+    """A credential as it goes on the wire: one trailing newline (``\\n`` or ``\\r\\n``, as a
+    mounted secret file ends) is stripped; any other line break, control or non-ASCII character
+    is refused, naming where the value came from and never the value (CRED-2)."""
+    if value.endswith("\r\n"):
+        value = value[:-2]
+    elif value.endswith("\n"):
+        value = value[:-1]
+    bad = next((i for i, c in enumerate(value) if c not in _HEADER_SAFE), None)
+    if bad is None and value != value.strip(" \t"):
+        bad = 0 if value[:1] in " \t" else len(value) - 1
+    if bad is not None:
+        char = value[bad]
+        kind = (
+            "a line break"
+            if char in "\r\n"
+            else "a non-ASCII character"
+            if not char.isascii()
+            else "leading or trailing white space"
+            if char in " \t"
+            else "a control character"
+        )
+        raise ConfigError(
+            f"CRED-2: {where} holds {kind} at position {bad} (of {len(value)}), which no HTTP "
+            "header can carry; fix the secret (one trailing newline is stripped, nothing else); "
+            "the value is not shown",
+            requirement="CRED-2",
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -116,6 +205,13 @@ class Credentials:
         if self.allowed_hosts is not None:
             object.__setattr__(self, "allowed_hosts", tuple(self.allowed_hosts))
             _check_allow_list(self.allowed_hosts or ())
+        if self.api_key is not None:
+            object.__setattr__(self, "api_key", _secret_value(self.api_key, "the api_key"))
+        object.__setattr__(
+            self,
+            "headers",
+            {name: _secret_value(v, f"header {name}") for name, v in self.headers.items()},
+        )
 
     @classmethod
     def from_env(
@@ -154,7 +250,12 @@ class Credentials:
                 "CRED-2: headers_from_env names unset environment variables: " + ", ".join(missing),
                 requirement="CRED-2",
             )
-        out.update({header: env[var] for header, var in self.headers_from_env.items()})
+        out.update(
+            {
+                header: _secret_value(env[var], f"header {header} <- ${var}")
+                for header, var in self.headers_from_env.items()
+            }
+        )
         if self.api_key and self.api_key != "EMPTY":
             out["Authorization"] = f"Bearer {self.api_key}"
         return out
@@ -212,9 +313,10 @@ ADMIN_MAX_BODY_BYTES = 1 << 20
 
 
 class _ReplyTooLarge(Exception):
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, response: httpx.Response) -> None:
         super().__init__(cap)
         self.cap = cap
+        self.response = response
 
 
 async def _read_capped(response: httpx.Response, cap: int) -> bytes:
@@ -222,7 +324,7 @@ async def _read_capped(response: httpx.Response, cap: int) -> bytes:
     async for chunk in response.aiter_bytes():
         out += chunk
         if len(out) > cap:
-            raise _ReplyTooLarge(cap)
+            raise _ReplyTooLarge(cap, response)
     return bytes(out)
 
 
@@ -262,6 +364,9 @@ class AdminPool:
             )
         creds = credentials or Credentials()
         secret = creds.resolve(environ)
+        # An engine that echoes a credential back (a 401 quoting the header) must not put it into
+        # an error message: replies are scrubbed of every credential value.
+        self._secrets = secret_values(secret)
         self.engines: tuple[AdminEngine, ...] = tuple(engines)
         self.credentials = creds
         self.timeout = timeout
@@ -282,6 +387,13 @@ class AdminPool:
                     continue
                 headers = {}
                 self.anonymous.append(engine.label)
+                _log.warning(
+                    "CRED-3: driving engine %s at host %s without credentials: the host is "
+                    "outside the admin host allow-list %s",
+                    engine.label,
+                    url.host,
+                    list(creds.allowed_hosts or ()),
+                )
             plan_headers[engine.label] = (url, headers)
         if refused:
             raise ConfigError(
@@ -352,27 +464,38 @@ class AdminPool:
         timeout: float | None = None,
     ) -> EngineResult:
         client = self._clients[engine.label]
+        budget = timeout or self.timeout
+
+        async def exchange() -> tuple[httpx.Response, bytes]:
+            request = client.build_request(
+                method, path.lstrip("/"), json=json, params=params, timeout=budget
+            )
+            response = await client.send(request, stream=True)
+            try:
+                return response, await _read_capped(response, ADMIN_MAX_BODY_BYTES)
+            finally:
+                await response.aclose()
+
         async with self._semaphore:
             start = time.monotonic()
             try:
-                request = client.build_request(
-                    method,
-                    path.lstrip("/"),
-                    json=json,
-                    params=params,
-                    timeout=timeout or self.timeout,
+                # httpx bounds each read; the whole exchange gets the budget, so an engine that
+                # dribbles a byte a second cannot hold verify_topology or health for minutes.
+                response, content = await asyncio.wait_for(exchange(), timeout=budget)
+            except asyncio.TimeoutError:
+                return EngineResult(
+                    engine.label,
+                    operation,
+                    False,
+                    error=f"no complete answer within {budget:g} s (the whole exchange); given up",
+                    elapsed=time.monotonic() - start,
                 )
-                response = await client.send(request, stream=True)
-                try:
-                    content = await _read_capped(response, ADMIN_MAX_BODY_BYTES)
-                finally:
-                    await response.aclose()
             except _ReplyTooLarge as exc:
                 return EngineResult(
                     engine.label,
                     operation,
                     False,
-                    response.status_code,
+                    exc.response.status_code,
                     None,
                     f"reply larger than {exc.cap} bytes; refused, not truncated",
                     time.monotonic() - start,
@@ -382,7 +505,7 @@ class AdminPool:
                     engine.label,
                     operation,
                     False,
-                    error=f"{type(exc).__name__}: {exc}",
+                    error=scrub(f"{type(exc).__name__}: {exc}", self._secrets),
                     elapsed=time.monotonic() - start,
                 )
         elapsed = time.monotonic() - start
@@ -391,9 +514,11 @@ class AdminPool:
             payload = json_lib.loads(content) if content else None
         except ValueError:
             payload = content[:300].decode("utf-8", "replace")
+        if self._secrets:
+            payload = scrub(payload, self._secrets)
         error: str | None = None
         if response.is_redirect:
-            where = response.headers.get("location", "?")
+            where = scrub(_redact(response.headers.get("location", "?")), self._secrets)
             error = (
                 f"CRED-4: answered a redirect to {where}; admin calls follow no redirect, so "
                 "credentials never leave for another URL"
@@ -692,15 +817,6 @@ def _admin_url(engine: AdminEngine) -> httpx.URL:
         )
     # A trailing slash lets httpx append the admin paths under any base path (/admin -> /admin/pause).
     return url.copy_with(path=url.path.rstrip("/") + "/")
-
-
-def _redact(url: str) -> str:
-    """The URL without user info, for labels and messages (secrets never reach a log)."""
-    if "@" not in url:
-        return url
-    scheme, sep, rest = url.partition("://")
-    authority, slash, path = rest.partition("/")
-    return f"{scheme}{sep}***@{authority.rsplit('@', 1)[-1]}{slash}{path}"
 
 
 def _summary(results: Mapping[str, EngineResult]) -> str:

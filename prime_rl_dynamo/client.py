@@ -23,7 +23,13 @@ from typing import Any, Protocol
 
 import httpx
 
-from prime_rl_dynamo._http import REDACTED, tls_context
+from prime_rl_dynamo._http import (
+    origin_text,
+    redact_url,
+    scrub,
+    secret_values,
+    tls_context,
+)
 from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo._urls import admin_key, host_problem
@@ -129,6 +135,11 @@ def normalize_discovery_url(url: str) -> str:
         raise ConfigError(f"discovery URL {text!r} has an unusable host: {problem}")
     if not parsed.host:
         raise ConfigError(f"discovery URL {text!r} has no host")
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        # Port 0 or 99999 fails every poll until the deadline (30 min by default): refuse it now.
+        raise ConfigError(
+            f"discovery URL {text!r} has port {parsed.port}; a TCP port is 1 to 65535"
+        )
     if parsed.query or "?" in text:
         raise ConfigError(f"discovery URL {text!r} must not carry a query string")
     if parsed.fragment or "#" in text:
@@ -154,7 +165,9 @@ def _retry_after(value: str | None, now: float) -> float | None:
         return None
     value = value.strip()
     if value.isdigit():
-        return float(value)
+        # str.isdigit() also accepts '²' or Arabic-Indic digits (a 0xB2 byte decodes to '²');
+        # delta-seconds is ASCII digits only (RFC 9110 §10.2.3).
+        return float(value) if value.isascii() else None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -280,12 +293,21 @@ class Discovery:
         trainer_world_size: int = 1,
         inference_world_size: int | None = None,
     ) -> BroadcastPlan:
-        """The broadcast plan for these workers (TopologyError when it cannot cover [0, W))."""
+        """The broadcast plan for these workers (TopologyError when it cannot cover [0, W)).
+
+        W is the operator's (``inference_world_size`` here or the client's); it is never derived
+        from the listing (READY-3), so a discovery without one needs it passed.
+        """
         world = (
             inference_world_size if inference_world_size is not None else self.inference_world_size
         )
         if world is None:
-            world = self.world_size_sum
+            raise ConfigError(
+                f"READY-3: no inference_world_size to plan with (the listing sums to "
+                f"{self.world_size_sum}, but W comes from the operator and is never derived from "
+                "it): pass plan(inference_world_size=W)",
+                requirement="READY-3",
+            )
         return plan_broadcast(
             self.workers, world, convention, trainer_world_size=trainer_world_size
         )
@@ -388,6 +410,23 @@ def assess_snapshot(
     return matching, reasons
 
 
+#: The shortest poll interval, backoff and request timeout a client accepts (seconds).
+MIN_INTERVAL = 0.001
+
+
+def _check_seconds(name: str, value: object, *, minimum: float) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < minimum
+    ):
+        what = (
+            "a finite number >= 0" if minimum == 0 else f"a finite number of seconds >= {minimum}"
+        )
+        raise ConfigError(f"{name} must be {what}; found {value!r}")
+
+
 class DiscoveryClient:
     """Polls one Dynamo frontend's ``/v1/rl/workers`` (owns an ``httpx.AsyncClient``).
 
@@ -443,15 +482,23 @@ class DiscoveryClient:
             raise ConfigError(
                 f"inference_world_size must be an integer > 0 or None; found {inference_world_size!r}"
             )
+        if inference_world_size is None and require_world_size is not False:
+            raise ConfigError(
+                "READY-3: inference_world_size is required: W comes from the operator and is never "
+                "derived from the listing (only a transfer that needs no world sizes, "
+                "require_world_size=False, may leave it None)",
+                requirement="READY-3",
+            )
+        _check_seconds("timeout", timeout, minimum=0.0)
+        # Zero would poll or retry in a tight loop, and a zero request timeout fails every request
+        # until the deadline: each needs at least a millisecond.
         for name, value in (
-            ("timeout", timeout),
             ("request_timeout", request_timeout),
             ("poll_interval", poll_interval),
             ("backoff_initial", backoff_initial),
             ("backoff_max", backoff_max),
         ):
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ConfigError(f"{name} must be a finite number >= 0; found {value!r}")
+            _check_seconds(name, value, minimum=MIN_INTERVAL)
         if stable_polls < 1:
             raise ConfigError(f"stable_polls must be >= 1; found {stable_polls}")
         if max_body_bytes < 1:
@@ -474,14 +521,13 @@ class DiscoveryClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self.progress = progress
-        # Header values are credentials (a gateway's token): never echoed in a message, even
-        # when a server quotes them back in a body preview.
-        self._secrets = sorted({v for v in (headers or {}).values() if v}, key=len, reverse=True)
         # The client owns Accept-Encoding: a caller's "gzip" must not reopen the bomb (POLL-3).
+        self._own_headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+        # A gateway echoing a credential back (a 401 quoting it) must not put it in a message.
+        self._secrets = secret_values(headers or {})
         self._headers = {
             **{k: v for k, v in (headers or {}).items() if k.lower() != "accept-encoding"},
-            "Accept": "application/json",
-            "Accept-Encoding": "identity",
+            **self._own_headers,
         }
         # Redirects are handled by hand (same origin only); proxies only when asked (POLL-4).
         self._http = httpx.AsyncClient(
@@ -506,11 +552,12 @@ class DiscoveryClient:
 
     async def _get(self, timeout: float) -> _Response:
         url = httpx.URL(self.url)
+        headers = self._headers
         for _ in range(_MAX_REDIRECTS + 1):
             request = self._http.build_request(
                 "GET",
                 url,
-                headers=self._protocol.headers(self._headers),
+                headers=self._protocol.headers(headers),
                 params=self._protocol.params(),
                 timeout=timeout,
             )
@@ -518,7 +565,7 @@ class DiscoveryClient:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
                 raise TransportError(
-                    f"POLL-1: GET {url} failed: {type(exc).__name__}: {exc}",
+                    scrub(f"POLL-1: GET {url} failed: {type(exc).__name__}: {exc}", self._secrets),
                     requirement="POLL-1",
                     url=str(url),
                 ) from exc
@@ -532,22 +579,42 @@ class DiscoveryClient:
                 ) from None
             try:
                 if response.status_code in _REDIRECTS and "location" in response.headers:
+                    location = response.headers["location"]
                     try:
-                        target = url.join(response.headers["location"])
+                        target: httpx.URL | None = url.join(location)
                     except httpx.InvalidURL:
-                        target = httpx.URL("invalid://redirect")
-                    unusable = host_problem(target.raw_host.decode("ascii", "replace"))
-                    if _origin(target) != _origin(url) or target.userinfo or unusable:
+                        target = None
+                    unusable = (
+                        host_problem(target.raw_host.decode("ascii", "replace"))
+                        if target is not None
+                        else None
+                    )
+                    if (
+                        target is None
+                        or unusable is not None
+                        or _origin(target) != _origin(url)
+                        or target.userinfo
+                    ):
+                        if target is None:
+                            why = "which is not a URL"
+                        elif unusable is not None:  # origin_text would read an invalid host
+                            why = f"whose host is unusable ({unusable})"
+                        elif target.userinfo:
+                            why = "which carries user info (CRED-1)"
+                        else:
+                            why = f"on another origin {origin_text(target)}"
                         raise TransportError(
-                            f"POLL-4: {url} redirects to another origin ({target.scheme}://"
-                            f"{_origin(target)[1]}"
-                            f"{':' + str(target.port) if target.port else ''}); not followed",
+                            f"POLL-4: {url} answered {response.status_code} with Location "
+                            f"{redact_url(location)!r}, {why}; not followed",
                             requirement="POLL-4",
                             url=str(url),
                             status_code=response.status_code,
                             retryable=False,
                         )
                     url = target
+                    # CRED-4: the caller's headers (credentials among them) never cross a
+                    # redirect, not even to the same origin; only the client's own go along.
+                    headers = self._own_headers
                     continue
                 if response.status_code == 200:
                     body = await self._read_capped(response, str(url))
@@ -556,7 +623,9 @@ class DiscoveryClient:
                 return _Response(str(url), response.status_code, response.headers, body)
             except httpx.TransportError as exc:
                 raise TransportError(
-                    f"POLL-1: reading {url} failed: {type(exc).__name__}: {exc}",
+                    scrub(
+                        f"POLL-1: reading {url} failed: {type(exc).__name__}: {exc}", self._secrets
+                    ),
                     requirement="POLL-1",
                     url=str(url),
                 ) from exc
@@ -614,12 +683,36 @@ class DiscoveryClient:
             self._validator = _default_validator()
         return self._validator(body)
 
+    async def _exchange(self, budget: float) -> _Response:
+        """One GET whose whole exchange (connect, redirects, head and body) ends within ``budget``.
+
+        httpx's timeouts bound each read, so a server dribbling a byte a second would otherwise
+        keep one GET alive for as long as it likes.
+        """
+        budget = max(budget, 0.001)
+        try:
+            return await asyncio.wait_for(self._get(budget), timeout=budget)
+        except asyncio.TimeoutError:
+            raise TransportError(
+                f"POLL-1: GET {self.url} did not finish within {budget:.1f} s (connect, headers "
+                "and body together); given up",
+                requirement="POLL-1",
+                url=self.url,
+            ) from None
+
     async def fetch(self, *, timeout: float | None = None) -> SnapshotLike:
-        """One GET, validated; raises TransportError (retryable or not) or ProtocolError."""
-        response = await self._get(self.request_timeout if timeout is None else timeout)
+        """One GET, validated, within ``timeout`` (default ``request_timeout``) for the whole
+        exchange; raises TransportError (retryable or not) or ProtocolError."""
+        response = await self._exchange(self.request_timeout if timeout is None else timeout)
         # Off the event loop: a hostile body costs linear time, yet seconds of it at the size cap,
         # and the caller's other tasks (and its deadline) must keep running meanwhile.
         return await asyncio.to_thread(self._classify, response)
+
+    async def fetch_body(self, *, timeout: float | None = None) -> bytes:
+        """One GET as :meth:`fetch` makes it (size cap, same-origin redirects, one deadline), the
+        body of its 200 answer not validated; TransportError or ProtocolError for another status."""
+        response = await self._exchange(self.request_timeout if timeout is None else timeout)
+        return self._body_of(response)
 
     @property
     def protocol_version(self) -> int | None:
@@ -649,12 +742,14 @@ class DiscoveryClient:
             await self._sleep(delay)
 
     def _classify(self, response: _Response) -> SnapshotLike:
-        status = response.status
-        if status == 304:
+        if response.status == 304:  # protocol 2: the fleet is as the last listing said
             return self._protocol.not_modified(response.url)
-        preview = response.body[:300].decode("utf-8", "replace")
-        for secret in self._secrets:
-            preview = preview.replace(secret, REDACTED)
+        body = self._body_of(response)
+        return self._protocol.accept(response.headers, body, self._validate)
+
+    def _body_of(self, response: _Response) -> bytes:
+        status = response.status
+        preview = scrub(response.body[:300].decode("utf-8", "replace"), self._secrets)
         if status == 429 or status >= 500:
             raise TransportError(
                 f"POLL-1: GET {response.url} answered {status}: {preview}",
@@ -670,12 +765,15 @@ class DiscoveryClient:
                 requirement="POLL-2",
                 body=response.body,
             )
-        return self._protocol.accept(response.headers, response.body, self._validate)
+        return response.body
 
     # --- polling -----------------------------------------------------------------------------
 
     def _backoff(self, failures: int) -> float:
-        ceiling = min(self.backoff_max, self.backoff_initial * (2 ** max(0, failures - 1)))
+        # The exponent is capped before exponentiating: after ~1,000 failures (an hour of outage)
+        # 2**failures would overflow a float. 2**64 times any interval >= 1 ms exceeds every cap.
+        exponent = min(max(0, failures - 1), 64)
+        ceiling = min(self.backoff_max, self.backoff_initial * 2.0**exponent)
         # "Equal jitter": at least half the ceiling, so retries spread without collapsing to zero.
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
@@ -743,19 +841,8 @@ class DiscoveryClient:
             retry_after: float | None = None
             response: _Response | None = None
             try:
-                response = await asyncio.wait_for(
-                    self._get(min(self.request_timeout, remaining)), timeout=max(remaining, 0.001)
-                )
+                response = await self._exchange(min(self.request_timeout, remaining))
                 snapshot = self._classify(response)
-            except asyncio.TimeoutError:
-                last_failure = TransportError(
-                    f"POLL-1: GET {self.url} did not finish before the deadline",
-                    requirement="POLL-1",
-                    url=self.url,
-                )
-                failures += 1
-                previous, streak = None, 0
-                delay = self._backoff(failures)
             except TransportError as exc:
                 if not exc.retryable:
                     raise

@@ -15,9 +15,14 @@ from typing import Any
 import httpx
 
 from prime_rl_dynamo.admin import AdminPool, Credentials
-from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient, normalize_discovery_url
+from prime_rl_dynamo.client import (
+    DEFAULT_MAX_BODY_BYTES,
+    MIN_INTERVAL,
+    DiscoveryClient,
+    normalize_discovery_url,
+)
 from prime_rl_dynamo.errors import ConfigError
-from prime_rl_dynamo.plan import Convention
+from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES, Convention
 
 __all__ = [
     "WEIGHT_BROADCAST_TYPES",
@@ -26,15 +31,6 @@ __all__ = [
     "check_local_gpus",
     "local_gpu_check_applies",
 ]
-
-#: Accepted ``weight_broadcast`` values and the convention each plans with (None: no rank plan).
-WEIGHT_BROADCAST_TYPES: dict[str, Convention | None] = {
-    "nccl": Convention.PRIME_NCCL,
-    "prime-nccl": Convention.PRIME_NCCL,
-    "vllm-native-nccl": Convention.VLLM_NATIVE_NCCL,
-    "nixl": Convention.NIXL,
-    "filesystem": None,
-}
 
 
 @dataclass(frozen=True)
@@ -159,8 +155,16 @@ class DynamoClientConfig:
             "update_timeout",
         ):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-                problems.append(f"{name} must be a finite number > 0; found {value!r}")
+            # At least the client's shortest interval: below it a poll or retry loop runs tight.
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < MIN_INTERVAL
+            ):
+                problems.append(
+                    f"{name} must be a finite number of seconds >= {MIN_INTERVAL}; found {value!r}"
+                )
         for name in ("max_body_bytes", "max_concurrency"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -173,6 +177,12 @@ class DynamoClientConfig:
             Credentials(allowed_hosts=self.admin_allowed_hosts)
         except ConfigError as exc:
             problems.append(f"admin_allowed_hosts: {exc}")
+        try:
+            # The key and static headers are checked now (the message never shows them); a key
+            # from api_key_var is checked when the credentials are read.
+            Credentials(api_key=self.api_key, headers=dict(self.headers))
+        except ConfigError as exc:
+            problems.append(str(exc))
         return problems
 
     # --- derived views ---------------------------------------------------------------------------
@@ -300,7 +310,9 @@ def check_local_gpus(
 
 def _first_id(problems: list[str]) -> str | None:
     for problem in problems:
-        head = problem.split(":", 1)[0]
-        if "-" in head and head.split("-", 1)[1].isdigit():
-            return head
+        # "RANK-2: ..." or, under a setting's name, "admin_allowed_hosts: CRED-3: ...".
+        for head in problem.split(":", 2)[:2]:
+            head = head.strip()
+            if "-" in head and head.split("-", 1)[1].isdigit():
+                return head
     return None

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 from prime_rl_dynamo.errors import ConfigError, TopologyDiff, TopologyError
 
 __all__ = [
+    "WEIGHT_BROADCAST_TYPES",
     "BroadcastPlan",
     "Convention",
     "EnginePlan",
@@ -42,16 +43,22 @@ class Convention(str, enum.Enum):
 
     @classmethod
     def parse(cls, value: Convention | str) -> Convention:
-        """The convention named ``value``; ConfigError listing the valid names otherwise."""
+        """The convention named ``value`` in any spelling of WEIGHT_BROADCAST_TYPES (``nccl`` is
+        ``prime-nccl``, as in the configuration); ConfigError listing the valid names otherwise."""
         if isinstance(value, Convention):
             return value
-        try:
-            return cls(value)
-        except ValueError:
-            names = ", ".join(c.value for c in cls)
+        convention = WEIGHT_BROADCAST_TYPES.get(value) if isinstance(value, str) else None
+        if convention is None:
+            names = ", ".join(k for k, v in WEIGHT_BROADCAST_TYPES.items() if v is not None)
+            why = (
+                " (filesystem transfers need no rank plan)"
+                if value in WEIGHT_BROADCAST_TYPES
+                else ""
+            )
             raise ConfigError(
-                f"unknown weight-transfer convention {value!r}; expected one of {names}"
-            ) from None
+                f"unknown weight-transfer convention {value!r}{why}; expected one of {names}"
+            )
+        return convention
 
     @property
     def first_offset(self) -> int:
@@ -66,6 +73,17 @@ class Convention(str, enum.Enum):
             Convention.VLLM_NATIVE_NCCL: "RANK-4",
             Convention.NIXL: "RANK-5",
         }[self]
+
+
+#: Every spelling of a weight transfer, in the configuration and on the command line alike, and the
+#: convention it plans with (None: no rank plan).
+WEIGHT_BROADCAST_TYPES: dict[str, Convention | None] = {
+    "nccl": Convention.PRIME_NCCL,
+    "prime-nccl": Convention.PRIME_NCCL,
+    "vllm-native-nccl": Convention.VLLM_NATIVE_NCCL,
+    "nixl": Convention.NIXL,
+    "filesystem": None,
+}
 
 
 class PlannableWorker(Protocol):

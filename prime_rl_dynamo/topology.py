@@ -8,6 +8,7 @@ into concrete engines in a deterministic order. The format is schema/topology.v1
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from prime_rl_dynamo.errors import ConfigError
 
 __all__ = [
     "DEFAULT_ROUTES",
+    "MAX_ENGINES",
     "EngineFaults",
     "EngineGroup",
     "EngineSpec",
@@ -33,6 +35,14 @@ __all__ = [
 
 #: Routes a vLLM engine registers on its system server for RL.
 DEFAULT_ROUTES: tuple[str, ...] = ("pause_generation", "resume_generation")
+
+#: The most engines a topology may hold (each gets its own listening socket, or its own process).
+MAX_ENGINES = 4096
+#: Limits that keep a hostile topology file from hanging or exhausting the loader.
+MAX_TOPOLOGY_BYTES = 1 << 20
+MAX_DEPTH = 64
+MAX_VALUES = 100_000
+U32_MAX = 2**32 - 1
 
 _DEFAULT_FILE = Path(__file__).resolve().parent / "topologies" / "default.yaml"
 
@@ -218,15 +228,115 @@ def _instance_id(seed: int, key: str) -> int:
     return int.from_bytes(digest, "big") | (1 << 60)
 
 
+def _check_shape(data: Any, source: str) -> None:
+    """Refuse nesting past MAX_DEPTH and more than MAX_VALUES values (counted as a reader sees
+    them, so YAML aliases that repeat a shared part count every time): walked without recursion."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    seen = 0
+    while stack:
+        value, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise ConfigError(
+                f"{source} holds more than {MAX_VALUES} values once YAML aliases are expanded (an "
+                "alias bomb?); a topology file is a few hundred"
+            )
+        if depth > MAX_DEPTH:
+            raise ConfigError(
+                f"{source} nests deeper than {MAX_DEPTH} levels; a topology file nests 4"
+            )
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, depth + 1) for v in value)
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """PyYAML's error on one line: where (line, column) and what, without its multi-line layout."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None or problem is None:
+        return _short(" ".join(str(exc).split()), 600)
+    where = f"line {mark.line + 1}, column {mark.column + 1}"
+    context = getattr(exc, "context", None)
+    return _short(f"{where}: {problem}" + (f" ({context})" if context else ""), 600)
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_fleet(data: Mapping[str, Any], source: str) -> None:
+    """What the schema cannot say: fleet size, unique groups, WORKER-9's bound, RANK-7, schedule."""
+    default_ns = data.get("namespace", "dynamo")
+    problems: list[str] = []
+    total = 0
+    owner: dict[tuple[str, str], int] = {}
+    counts: dict[str, int] = {}
+    for i, raw in enumerate(data.get("engines", [])):
+        where = f"/engines/{i}"
+        count = raw.get("count", 1)
+        total += count
+        ns = raw.get("namespace") or default_ns
+        name = f"{ns}.{raw['component']}"
+        if (ns, raw["component"]) in owner:
+            problems.append(
+                f"{where}: group {name} is already defined at /engines/{owner[ns, raw['component']]}"
+                " (engine keys and instance ids would collide); merge the groups or rename one"
+            )
+        else:
+            owner[ns, raw["component"]] = i
+            counts[name] = count
+        mp = raw.get("tp", 1) * raw.get("pp", 1) * raw.get("pcp", 1)
+        layout = mp * raw.get("dp", 1)
+        world = raw.get("world_size", layout)
+        if world > U32_MAX:
+            problems.append(
+                f"{where}: WORKER-9: world_size {world} (tp*pp*pcp*dp) exceeds {U32_MAX}, the "
+                "largest the listing may carry"
+            )
+        elif "world_size" in raw and world % mp:
+            problems.append(
+                f"{where}: RANK-7: mp = tp*pp*pcp = {mp} does not divide world_size {world}"
+            )
+        elif "world_size" in raw and "dp" in raw and world != layout:
+            problems.append(
+                f"{where}: RANK-7: world_size {world} differs from tp*pp*pcp*dp = {layout}"
+            )
+    if total > MAX_ENGINES:
+        problems.append(
+            f"the fleet has {total} engines; at most {MAX_ENGINES} are stood up (each engine gets "
+            "its own listening sockets)"
+        )
+    for j, event in enumerate(data.get("schedule", ())):
+        group, _, index = event["engine"].rpartition("#")
+        if int(index) >= counts.get(group, 0):
+            known = [f"{g}#0..{n - 1}" if n > 1 else f"{g}#0" for g, n in counts.items()]
+            problems.append(
+                f"/schedule/{j}: names engine {event['engine']!r}, which the topology does not "
+                f"have (engines: {', '.join(known) or 'none'})"
+            )
+    if problems:
+        shown = problems[:20] + (
+            [f"... and {len(problems) - 20} more"] if len(problems) > 20 else []
+        )
+        raise ConfigError(f"{source} is not a usable topology:\n  " + "\n  ".join(shown))
+
+
 def topology_from_dict(data: Mapping[str, Any], *, source: str = "<topology>") -> Topology:
     """Validate a parsed topology file against its schema and build the Topology."""
+    _check_shape(data, source)
     validator = jsonschema.Draft202012Validator(load_json("topology.v1.schema.json"))
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [
-            f"  /{'/'.join(str(p) for p in err.absolute_path)}: {err.message}" for err in errors
+            f"  /{'/'.join(str(p) for p in err.absolute_path)}: {_short(err.message)}"
+            for err in errors[:20]
         ]
+        if len(errors) > 20:
+            lines.append(f"  ... and {len(errors) - 20} more")
         raise ConfigError(f"{source} is not a valid topology file:\n" + "\n".join(lines))
+    _check_fleet(data, source)
     groups = []
     for raw in data.get("engines", []):
         faults_raw = raw.get("faults", {})
@@ -281,14 +391,27 @@ def load_topology(path: str | Path | None = None) -> Topology:
     """Read a topology file (YAML or JSON); ``None`` gives the default heterogeneous fleet."""
     file = Path(path) if path is not None else _DEFAULT_FILE
     try:
-        text = file.read_text(encoding="utf-8")
+        with open(file, "rb") as handle:
+            raw = handle.read(MAX_TOPOLOGY_BYTES + 1)  # bounded: /dev/zero is a path too
     except OSError as exc:
-        raise ConfigError(f"cannot read topology file {file}: {exc.strerror or exc}") from exc
+        raise ConfigError(f"cannot read topology file {file}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_TOPOLOGY_BYTES:
+        raise ConfigError(
+            f"{file} is larger than {MAX_TOPOLOGY_BYTES} bytes; a topology file is a few KB"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{file} is not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+        ) from None
     if file.suffix == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"{file} is not valid JSON: {exc}") from exc
+            raise ConfigError(f"{file} is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"{file} nests deeper than {MAX_DEPTH} levels") from None
     else:
         try:
             import yaml
@@ -296,10 +419,14 @@ def load_topology(path: str | Path | None = None) -> Topology:
             raise ConfigError(
                 f"{file} is YAML; install prime-rl-dynamo[reference] (PyYAML) or use JSON"
             ) from exc
+        stream = io.StringIO(text)
+        stream.name = str(file)  # so PyYAML's marks name the file, not "<unicode string>"
         try:
-            data = yaml.safe_load(text)
+            data = yaml.safe_load(stream)
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{file} is not valid YAML: {exc}") from exc
+            raise ConfigError(f"{file} is not valid YAML: {_yaml_problem(exc)}") from None
+        except RecursionError:
+            raise ConfigError(f"{file} nests deeper than {MAX_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: a topology file is a mapping, got {type(data).__name__}")
     return topology_from_dict(data, source=str(file))

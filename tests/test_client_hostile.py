@@ -44,6 +44,7 @@ def client(handler: Any, **kw: Any) -> DiscoveryClient:
     return DiscoveryClient(
         "http://127.0.0.1:8001",
         inference_world_size=None,
+        require_world_size=False,
         transport=httpx.MockTransport(handler),
         **kw,
     )
@@ -84,7 +85,7 @@ BAD_PUNYCODE = ["xn--", "xn--a", "xn--zz-", "ok.xn--"]
 @pytest.mark.parametrize("host", BAD_PUNYCODE)
 def test_a_configured_discovery_url_with_bad_punycode_is_a_config_error(host: str) -> None:
     with pytest.raises(ConfigError, match="punycode"):
-        DiscoveryClient(f"http://{host}:8001", inference_world_size=None)
+        DiscoveryClient(f"http://{host}:8001", inference_world_size=None, require_world_size=False)
 
 
 @pytest.mark.parametrize("host", BAD_PUNYCODE)
@@ -134,9 +135,9 @@ def test_client_and_validator_agree_on_list_6(first: str, second: str, same: boo
     snapshot = msgspec.convert(doc, Snapshot)  # the same workers, past the validator
     if same:
         with pytest.raises(ProtocolError, match="LIST-6"):
-            assess_snapshot(snapshot, inference_world_size=None)
+            assess_snapshot(snapshot, inference_world_size=None, require_world_size=False)
     else:
-        assess_snapshot(snapshot, inference_world_size=None)
+        assess_snapshot(snapshot, inference_world_size=None, require_world_size=False)
 
 
 # --- item 22: gzip per RFC 1952: every member whole, nothing after the last ------------------------
@@ -150,7 +151,7 @@ def _fetch_gzip(payload: bytes) -> Any:
         server.script("GET", "/v1/rl/workers", (200, headers, payload))
 
         async def go() -> Any:
-            async with DiscoveryClient(server.url, inference_world_size=None) as c:
+            async with DiscoveryClient(server.url, inference_world_size=None, require_world_size=False) as c:
                 return await c.fetch()
 
         return asyncio.run(go())

@@ -348,7 +348,11 @@ def test_credentials_only_to_allowed_hosts(caplog: pytest.LogCaptureFixture) -> 
             else:
                 assert got == f"Bearer {KEY}", call.engine
         assert {c.host for c in calls} == {"127.0.0.1", "localhost"}
-    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    warned = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelname == "WARNING" and r.name == "prime_rl_dynamo.prime_rl"
+    ]
     assert len(warned) == 1 and "dynamo.engine-c.rl#" in warned[0] and "(localhost)" in warned[0]
     assert "ready after" in caplog.text and "offsets [0, 2, 6]" in caplog.text
     assert KEY not in caplog.text and "team-abc" not in caplog.text

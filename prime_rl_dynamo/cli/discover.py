@@ -16,6 +16,7 @@ from typing import Any
 
 from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
+from prime_rl_dynamo.cli.validate import positive_int
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 
@@ -46,7 +47,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-body-bytes",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="refuse larger bodies (default 8 MiB)",
@@ -79,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
             components=components_of(args),
             timeout=args.timeout,
             poll_interval=args.poll_interval,
-            max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+            max_body_bytes=(
+                DEFAULT_MAX_BODY_BYTES if args.max_body_bytes is None else args.max_body_bytes
+            ),
             trust_env=args.trust_env,
             headers=headers,
             verify=verify,

@@ -12,10 +12,13 @@ import sys
 from typing import Any
 
 from prime_rl_dynamo._text import plural
-from prime_rl_dynamo.cli.validate import input_name, read_input
+from prime_rl_dynamo.cli.validate import input_name, positive_int, read_input
+from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
-CONVENTIONS = ("prime-nccl", "vllm-native-nccl", "nixl")
+#: The configuration's weight_broadcast spellings (``nccl`` is ``prime-nccl``; ``filesystem`` is
+#: accepted and refused with its reason: it has no rank plan).
+CONVENTIONS = tuple(WEIGHT_BROADCAST_TYPES)
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +26,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--inference-world-size",
         "-W",
-        type=int,
+        type=positive_int,
         required=True,
         metavar="W",
         help="the sum of engine world sizes the run expects (required: never derived)",
@@ -36,11 +39,12 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         "--convention",
         choices=CONVENTIONS,
         default="prime-nccl",
-        help="rank numbering of the weight broadcast (default: prime-nccl)",
+        help="rank numbering of the weight broadcast, spelled as weight_broadcast in the "
+        "configuration (default: prime-nccl; nccl is the same)",
     )
     parser.add_argument(
         "--trainer-world-size",
-        type=int,
+        type=positive_int,
         default=1,
         metavar="N",
         help="trainer processes (vllm-native-nccl admits only 1)",

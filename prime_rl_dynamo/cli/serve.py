@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import sys
 import threading
 from typing import Any
 
@@ -26,7 +27,9 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--topology", metavar="FILE", help="topology file (default: W=16 fleet)")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
-    parser.add_argument("--port", type=int, default=8001, help="RL listener port (0: any free)")
+    parser.add_argument(
+        "--port", type=port_number, default=8001, help="RL listener port (0: any free)"
+    )
     parser.add_argument(
         "--fault",
         action="append",
@@ -40,6 +43,19 @@ def add_parser(subparsers: Any) -> None:
         "--record", metavar="FILE", help="also append every request received to FILE (JSON lines)"
     )
     parser.set_defaults(func=run)
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port to listen on, 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a port number 0 to 65535, found {text!r}"
+        ) from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535 (0: any free port); found {port}")
+    return port
 
 
 def _fault_help() -> str:
@@ -61,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     """Start the fleet, print its addresses, wait for Ctrl-C."""
     from pathlib import Path
 
+    from prime_rl_dynamo.errors import ConfigError
     from prime_rl_dynamo.recording import Recorder
     from prime_rl_dynamo.reference import start_reference_fleet
 
@@ -68,14 +85,19 @@ def run(args: argparse.Namespace) -> int:
     if threading.current_thread() is threading.main_thread():
         # SIGTERM (e.g. from a process manager) stops as cleanly as Ctrl-C.
         signal.signal(signal.SIGTERM, _interrupt)
-    fleet = start_reference_fleet(
-        args.topology,
-        faults=args.fault,
-        seed=args.seed,
-        host=args.host,
-        port=args.port,
-        recorder=recorder,
-    )
+    try:
+        fleet = start_reference_fleet(
+            args.topology,
+            faults=args.fault,
+            seed=args.seed,
+            host=args.host,
+            port=args.port,
+            recorder=recorder,
+        )
+    except ConfigError as exc:
+        # A bad topology, fault or address is a usage error: exit 2, as `dynamo up` does.
+        print(f"prime-rl-dynamo serve: {exc}", file=sys.stderr)
+        return 2
     try:
         info = fleet.describe()
         if args.json:

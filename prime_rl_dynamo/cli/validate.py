@@ -1,7 +1,8 @@
-"""``prime-rl-dynamo validate [FILE|-] [--json]``: check one discovery body against the contract.
+"""``prime-rl-dynamo validate [FILE|-|URL] [--json]``: check one discovery body against the contract.
 
 Prints every violation (requirement ID, JSON pointer, worker, message) or a one-line summary of
-the valid snapshot. Exit 0 valid, 1 invalid (including text that is not JSON: BODY-1), 2 unreadable.
+the valid snapshot. An http(s) URL is fetched with the client's bounded, same-origin GET. Exit 0
+valid, 1 invalid (including text that is not JSON: BODY-1), 2 unreadable.
 """
 
 from __future__ import annotations
@@ -28,11 +29,42 @@ def add_parser(subparsers: Any) -> None:
         "file",
         nargs="?",
         default="-",
-        metavar="FILE",
-        help="the body to check; - (default) reads stdin",
+        metavar="FILE|URL",
+        help="the body to check; - (default) reads stdin; an http(s) URL (http://host:8001, "
+        ".../v1 or the full path) is fetched once, as the discovery client does",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of text")
+    parser.add_argument(
+        "--max-body-bytes",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="refuse larger bodies, from a file or a URL (default 8 MiB)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="deadline of the GET of a URL, connect to last byte (default 30)",
+    )
     parser.set_defaults(func=run)
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (0 never silently means a default)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {value}")
+    return value
+
+
+def is_url(file: str) -> bool:
+    """Whether the FILE argument names an http(s) URL rather than a path."""
+    return file.lower().startswith(("http://", "https://"))
 
 
 def input_name(file: str) -> str:
@@ -40,18 +72,59 @@ def input_name(file: str) -> str:
     return "<stdin>" if file == "-" else file
 
 
-def read_input(file: str, command: str) -> bytes | None:
-    """The bytes of FILE (``-``: stdin); None once the reason it cannot be read is printed."""
+def read_input(file: str, command: str, max_bytes: int | None = None) -> bytes | None:
+    """The bytes of FILE (``-``: stdin), at most ``max_bytes`` (default: the client's cap, POLL-3);
+    None once the reason it cannot be read is printed."""
+    from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES
+
+    cap = DEFAULT_MAX_BODY_BYTES if max_bytes is None else max_bytes
     try:
         if file == "-":
-            return sys.stdin.buffer.read()
-        with open(file, "rb") as handle:
-            return handle.read()
+            data = sys.stdin.buffer.read(cap + 1)
+        else:
+            with open(file, "rb") as handle:
+                data = handle.read(cap + 1)  # bounded: /dev/zero is a path too
     except OSError as exc:
         print(
             f"prime-rl-dynamo {command}: cannot read {input_name(file)}: {exc.strerror or exc}",
             file=sys.stderr,
         )
+        return None
+    if len(data) > cap:
+        print(
+            f"prime-rl-dynamo {command}: {input_name(file)} is larger than {cap} bytes, the cap "
+            "the discovery client reads (POLL-3); not read further",
+            file=sys.stderr,
+        )
+        return None
+    return data
+
+
+def fetch_input(
+    url: str, command: str, *, max_bytes: int | None, timeout: float
+) -> tuple[str, bytes] | None:
+    """The discovery URL and the body of one GET of it, as the client fetches (size cap,
+    same-origin redirects only, no proxy, one deadline); None once the reason is printed."""
+    import asyncio
+
+    from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
+    from prime_rl_dynamo.errors import PrimeRLDynamoError
+
+    async def get() -> tuple[str, bytes]:
+        async with DiscoveryClient(
+            url,
+            inference_world_size=None,
+            require_world_size=False,
+            request_timeout=timeout,
+            max_body_bytes=DEFAULT_MAX_BODY_BYTES if max_bytes is None else max_bytes,
+            protocol="v1",  # this command checks a protocol_version 1 body: never ask for 2
+        ) as client:
+            return client.url, await client.fetch_body()
+
+    try:
+        return asyncio.run(get())
+    except PrimeRLDynamoError as exc:
+        print(f"prime-rl-dynamo {command}: {exc}", file=sys.stderr)
         return None
 
 
@@ -76,10 +149,19 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.errors import ProtocolError
     from prime_rl_dynamo.validate import validate_body
 
-    name = input_name(args.file)
-    data = read_input(args.file, "validate")
-    if data is None:
-        return EXIT_UNREADABLE
+    if is_url(args.file):
+        fetched = fetch_input(
+            args.file, "validate", max_bytes=args.max_body_bytes, timeout=args.timeout
+        )
+        if fetched is None:
+            return EXIT_UNREADABLE
+        name, data = fetched
+    else:
+        name = input_name(args.file)
+        read = read_input(args.file, "validate", args.max_body_bytes)
+        if read is None:
+            return EXIT_UNREADABLE
+        data = read
     try:
         snapshot = validate_body(data)
     except ProtocolError as exc:

@@ -6,6 +6,7 @@ first COUNT listing requests so that a client can be seen to recover. Pure parsi
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -42,6 +43,17 @@ _NUMERIC: dict[str, float] = {
     "churn": 0.01,
     "oversized": 1,
     "slow": 1,
+}
+
+# And the largest: past these a fault stops being a misbehaviour a client can be seen to survive
+# and becomes a listener that never answers (latency=inf) or a body that never fits in memory.
+_MAXIMUM: dict[str, float] = {
+    "latency": 3_600_000,  # one hour, in ms
+    "rate-limit": 86_400,  # one day, in s
+    "error-workers": 1_000_000,
+    "churn": 86_400,
+    "oversized": 1 << 30,
+    "slow": 1 << 30,
 }
 
 _SYNTAX = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)(?:=(?P<value>[^:]*))?(?::(?P<count>[0-9]+))?$")
@@ -93,9 +105,15 @@ def parse_fault(text: str) -> Fault:
             raise ConfigError(
                 f"fault {text!r}: {wanted} must be a number, found {value!r}"
             ) from None
-        if number < _NUMERIC[name] or number != number:
+        if not math.isfinite(number):
+            raise ConfigError(f"fault {text!r}: {wanted} must be a finite number, found {value}")
+        if number < _NUMERIC[name]:
             raise ConfigError(
                 f"fault {text!r}: {wanted} must be >= {_NUMERIC[name]}, found {value}"
+            )
+        if number > _MAXIMUM[name]:
+            raise ConfigError(
+                f"fault {text!r}: {wanted} must be at most {_MAXIMUM[name]:g}, found {value}"
             )
     if name == "break":
         from prime_rl_dynamo.reference.breaks import BREAKS

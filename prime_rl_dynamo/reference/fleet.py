@@ -154,6 +154,15 @@ class ReferenceFleet:
         self._sockets: dict[int, socket.socket] = {}
         self._extra_servers: dict[int, uvicorn.Server] = {}
         self._extra_tasks: dict[int, asyncio.Future[None]] = {}
+        outside = sorted(
+            {f"{s.namespace}.{s.component}" for s in topology.engines() if not self._in_scope(s)}
+        )
+        if outside:
+            # Never listed, so W would count engines nobody can discover.
+            raise ConfigError(
+                f"the reference frontend lists namespaces starting with {topology.namespace!r}; "
+                f"these groups are outside it and would never be listed: {', '.join(outside)}"
+            )
         specs = topology.engines()
         if any(f.name == "churn" for f in all_faults) and specs:
             specs.append(_spare(specs, topology))
@@ -196,6 +205,10 @@ class ReferenceFleet:
         self._thread: threading.Thread | None = None
         self._stopped = False
 
+    def _in_scope(self, spec: EngineSpec) -> bool:
+        # The frontend's scope (frontend.py): the topology's namespace as a prefix.
+        return spec.namespace.startswith(self.topology.namespace)
+
     # -- addresses -----------------------------------------------------------------------------
 
     @property
@@ -217,7 +230,11 @@ class ReferenceFleet:
     @property
     def inference_world_size(self) -> int:
         """Sum of the world sizes the listing currently publishes with an admin URL."""
-        return sum(e.world_size for e in self.state.members() if e.alive and e.spec.publishes_admin)
+        return sum(
+            e.world_size
+            for e in self.state.members()
+            if e.alive and e.spec.publishes_admin and self._in_scope(e.spec)
+        )
 
     def engine(self, key: str) -> ReferenceEngine:
         """The engine with this key."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import math
 import random
 import socket
 import struct
@@ -135,7 +136,8 @@ class Frontend:
                 await _json(send, 500, dumps(discovery_failed_body(message)))
                 return
             if name == "rate-limit":
-                retry_after = fault.value or "1"
+                # Retry-After is whole seconds (RFC 9110 §10.2.3): 0.5 is sent as 1, never as "0.5".
+                retry_after = str(math.ceil(fault.number)) if fault.value is not None else "1"
                 payload = {"error": "rate_limited", "message": f"retry after {retry_after} s"}
                 await _json(send, 429, dumps(payload), [(b"retry-after", retry_after.encode())])
                 return
