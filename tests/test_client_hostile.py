@@ -151,7 +151,9 @@ def _fetch_gzip(payload: bytes) -> Any:
         server.script("GET", "/v1/rl/workers", (200, headers, payload))
 
         async def go() -> Any:
-            async with DiscoveryClient(server.url, inference_world_size=None, require_world_size=False) as c:
+            async with DiscoveryClient(
+                server.url, inference_world_size=None, require_world_size=False
+            ) as c:
                 return await c.fetch()
 
         return asyncio.run(go())
