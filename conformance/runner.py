@@ -36,6 +36,9 @@ __all__ = [
 
 Progress = Callable[[str, Check, "Result | None"], None]
 
+#: The weight-transfer conventions a client under test may declare (--client-conventions).
+CLIENT_CONVENTIONS = ("prime-nccl", "vllm-native-nccl", "nixl")
+
 
 @dataclass(frozen=True)
 class Options:
@@ -58,6 +61,17 @@ class Options:
     load_budget: float = 30.0  # seconds the load may take before it is cut short
     topologies: int = 3  # generated topologies per client / roundtrip run (plus the pinned one)
     client_timeout: float = 60.0  # seconds a client under test may take per topology
+    client_conventions: tuple[str, ...] = ()  # what the client implements; empty: all three
+
+    def __post_init__(self) -> None:
+        if self.topologies < 1:
+            raise ValueError(f"topologies must be at least 1, got {self.topologies}")
+        unknown = [c for c in self.client_conventions if c not in CLIENT_CONVENTIONS]
+        if unknown:
+            raise ValueError(
+                f"unknown client convention(s) {', '.join(unknown)}; expected "
+                f"{', '.join(CLIENT_CONVENTIONS)}"
+            )
 
     def resolved_profiles(self) -> tuple[str, ...]:
         """The profiles this run executes, in execution order."""

@@ -29,6 +29,9 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "gzip": (None, "send the body with Content-Encoding: gzip"),
     "oversized": ("BYTES", "pad the body past BYTES with a large unknown field (still valid)"),
     "slow": ("BYTES_PER_SECOND", "dribble the body at BYTES_PER_SECOND"),
+    "redirect-host": ("HOST", "answer 307 to the same URL under host name HOST (another origin)"),
+    "unknown-fields": (None, "add unknown fields at every level of the body (still valid)"),
+    "version": ("N", "send protocol_version N (an integer) in an otherwise valid body"),
 }
 
 # Faults whose value is a number, with the smallest value that makes sense.
@@ -39,6 +42,7 @@ _NUMERIC: dict[str, float] = {
     "churn": 0.01,
     "oversized": 1,
     "slow": 1,
+    "version": 0,
 }
 
 _SYNTAX = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)(?:=(?P<value>[^:]*))?(?::(?P<count>[0-9]+))?$")
