@@ -1,0 +1,182 @@
+"""Every init wire form of FACTS.md §7 read into one record; the reference admin API takes them.
+
+The unit part feeds recorded calls to conformance.client_wire; the integration part posts each
+form to a real reference fleet over loopback HTTP and reads back what the fleet recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.client_wire import Uninterpretable, init_record, is_init, is_update
+from prime_rl_dynamo.recording import RecordedRequest
+
+HOST, PORT = "10.0.0.1", 29501
+
+
+def _call(path: str, body: Any, *, server: str = "admin", status: int = 200) -> RecordedRequest:
+    return RecordedRequest(
+        engine="dynamo.prefill#0",
+        server=server,
+        method="POST",
+        path=path,
+        query="",
+        headers={},
+        json=body,
+        time=0.0,
+        status=status,
+    )
+
+
+DIRECT = {
+    "host": HOST,
+    "port": PORT,
+    "rank_offset": 4,
+    "inference_world_size": 7,
+    "engine_world_size": 2,
+    "timeout": 60,
+    "quantize_in_weight_transfer": False,
+}
+
+#: (form, call, expected record fields)
+FORMS: list[tuple[str, RecordedRequest, dict[str, Any]]] = [
+    (
+        "init_broadcaster",
+        _call("/init_broadcaster", DIRECT),
+        {"family": "prime", "rank_offset": 4, "inference_world_size": 7, "engine_world_size": 2},
+    ),
+    (
+        "collective_rpc init_broadcaster, keywords",
+        _call("/collective_rpc", {"method": "init_broadcaster", "kwargs": DIRECT}),
+        {"family": "prime", "rank_offset": 4, "inference_world_size": 7, "timeout": 60},
+    ),
+    (
+        "collective_rpc init_broadcaster, positional (NIXL)",
+        _call(
+            "/collective_rpc",
+            {
+                "method": "init_broadcaster",
+                "timeout": 30,
+                "args": [HOST, PORT, 4, 7, 30, "sess-1"],
+                "kwargs": {},
+            },
+        ),
+        {"rank_offset": 4, "inference_world_size": 7, "session_id": "sess-1", "timeout": 30},
+    ),
+    (
+        "collective_rpc init_broadcaster, positional (NCCL)",
+        _call(
+            "/collective_rpc",
+            {"method": "init_broadcaster", "args": [HOST, PORT, 4, 7, 30, False, "default"]},
+        ),
+        {"rank_offset": 4, "inference_world_size": 7, "engine_world_size": None},
+    ),
+    (
+        "collective_rpc init_weight_transfer_engine",
+        _call(
+            "/collective_rpc",
+            {
+                "method": "init_weight_transfer_engine",
+                "kwargs": {
+                    "init_info": {
+                        "master_address": HOST,
+                        "master_port": PORT,
+                        "rank_offset": 5,
+                        "world_size": 8,
+                    }
+                },
+            },
+        ),
+        {"family": "vllm-native", "rank_offset": 5, "group_world_size": 8},
+    ),
+    (
+        "engine route update/init_weight_transfer_engine",
+        _call(
+            "/engine/update/init_weight_transfer_engine",
+            {
+                "init_info": {
+                    "master_address": HOST,
+                    "master_port": PORT,
+                    "rank_offset": 5,
+                    "world_size": 8,
+                }
+            },
+            server="system",
+        ),
+        {"family": "vllm-native", "rank_offset": 5, "group_world_size": 8},
+    ),
+]
+
+
+@pytest.mark.parametrize(("form", "call", "want"), FORMS, ids=[f[0] for f in FORMS])
+def test_every_form_reads_into_one_record(
+    form: str, call: RecordedRequest, want: dict[str, Any]
+) -> None:
+    assert is_init(call)
+    record = init_record(call)
+    assert record.form == form
+    assert (record.host, record.port) == (HOST, PORT)
+    for key, value in want.items():
+        assert getattr(record, key) == value, key
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"method": "init_broadcaster", "args": [HOST, PORT, 4]},
+        {"method": "init_broadcaster"},
+        {"method": "init_broadcaster", "args": [HOST], "kwargs": {"rank_offset": 1}},
+        {"method": "init_weight_transfer_engine", "kwargs": {}},
+        {"method": "init_broadcaster", "args": "host"},
+    ],
+)
+def test_an_unreadable_init_is_an_error_naming_the_call(body: dict[str, Any]) -> None:
+    call = _call("/collective_rpc", body)
+    assert is_init(call)
+    with pytest.raises(Uninterpretable, match=r"POST /collective_rpc \(method init_\w+\) to "):
+        init_record(call)
+
+
+def test_updates_in_every_form_and_other_calls_are_not_inits() -> None:
+    updates = [
+        _call("/update_weights", {"weight_dir": "/ckpt"}),
+        _call("/collective_rpc", {"method": "update_weights_from_path", "args": ["/ckpt"]}),
+        _call("/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": "/c"}}),
+        _call("/engine/update/update_weights", {"update_info": {}}, server="system"),
+    ]
+    assert all(is_update(c) and not is_init(c) for c in updates)
+    assert not is_init(_call("/pause", None))
+    assert not is_init(_call("/collective_rpc", {"method": "get_weight_version"}))
+
+
+@pytest.mark.integration
+def test_the_reference_admin_api_accepts_every_form() -> None:
+    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    topology = topology_from_dict(
+        {
+            "version": 1,
+            "engines": [
+                {
+                    "component": "prefill",
+                    "world_size": 2,
+                    "routes": ["update/init_weight_transfer_engine"],
+                }
+            ],
+        }
+    )
+    with start_reference_fleet(topology) as fleet:
+        (engine,) = fleet.engines
+        for _, call, _ in FORMS:
+            base = engine.system_url if call.server == "system" else engine.admin_base_url
+            response = httpx.post(base + call.path, json=call.json, timeout=10)
+            assert response.status_code == 200, (call.path, response.text)
+        # vLLM's handler defaults args to [] and kwargs to {}: so does the reference.
+        bare = httpx.post(engine.admin_base_url + "/collective_rpc", json={"method": "m"})
+        assert bare.json() == {"results": [None, None]}
+        recorded = [r for r in fleet.recorder.requests() if is_init(r)]
+        assert [init_record(r).rank_offset for r in recorded] == [4, 4, 4, 4, 5, 5]
