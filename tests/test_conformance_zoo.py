@@ -7,6 +7,8 @@ credentials of the original change fail RANK-6 and CRED-2 on every seed tried.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import conformance
@@ -16,7 +18,7 @@ from conformance.results import Status
 
 pytestmark = pytest.mark.integration
 
-RUN = {"profiles": ["client"], "topologies": 1, "client_timeout": 20.0}
+RUN: dict[str, Any] = {"profiles": ["client"], "topologies": 1, "client_timeout": 20.0}
 
 #: What each bug fails beyond its own requirement (the same bug seen at the plan level).
 ALSO = {"even-split": {"RANK-3", "RANK-4", "RANK-5"}, "derives-w": {"RANK-2"}}
