@@ -95,6 +95,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         _discovery(report.get("discovery", {})),
         _suite(report.get("suite", {})),
     ]
+    if report.get("client", {}).get("series"):
+        parts.append(_suite(report["client"]))
     return "\n\n".join("\n".join(part) for part in parts) + "\n"
 
 

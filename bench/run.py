@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.client_profile import ClientProfileConfig, run_client_profile
 from bench.discovery import DiscoveryConfig, run_discovery
 from bench.machine import describe_machine
 from bench.progress import NullReporter, Reporter
@@ -30,7 +31,7 @@ __all__ = [
 #: Identifies the layout of the JSON report; bump when keys change meaning.
 REPORT_FORMAT = "prime-rl-dynamo-bench/1"
 
-SECTIONS = ("validation", "discovery", "suite")
+SECTIONS = ("validation", "discovery", "suite", "client")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class BenchConfig:
     validation: ValidationConfig | None = field(default_factory=ValidationConfig)
     discovery: DiscoveryConfig | None = field(default_factory=DiscoveryConfig)
     suite: SuiteConfig | None = field(default_factory=SuiteConfig)
+    client: ClientProfileConfig | None = field(default_factory=ClientProfileConfig)
 
     def only(self, sections: list[str] | tuple[str, ...]) -> BenchConfig:
         """The same run restricted to some sections."""
@@ -52,6 +54,7 @@ class BenchConfig:
             validation=self.validation if "validation" in sections else None,
             discovery=self.discovery if "discovery" in sections else None,
             suite=self.suite if "suite" in sections else None,
+            client=self.client if "client" in sections else None,
         )
 
     def without_dynamo(self) -> BenchConfig:
@@ -74,6 +77,7 @@ def full_config() -> BenchConfig:
         ),
         discovery=DiscoveryConfig(),
         suite=SuiteConfig(repetitions=3),
+        client=ClientProfileConfig(repetitions=3),
     )
 
 
@@ -88,6 +92,7 @@ def quick_config() -> BenchConfig:
         suite=SuiteConfig(
             targets=("reference",), profiles=("frontend", "workers"), repetitions=1, timeout_s=90.0
         ),
+        client=ClientProfileConfig(clients=("project client",), repetitions=1, topologies=1),
     )
 
 
@@ -125,12 +130,18 @@ def run_bench(
     report["suite"] = (
         run_suite(config.suite, reporter) if config.suite is not None else _skipped("not selected")
     )
+    report["client"] = (
+        run_client_profile(config.client, reporter)
+        if config.client is not None
+        else _skipped("not selected")
+    )
     report["config"] = {
         name: (asdict(value) if value is not None else None)
         for name, value in (
             ("validation", config.validation),
             ("discovery", config.discovery),
             ("suite", config.suite),
+            ("client", config.client),
         )
     }
     report["wall_s"] = time.perf_counter() - started

@@ -48,7 +48,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--only",
         action="append",
-        choices=("validation", "discovery", "suite"),
+        choices=("validation", "discovery", "suite", "client"),
         help="run only this section (repeatable)",
     )
     parser.add_argument(
