@@ -53,6 +53,7 @@ from conformance.client_wire import is_update as _is_update
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
 
 __all__ = [
     "CONVENTIONS",
@@ -684,6 +685,13 @@ def _listed_engines(
     return ready, others
 
 
+#: The engine-route vocabulary of the latest Prime-RL generation (FACTS.md §7), presented by the
+#: pinned fleet so that a trainer needing it can be judged on its rank math at all.
+_VOCABULARY: dict[str, Any] = {
+    "routes": ["pause_generation", "resume_generation", *ENGINE_ROUTE_VOCABULARY],
+    "weight_transfer_backend": "nccl",
+}
+
 #: FACTS.md §3's example, run once per declared convention: world sizes [2, 4, 1], W = 7.
 #: The original even split sends offsets [0, 2, 4]: rank 4 taken twice, rank 6 by nobody.
 PINNED_TOPOLOGY: dict[str, Any] = {
@@ -692,9 +700,9 @@ PINNED_TOPOLOGY: dict[str, Any] = {
     "model": "Qwen/Qwen3-0.6B",
     "seed": 7,
     "engines": [
-        {"component": "engine-a", "world_size": 2},
-        {"component": "engine-b", "world_size": 4},
-        {"component": "engine-c", "world_size": 1},
+        {"component": "engine-a", "world_size": 2, **_VOCABULARY},
+        {"component": "engine-b", "world_size": 4, **_VOCABULARY},
+        {"component": "engine-c", "world_size": 1, **_VOCABULARY},
     ],
 }
 

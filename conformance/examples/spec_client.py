@@ -4,7 +4,8 @@
 redirect, ignores proxy variables, validates every listing, plans after two identical complete
 polls, orders canonically, sends credentials only where the allow-list lets it, speaks the
 ``collective_rpc`` wire forms of FACTS.md §7 (keywords for prime-nccl, positional args for NIXL,
-``init_weight_transfer_engine`` for vLLM native), treats a failed admin call as a failure and
+``init_weight_transfer_engine`` for vLLM native, or Dynamo's engine route
+``update/init_weight_transfer_engine`` where the worker lists it), treats a failed admin call as a failure and
 re-verifies the fleet before a weight update.
 
 ``ZOO`` maps each bug to the one client requirement it breaks; ``zoo_client(bug)`` is the same
@@ -46,6 +47,7 @@ ZOO: dict[str, tuple[str, str]] = {
 }
 
 CAP = 8 * 1024 * 1024
+_ROUTE = "update/init_weight_transfer_engine"
 POLL_INTERVAL = 0.1
 _TOP = {"protocol_version", "namespace", "workers"}
 _WORKER = {
@@ -225,8 +227,10 @@ class _Client:
             out["Authorization"] = f"Bearer {creds.api_key}"
         return out
 
-    def admin(self, worker: dict[str, Any], path: str, payload: Any = None) -> None:
-        base = worker["admin_base_url"].rstrip("/")
+    def admin(
+        self, worker: dict[str, Any], path: str, payload: Any = None, *, base: str | None = None
+    ) -> None:
+        base = (base or worker["admin_base_url"]).rstrip("/")
         follow = "follows-admin-redirects" in self.bugs
         response = self.http.post(
             base + path,
@@ -262,6 +266,10 @@ class _Client:
                     "rank_offset": mine + 1,
                     "world_size": width + 1,
                 }
+                if _ROUTE in w.get("routes", ()) and w.get("system_url"):
+                    # The latest generation's form: Dynamo's engine route on the system server.
+                    self.admin(w, "/engine/" + _ROUTE, {"init_info": info}, base=w["system_url"])
+                    continue
                 payload: dict[str, Any] = {
                     "method": "init_weight_transfer_engine",
                     "kwargs": {"init_info": info},

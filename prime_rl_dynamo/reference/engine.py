@@ -246,11 +246,29 @@ async def _engine_route(request: Request) -> Response:
         data = await _json_object(request) if await request.body() else {}
     except _BadRequest as exc:
         return _error(400, f"engine route {route}: {exc}")
-    if route == "pause_generation":
+    done: dict[str, Any] = {"status": "ok", "message": f"{route} done", "arguments": data}
+    name = route.rsplit("/", 1)[-1]  # "control/pause_generation" acts as "pause_generation"
+    if name == "pause_generation":
         engine.paused = True
-    elif route == "resume_generation":
+    elif name == "resume_generation":
         engine.paused = False
-    return JSONResponse({"status": "ok", "message": f"{route} done", "arguments": data})
+    elif name == "is_paused":
+        done["is_paused"] = engine.paused
+    elif name == "get_weight_version":
+        done["weight_version"] = engine.weight_version
+    elif name == "update_weight_version":
+        engine.weight_version = str(data.get("new_version"))
+    elif name == "update_weights":
+        engine.weight_dirs.append(json.dumps(data.get("update_info")))
+    elif name == "init_weight_transfer_engine":
+        if engine.admin_error_in_200:
+            # Dynamo's engine routes answer errors in a 200 body (FACTS.md §7).
+            return JSONResponse(
+                {"status": "error", "message": f"injected init failure on engine {engine.key}"}
+            )
+        engine.broadcaster = data.get("init_info") if isinstance(data, dict) else None
+        _after_init(engine)
+    return JSONResponse(done)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
