@@ -654,8 +654,9 @@ def _listed_engines(
     body = response.json()
     key_by_url: dict[str, str] = {}
     for engine in fleet.engines:
-        key_by_url[engine.system_url.rstrip("/")] = engine.spec.key
-        key_by_url[engine.admin_base_url.rstrip("/")] = engine.spec.key
+        for known in (engine.system_url, engine.admin_base_url):
+            if known:
+                key_by_url[known.rstrip("/")] = engine.spec.key
     ready, others = [], []
     for w in body["workers"]:
         url = w.get("admin_base_url")
@@ -867,12 +868,92 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
         with start_reference_fleet(topology_from_dict(_BASE, source="proxy target")) as other:
             for scenario in SCENARIOS:
                 _run_scenario(scenario, ctx, one, other, main, rng, start_reference_fleet)
+        _dynamo_runs(ctx, one, main, rng)
         yield ctx
     finally:
         if saved is None:
             os.environ.pop(SECRET_ENV, None)
         else:
             os.environ[SECRET_ENV] = saved
+
+
+#: The fleet of the real Dynamo runs: FACTS.md §3's example (stub workers register no model, so
+#: every worker is model-less and matches, SPEC §9.1).
+DYNAMO_TOPOLOGY: dict[str, Any] = {
+    **PINNED_TOPOLOGY,
+    "engines": [
+        {"component": "engine-a", "world_size": 2},
+        {"component": "engine-b", "world_size": 4},
+        {"component": "engine-c", "world_size": 1},
+    ],
+}
+
+
+def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, rng: Any) -> None:
+    """What real Dynamo 1.6.1 can present, through the harness: a plan, an error, a resize."""
+    from conformance.runner import dynamo_available
+
+    opts = ctx.run.options
+    if opts.target == "reference" or not dynamo_available():
+        why = "--target reference" if opts.target == "reference" else "no dynamo extra"
+        ctx.run.notes.append(f"client profile: no real Dynamo runs ({why})")
+        return
+    from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    topology = topology_from_dict(DYNAMO_TOPOLOGY, source="real Dynamo [2, 4, 1]")
+    key = "dynamo.engine-c#0"
+
+    def make(name: str, kind: str, width: int) -> ClientRun:
+        return ClientRun(
+            name=f"real Dynamo 1.6.1 [2, 4, 1], {name}",
+            kind=kind,
+            convention=convention,
+            inference_world_size=width,
+            credentials=_credentials(rng),
+            master_address="127.0.0.1",
+            master_port=29500 + rng.randrange(400),
+        )
+
+    def during(fleet: Any, client_run: ClientRun, change: Callable[[], object]) -> None:
+        # The harness changes the fleet from this thread; the client runs in another.
+        failure: list[BaseException] = []
+
+        def client() -> None:
+            try:
+                one(fleet, client_run, model=topology.model, timeout=opts.client_timeout)
+            except BaseException as exc:  # reported below, in this thread
+                failure.append(exc)
+
+        worker = threading.Thread(target=client, name="client-run", daemon=True)
+        worker.start()
+        time.sleep(1.0)
+        client_run.ready_at = time.time()  # nothing is ready before the change starts
+        change()
+        worker.join(opts.client_timeout + 30)
+        if failure:
+            raise failure[0]
+        client_run.engines, client_run.others = _listed_engines(fleet, topology.model)
+
+    with start_dynamo_fleet(topology, discovery=opts.discovery) as fleet:
+        ready, others = _listed_engines(fleet, topology.model)
+        width = sum(e["world_size"] for e in ready)
+        plan = make(f"{convention}, model-less workers", "rank", width)
+        plan.engines, plan.others = ready, others
+        one(fleet, plan, model=topology.model, timeout=opts.client_timeout)
+        fleet.kill(key)
+        fleet.wait_ready(len(ready) - 1, timeout=30)  # engine-c listed with an error (or gone)
+        during(
+            fleet,
+            make("engine-c killed, restarted after 1 s", "dynamo:error-then-ready", width),
+            lambda: fleet.restart(key),
+        )
+        during(
+            fleet,
+            make("engine-c resized 1 -> 3 after 1 s", "dynamo:sum-then-ready", width + 2),
+            lambda: fleet.resize(key, 3),
+        )
+    ctx.run.notes.append("client profile: 3 runs against real Dynamo 1.6.1 through the harness")
 
 
 def _run_scenario(
@@ -1360,11 +1441,15 @@ def _held_then_proceeded(run: ClientRun) -> Problems:
 
 
 def _readiness(ctx: ClientContext, scenario_id: str) -> str:
-    run = ctx.scenario(scenario_id)
-    problems = _held_then_proceeded(run)
+    runs = [ctx.scenario(scenario_id)]
+    runs += [r for r in ctx.runs if r.kind == f"dynamo:{scenario_id}"]
+    problems: Problems = []
+    for run in runs:
+        problems += _held_then_proceeded(run)
     if problems:
         raise _failure(problems)
-    return f"{run.name}: held back while pending, then initialised every engine"
+    real = f" (and {len(runs) - 1} on real Dynamo)" if len(runs) > 1 else ""
+    return f"{runs[0].name}{real}: held back while pending, then initialised every engine"
 
 
 @check("client", "READY-1", "error-is-pending", "A matching worker with error keeps it pending")

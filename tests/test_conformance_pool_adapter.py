@@ -90,6 +90,7 @@ def test_a_pool_behind_the_adapter_is_judged_on_every_requirement() -> None:
         topologies=1,
         seed=4,
         client_timeout=20.0,
+        target="reference",
     )
     bad = [
         f"{r.check}: {r.message}"

@@ -180,3 +180,45 @@ def test_the_reference_admin_api_accepts_every_form() -> None:
         assert bare.json() == {"results": [None, None]}
         recorded = [r for r in fleet.recorder.requests() if is_init(r)]
         assert [init_record(r).rank_offset for r in recorded] == [4, 4, 4, 4, 5, 5]
+
+
+@pytest.mark.integration
+def test_the_reference_presents_the_engine_route_vocabulary() -> None:
+    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY, topology_from_dict
+
+    topology = topology_from_dict(
+        {
+            "version": 1,
+            "engines": [
+                {
+                    "component": "decode",
+                    "world_size": 4,
+                    "routes": list(ENGINE_ROUTE_VOCABULARY),
+                    "weight_transfer_backend": "nccl",
+                },
+                {"component": "prefill", "world_size": 2},
+            ],
+        }
+    )
+    with start_reference_fleet(topology) as fleet:
+        decode, prefill = fleet.listing()["workers"]
+        assert decode["weight_transfer_backend"] == "nccl"
+        assert decode["routes"] == sorted(ENGINE_ROUTE_VOCABULARY)
+        assert "weight_transfer_backend" not in prefill
+        base = decode["system_url"] + "/engine/"
+
+        def route(name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+            reply = httpx.post(base + name, json=body or {}, timeout=10)
+            assert reply.status_code == 200, reply.text
+            data: dict[str, Any] = reply.json()
+            return data
+
+        route("control/pause_generation", {"mode": "keep", "clear_cache": False})
+        assert route("control/is_paused")["is_paused"] is True
+        route("update/update_weight_version", {"new_version": "7"})
+        assert route("control/get_weight_version")["weight_version"] == "7"
+        route("control/resume_generation")
+        assert route("control/is_paused")["is_paused"] is False
+        missing = httpx.post(decode["system_url"] + "/engine/control/nope", json={}, timeout=10)
+        assert missing.status_code == 404
