@@ -10,17 +10,28 @@ import pytest
 import conformance
 from conformance.client_profile import _heterogeneous
 from conformance.results import Status
+from conformance.runner import dynamo_available
 from prime_rl_dynamo.requirements import all_requirements
 
 pytestmark = pytest.mark.integration
 
 # The pinned [2, 4, 1] fleet plus two generated ones keeps each run to a few seconds.
-RUN = {"profiles": ["client"], "topologies": 2, "seed": 3, "client_timeout": 20.0}
+# Reference fleets only (target "reference"): the real Dynamo runs are judged once, below.
+RUN = {
+    "profiles": ["client"],
+    "topologies": 2,
+    "seed": 3,
+    "client_timeout": 20.0,
+    "target": "reference",
+}
 CLIENT_REQUIREMENTS = {r.id for r in all_requirements().values() if r.party == "client"}
 
 
 def test_the_projects_client_passes() -> None:
-    report = conformance.run(client="conformance.examples.project_client:run", **RUN)
+    # With the dynamo extra (target "auto") this includes the runs against real Dynamo 1.6.1.
+    report = conformance.run(
+        client="conformance.examples.project_client:run", **{**RUN, "target": "auto"}
+    )
     bad = [
         f"{r.check}: {r.message}"
         for r in report.results
@@ -33,6 +44,11 @@ def test_the_projects_client_passes() -> None:
     assert passed | set(skipped) == CLIENT_REQUIREMENTS
     assert list(skipped) == ["RANK-7"] and "not observable from outside" in skipped["RANK-7"]
     assert any("project_client" in note for note in report.target["notes"])
+    if dynamo_available():
+        assert (
+            "client profile: 3 runs against real Dynamo 1.6.1 through the harness"
+            in (report.target["notes"])
+        )
 
 
 def test_even_split_fails_naming_colliding_and_missing_ranks() -> None:
