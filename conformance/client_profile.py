@@ -370,6 +370,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         timeout=3.0,
     ),
     Scenario(
+        "forbidden",
+        "POLL-2",
+        "the listing answers 403",
+        _BASE,
+        3,
+        expect="fatal",
+        faults=("status=403",),
+        timeout=3.0,
+    ),
+    Scenario(
         "oversized",
         "POLL-3",
         "a valid listing padded past 16 MiB",
@@ -1555,11 +1565,11 @@ def check_retry(ctx: ClientContext) -> str | None:
     "client",
     "POLL-2",
     "fatal-not-retried",
-    "Schema violations and duplicates are fatal, with exactly one request",
+    "Other 4xx, schema violations and duplicates are fatal, with exactly one request",
 )
 def check_fatal(ctx: ClientContext) -> str | None:
     problems: Problems = []
-    runs = [ctx.scenario("schema-violation"), ctx.scenario("duplicates")]
+    runs = [ctx.scenario("forbidden"), ctx.scenario("schema-violation"), ctx.scenario("duplicates")]
     for run in runs:
         problems += _fatal_problems(run, once=True)
     if problems:
@@ -1648,6 +1658,12 @@ def check_userinfo(ctx: ClientContext) -> str | None:
         for r in run.listing_calls + run.admin_calls:
             if r.headers.get("authorization", "").lower().startswith("basic"):
                 problems.append((run, f"{describe_call(r)} carried the user info as Basic auth"))
+    for run in ctx.runs:  # no credential ever travels in a path or a query
+        values = run.credentials.expected_headers().values()
+        secrets = [v.removeprefix("Bearer ") for v in values if len(v) >= 8]
+        for r in run.listing_calls + run.admin_calls:
+            if any(v in r.path or v in r.query for v in secrets):
+                problems.append((run, f"{describe_call(r)} carried a credential in its URL"))
         if run.admin_calls:
             problems.append((run, f"{len(run.admin_calls)} admin call(s) were made"))
     if problems:

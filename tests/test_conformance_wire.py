@@ -222,3 +222,27 @@ def test_the_reference_presents_the_engine_route_vocabulary() -> None:
         assert route("control/is_paused")["is_paused"] is False
         missing = httpx.post(decode["system_url"] + "/engine/control/nope", json={}, timeout=10)
         assert missing.status_code == 404
+
+
+@pytest.mark.integration
+def test_the_frontend_faults_the_client_scenarios_use() -> None:
+    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.validate import validate_body
+
+    with start_reference_fleet() as fleet:
+        url = fleet.discovery_url
+        fleet.set_faults(["status=403"])
+        assert httpx.get(url, timeout=10).status_code == 403
+        fleet.set_faults(["version=2"])
+        assert httpx.get(url, timeout=10).json()["protocol_version"] == 2
+        fleet.set_faults(["unknown-fields"])
+        body = httpx.get(url, timeout=10).json()
+        validate_body(body)  # still valid: unknown fields are allowed everywhere (BODY-5)
+        assert "x_generation" in body and all("x_rack" in w for w in body["workers"])
+        assert all("x_latency_ms" in w["transport"] for w in body["workers"])
+        fleet.set_faults(["redirect-host=localhost"])
+        moved = httpx.get(url, timeout=10)
+        assert moved.status_code == 307
+        location = moved.headers["location"]
+        assert location == url.replace("127.0.0.1", "localhost")
+        assert httpx.get(location, timeout=10).status_code == 200

@@ -32,6 +32,7 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "redirect-host": ("HOST", "answer 307 to the same URL under host name HOST (another origin)"),
     "unknown-fields": (None, "add unknown fields at every level of the body (still valid)"),
     "version": ("N", "send protocol_version N (an integer) in an otherwise valid body"),
+    "status": ("CODE", "answer CODE (a 4xx other than 429, say) with an error object"),
 }
 
 # Faults whose value is a number, with the smallest value that makes sense.
@@ -43,6 +44,7 @@ _NUMERIC: dict[str, float] = {
     "oversized": 1,
     "slow": 1,
     "version": 0,
+    "status": 100,
 }
 
 _SYNTAX = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)(?:=(?P<value>[^:]*))?(?::(?P<count>[0-9]+))?$")

@@ -118,6 +118,12 @@ class Frontend:
 
         if "latency" in by_name:
             await asyncio.sleep(by_name["latency"].number / 1000.0)
+        forced = by_name.get("status")
+        if forced is not None:
+            code = int(forced.number)
+            payload = {"error": "injected", "message": f"injected fault status={code}"}
+            await _json(send, code, dumps(payload))
+            return
         moved = by_name.get("redirect-host")
         if moved is not None and moved.value and _host(scope) != moved.value:
             port = scope["server"][1] if scope.get("server") else 80
