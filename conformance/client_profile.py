@@ -697,7 +697,7 @@ def _listed_engines(
 
 
 #: The engine-route vocabulary of the latest Prime-RL generation (FACTS.md §7), presented by the
-#: pinned fleet so that a trainer needing it can be judged on its rank math at all.
+#: pinned vllm-native-nccl fleet so that a trainer needing it can be judged on its rank math.
 _VOCABULARY: dict[str, Any] = {
     "routes": ["pause_generation", "resume_generation", *ENGINE_ROUTE_VOCABULARY],
     "weight_transfer_backend": "nccl",
@@ -711,10 +711,16 @@ PINNED_TOPOLOGY: dict[str, Any] = {
     "model": "Qwen/Qwen3-0.6B",
     "seed": 7,
     "engines": [
-        {"component": "engine-a", "world_size": 2, **_VOCABULARY},
-        {"component": "engine-b", "world_size": 4, **_VOCABULARY},
-        {"component": "engine-c", "world_size": 1, **_VOCABULARY},
+        {"component": "engine-a", "world_size": 2},
+        {"component": "engine-b", "world_size": 4},
+        {"component": "engine-c", "world_size": 1},
     ],
+}
+
+#: The same fleet for the vllm-native-nccl run, presenting the engine-route vocabulary.
+PINNED_NATIVE_TOPOLOGY: dict[str, Any] = {
+    **PINNED_TOPOLOGY,
+    "engines": [{**g, **_VOCABULARY} for g in PINNED_TOPOLOGY["engines"]],
 }
 
 
@@ -824,30 +830,41 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
     try:
         # Rank runs: the pinned [2, 4, 1] fleet once per declared convention (and once told the
         # wrong W), then generated heterogeneous topologies rotating the declared conventions.
-        pinned = topology_from_dict(PINNED_TOPOLOGY, source="pinned topology [2, 4, 1]")
-        with start_reference_fleet(pinned) as fleet:
-            ready, others = _listed_engines(fleet, pinned.model)
-            width = sum(e["world_size"] for e in ready)
-            plans = [(f"pinned topology [2, 4, 1] ({c})", c, width, "rank") for c in declared]
-            plans.append(
-                ("pinned topology [2, 4, 1], told the wrong W", main, width + 1, "refusal")
-            )
-            for name, conv, told, kind in plans:
-                client_run = ClientRun(
-                    name=name,
-                    kind=kind,
-                    convention=conv,
-                    inference_world_size=told,
-                    credentials=_credentials(rng),
-                    master_address="127.0.0.1",
-                    master_port=29500 + rng.randrange(400),
-                    engines=ready,
-                    others=others,
-                )
-                timeout = (
-                    min(opts.client_timeout, 2.0) if kind == "refusal" else opts.client_timeout
-                )
-                one(fleet, client_run, model=pinned.model, timeout=timeout)
+        native = "vllm-native-nccl"
+        fleets = [
+            (PINNED_TOPOLOGY, [c for c in declared if c != native], True),
+            (PINNED_NATIVE_TOPOLOGY, [c for c in declared if c == native], main == native),
+        ]
+        for data, conventions, with_refusal in fleets:
+            if not conventions and not with_refusal:
+                continue
+            pinned = topology_from_dict(data, source="pinned topology [2, 4, 1]")
+            with start_reference_fleet(pinned) as fleet:
+                ready, others = _listed_engines(fleet, pinned.model)
+                width = sum(e["world_size"] for e in ready)
+                plans = [
+                    (f"pinned topology [2, 4, 1] ({c})", c, width, "rank") for c in conventions
+                ]
+                if with_refusal:
+                    plans.append(
+                        ("pinned topology [2, 4, 1], told the wrong W", main, width + 1, "refusal")
+                    )
+                for name, conv, told, kind in plans:
+                    client_run = ClientRun(
+                        name=name,
+                        kind=kind,
+                        convention=conv,
+                        inference_world_size=told,
+                        credentials=_credentials(rng),
+                        master_address="127.0.0.1",
+                        master_port=29500 + rng.randrange(400),
+                        engines=ready,
+                        others=others,
+                    )
+                    timeout = (
+                        min(opts.client_timeout, 2.0) if kind == "refusal" else opts.client_timeout
+                    )
+                    one(fleet, client_run, model=pinned.model, timeout=timeout)
         # The first drawn example is the strategy's minimal one: draw one more and drop it.
         drawn = sample(topologies(), n_generated + 1, run.seed)[1:]
         for index, data in enumerate(drawn, start=1):
