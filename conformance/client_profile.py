@@ -185,6 +185,7 @@ class ClientRun:
     ready_at: float | None = None  # time.time() from which the fleet was ready (recoveries)
     ready_from_listing: int | None = None  # listing request number from which it was ready
     foreign: list[RecordedRequest] = field(default_factory=list)  # what reached another origin
+    harness_problem: str = ""  # real Dynamo runs: why the fleet could not present the scenario
 
     @property
     def expect_refusal(self) -> bool:
@@ -956,11 +957,20 @@ def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, 
         worker.start()
         time.sleep(1.0)
         client_run.ready_at = time.time()  # nothing is ready before the change starts
-        change()
+        try:
+            change()
+        except Exception as exc:  # the harness, not the client
+            client_run.harness_problem = f"the harness could not change the fleet: {exc}"
+        took = time.time() - client_run.ready_at
         worker.join(opts.client_timeout + 30)
         if failure:
             raise failure[0]
         client_run.engines, client_run.others = _listed_engines(fleet, topology.model)
+        if not client_run.harness_problem and took > opts.client_timeout - 2.0:
+            client_run.harness_problem = (
+                f"the harness took {took:.1f} s to change the fleet, longer than the client's "
+                f"{opts.client_timeout:g} s deadline allows (a loaded machine?)"
+            )
 
     with start_dynamo_fleet(topology, discovery=opts.discovery) as fleet:
         ready, others = _listed_engines(fleet, topology.model)
@@ -1472,6 +1482,8 @@ def _readiness(ctx: ClientContext, scenario_id: str) -> str:
     runs += [r for r in ctx.runs if r.kind == f"dynamo:{scenario_id}"]
     problems: Problems = []
     for run in runs:
+        if run.harness_problem:
+            raise CheckError(f"{run.name}: {run.harness_problem}; the client is not judged on it")
         problems += _held_then_proceeded(run)
     if problems:
         raise _failure(problems)
