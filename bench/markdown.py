@@ -121,6 +121,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         _suite(report.get("suite", {})),
         _scale(report["scale"]) if "scale" in report else [],  # a report from before the section
     ]
+    if report.get("client", {}).get("series"):
+        parts.append(_suite(report["client"]))
     return "\n\n".join("\n".join(part) for part in parts if part) + "\n"
 
 

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.client_profile import ClientProfileConfig, run_client_profile
 from bench.discovery import DiscoveryConfig, run_discovery
 from bench.machine import describe_machine
 from bench.progress import NullReporter, Reporter
@@ -31,7 +32,7 @@ __all__ = [
 #: Identifies the layout of the JSON report; bump when keys change meaning.
 REPORT_FORMAT = "prime-rl-dynamo-bench/1"
 
-SECTIONS = ("validation", "discovery", "suite", "scale")
+SECTIONS = ("validation", "discovery", "suite", "scale", "client")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class BenchConfig:
     # 64-256 engines and the 256-engine round trip: minutes of two cores, so only on request
     # (--only scale) or in the full run.
     scale: ScaleConfig | None = None
+    client: ClientProfileConfig | None = field(default_factory=ClientProfileConfig)
 
     def only(self, sections: list[str] | tuple[str, ...]) -> BenchConfig:
         """The same run restricted to some sections."""
@@ -57,6 +59,7 @@ class BenchConfig:
             discovery=self.discovery if "discovery" in sections else None,
             suite=self.suite if "suite" in sections else None,
             scale=(self.scale or ScaleConfig()) if "scale" in sections else None,
+            client=self.client if "client" in sections else None,
         )
 
     def without_dynamo(self) -> BenchConfig:
@@ -86,6 +89,7 @@ def full_config() -> BenchConfig:
         discovery=DiscoveryConfig(),
         suite=SuiteConfig(repetitions=3),
         scale=ScaleConfig(),
+        client=ClientProfileConfig(repetitions=3),
     )
 
 
@@ -102,6 +106,7 @@ def quick_config() -> BenchConfig:
         suite=SuiteConfig(
             targets=("reference",), profiles=("frontend", "workers"), repetitions=1, timeout_s=90.0
         ),
+        client=ClientProfileConfig(clients=("project client",), repetitions=1, topologies=1),
     )
 
 
@@ -142,6 +147,11 @@ def run_bench(
     report["scale"] = (
         run_scale(config.scale, reporter) if config.scale is not None else _skipped("not selected")
     )
+    report["client"] = (
+        run_client_profile(config.client, reporter)
+        if config.client is not None
+        else _skipped("not selected")
+    )
     report["config"] = {
         name: (asdict(value) if value is not None else None)
         for name, value in (
@@ -149,6 +159,7 @@ def run_bench(
             ("discovery", config.discovery),
             ("suite", config.suite),
             ("scale", config.scale),
+            ("client", config.client),
         )
     }
     report["wall_s"] = time.perf_counter() - started

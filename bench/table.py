@@ -201,7 +201,7 @@ def _suite_table(section: dict[str, Any]) -> Any:
 
 def _skips(report: dict[str, Any]) -> list[str]:
     lines = []
-    for name in ("validation", "discovery", "suite"):
+    for name in ("validation", "discovery", "suite", "client"):
         section = report.get(name) or {}
         if section.get("status") == "skipped":
             lines.append(f"{name}: skipped ({section.get('reason')})")
@@ -247,6 +247,10 @@ def render_tables(report: dict[str, Any], console: Any = None) -> None:
                         f"{point['processes']} processes"
                     )
                 )
+    if any(
+        s.get("status") == "ok" for s in (report.get("client", {}).get("series") or {}).values()
+    ):
+        console.print(_suite_table(report["client"]))
     for line in _skips(report):
         console.print(f"[yellow]{escape(line)}[/yellow]")
     machine = report.get("machine", {})

@@ -21,9 +21,11 @@ The calling contract (also in docs/conformance.md):
 
 The client discovers the engines at ``discovery_url`` (the full ``.../v1/rl/workers`` URL),
 waits for a ready snapshot of ``model`` whose world sizes sum to ``inference_world_size``, and
-initialises the weight broadcast on every engine (``POST {admin}/init_broadcaster`` for
-``prime-nccl`` and ``nixl``, ``POST {admin}/collective_rpc`` with ``init_weight_transfer_engine``
-for ``vllm-native-nccl``) with ``master_address``/``master_port`` as the group's coordinates. It
+initialises the weight broadcast on every engine in any wire form of FACTS.md §7 (direct
+``POST {admin}/init_broadcaster``, ``collective_rpc`` ``init_broadcaster`` with keywords or
+positional args, ``collective_rpc`` ``init_weight_transfer_engine``, or the engine route
+``{system_url}/engine/update/init_weight_transfer_engine``; conformance/client_wire.py reads them
+all) with ``master_address``/``master_port`` as the group's coordinates. It
 may then pause, update weights and resume. Every admin call carries the credentials, subject to
 the allow-list. It returns (exit 0) when done, raises (non-zero exit) when it refuses, and gives
 up within ``timeout`` seconds.
@@ -45,13 +47,18 @@ from typing import Any
 
 import httpx
 
+from conformance.client_wire import InitRecord, Uninterpretable, describe_call, init_record
+from conformance.client_wire import is_init as _is_init
+from conformance.client_wire import is_update as _is_update
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.results import cut
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
 
 __all__ = [
     "CONVENTIONS",
+    "SCENARIOS",
     "ClientRun",
     "ClientUnderTest",
     "Credentials",
@@ -70,7 +77,7 @@ SECRET_ENV = "CONFORMANCE_SECRET_TOKEN"
 class Credentials:
     """What the client must attach to admin calls, and where it may."""
 
-    api_key: str | None = None  # sent as "Authorization: Bearer <api_key>"
+    api_key: str | None = None  # sent as "Authorization: Bearer <api_key>"; "EMPTY": no key
     headers: dict[str, str] = field(default_factory=dict)  # static headers
     headers_from_env: dict[str, str] = field(default_factory=dict)  # header -> env variable
     allowed_hosts: tuple[str, ...] | None = None  # None: no allow-list (every admin host)
@@ -80,9 +87,13 @@ class Credentials:
         out = {k.lower(): v for k, v in self.headers.items()}
         for header, var in self.headers_from_env.items():
             out[header.lower()] = os.environ.get(var, "")
-        if self.api_key is not None:
+        if self.api_key is not None and self.api_key != "EMPTY":
             out["authorization"] = f"Bearer {self.api_key}"
         return out
+
+    def absent_headers(self) -> tuple[str, ...]:
+        """Lower-cased headers that must not be sent: ``EMPTY`` is no key (CRED-2, Prime-RL's)."""
+        return ("authorization",) if self.api_key == "EMPTY" else ()
 
     def allows(self, host: str) -> bool:
         """Whether credentials may go to ``host`` (exact names only in the suite's scenarios)."""
@@ -155,88 +166,424 @@ def load_client(import_path: str | None, command: str | None) -> ClientUnderTest
 class ClientRun:
     """One run of the client under test against one fleet, and what the fleet recorded."""
 
-    name: str  # e.g. "topology 2 (prime-nccl)"
+    name: str  # e.g. "pinned topology [2, 4, 1] (prime-nccl)" or "scenario error-then-ready"
+    kind: str  # "rank" (judged on its plan), "refusal" (W off by one) or a scenario id
     convention: str
     inference_world_size: int  # what the client was told
-    expect_refusal: bool  # True: W was wrong on purpose; no engine may be initialised
     credentials: Credentials
     master_address: str
     master_port: int
-    engines: list[dict[str, Any]]  # listed ready engines in canonical order (with "key", "host")
-    others: list[dict[str, Any]]  # listed engines the client must leave alone (key, url, why)
-    admin_calls: list[RecordedRequest] = field(default_factory=list)
+    engines: list[dict[str, Any]] = field(default_factory=list)  # the plan's engines, canonical
+    others: list[dict[str, Any]] = field(default_factory=list)  # listed, outside the plan
+    admin_calls: list[RecordedRequest] = field(default_factory=list)  # admin + engine routes
+    listing_calls: list[RecordedRequest] = field(default_factory=list)  # to the RL listener
     outcome: str = ""  # "returned" | "raised: ..." | "exit N: ..." | "timed out"
     returned: bool = False
+    message: str = ""  # the client's whole error text (exception or stderr), for message checks
+    exit_code: int | None = None  # shell commands only
+    started: float = 0.0  # time.time() when the client was started
+    elapsed: float = 0.0
+    ready_at: float | None = None  # time.time() from which the fleet was ready (recoveries)
+    ready_from_listing: int | None = None  # listing request number from which it was ready
+    foreign: list[RecordedRequest] = field(default_factory=list)  # what reached another origin
+    harness_problem: str = ""  # real Dynamo runs: why the fleet could not present the scenario
+
+    @property
+    def expect_refusal(self) -> bool:
+        """Whether W was wrong on purpose (no engine may be initialised)."""
+        return self.kind == "refusal"
 
     def init_calls(self) -> dict[str, list[RecordedRequest]]:
-        """Engine key -> the broadcast-init calls it received."""
+        """Engine key -> the broadcast-init calls it received (every wire form)."""
         out: dict[str, list[RecordedRequest]] = {}
         for r in self.admin_calls:
             if _is_init(r):
                 out.setdefault(r.engine, []).append(r)
         return out
 
+    def init_records(self) -> dict[str, list[InitRecord]]:
+        """Engine key -> its inits read into one record; CheckError names a call none reads."""
+        out: dict[str, list[InitRecord]] = {}
+        for key, calls in self.init_calls().items():
+            for call in calls:
+                try:
+                    out.setdefault(key, []).append(init_record(call))
+                except Uninterpretable as exc:
+                    raise CheckError(
+                        f"{self.name}: the suite cannot read this init call, so it judges "
+                        f"nothing about it: {exc}"
+                    ) from None
+        return out
 
-def _is_init(r: RecordedRequest) -> bool:
-    if r.method != "POST":
-        return False
-    if r.path.endswith("/init_broadcaster"):
-        return True
-    body = r.json if isinstance(r.json, dict) else {}
-    return r.path.endswith("/collective_rpc") and body.get("method") in (
-        "init_weight_transfer_engine",
-        "init_broadcaster",
-    )
+    def first_init_time(self) -> float | None:
+        """time.time() of the first broadcast init any engine received."""
+        times = [r.time for calls in self.init_calls().values() for r in calls]
+        return min(times) if times else None
+
+    def updates(self) -> list[RecordedRequest]:
+        """Weight-update calls (and pauses, which start one) in every wire form."""
+        return [
+            r
+            for r in self.admin_calls
+            if _is_update(r) or r.path.endswith("/pause") or r.path.endswith("pause_generation")
+        ]
 
 
-def _init_values(r: RecordedRequest) -> dict[str, Any]:
-    """rank_offset, world sizes and coordinates from either init shape."""
-    body = r.json if isinstance(r.json, dict) else {}
-    if r.path.endswith("/collective_rpc"):
-        raw_kwargs = body.get("kwargs")
-        kwargs: dict[str, Any] = raw_kwargs if isinstance(raw_kwargs, dict) else {}
-        raw_info = kwargs.get("init_info")
-        info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else kwargs
-        return {
-            "rank_offset": info.get("rank_offset"),
-            "group_world_size": info.get("world_size"),
-            "host": info.get("master_address"),
-            "port": info.get("master_port"),
-        }
+@dataclass(frozen=True)
+class Scenario:
+    """A pinned fleet that exercises one client requirement, run whatever the seed.
+
+    ``expect`` is ``"complete"`` (the client must initialise the final fleet and return),
+    ``"fatal"`` (refuse quickly: no init, no success) or ``"fail"`` (no success).
+    """
+
+    id: str
+    requirement: str
+    what: str
+    topology: dict[str, Any]
+    inference_world_size: int
+    expect: str = "complete"
+    faults: tuple[str, ...] = ()
+    timeout: float = 5.0
+    ready_after: float | None = None  # seconds after start (the topology's schedule)
+    ready_from_listing: int | None = None  # listing request number (a fault's :COUNT)
+    api_key: str | None = None  # None: a random key
+    allowed_hosts: tuple[str, ...] | None = None
+    userinfo_url: bool = False  # give the client a discovery URL carrying user info
+    proxy: bool = False  # point the proxy variables at another origin
+    engine_setup: tuple[tuple[str, str, Any], ...] = ()  # (engine key, attribute, value)
+
+
+def _fleet(*engines: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {
-        "rank_offset": body.get("rank_offset"),
-        "inference_world_size": body.get("inference_world_size"),
-        "engine_world_size": body.get("engine_world_size"),
-        "host": body.get("host"),
-        "port": body.get("port"),
-        "session_id": body.get("session_id"),
+        "version": 1,
+        "namespace": "dynamo",
+        "model": "Qwen/Qwen3-0.6B",
+        "seed": 11,
+        "engines": list(engines),
+        **extra,
     }
+
+
+_A = {"component": "engine-a", "world_size": 2}
+_B = {"component": "engine-b", "world_size": 1}
+_BASE = _fleet(_A, _B)  # W = 3, heterogeneous
+_OTHER = "other/model"
+
+
+def _join(at: float, leave: str | None, join: str) -> list[dict[str, Any]]:
+    events = [{"at": at, "action": "join", "engine": join}]
+    if leave:
+        events.insert(0, {"at": at, "action": "leave", "engine": leave})
+    return events
+
+
+#: Every pinned scenario of the profile, one or more per client requirement.
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        "error-then-ready",
+        "READY-1",
+        "a matching worker carries error for the first 3 polls",
+        _BASE,
+        3,
+        faults=("error-workers=1:3",),
+        ready_from_listing=4,
+    ),
+    Scenario(
+        "no-admin-then-ready",
+        "READY-2",
+        "a matching worker has no admin URL until it is replaced after 0.4 s",
+        _fleet(
+            _A,
+            _B,
+            {"component": "engine-c", "world_size": 1, "admin": False},
+            {"component": "engine-d", "world_size": 1, "present": False},
+            schedule=_join(0.4, "dynamo.engine-c#0", "dynamo.engine-d#0"),
+        ),
+        4,
+        ready_after=0.4,
+    ),
+    Scenario(
+        "sum-then-ready",
+        "READY-3",
+        "world sizes sum to 3 of W = 5 until an engine joins after 0.4 s",
+        _fleet(
+            _A,
+            _B,
+            {"component": "engine-d", "world_size": 2, "present": False},
+            schedule=_join(0.4, None, "dynamo.engine-d#0"),
+        ),
+        5,
+        ready_after=0.4,
+    ),
+    Scenario(
+        "none-then-ready",
+        "READY-6",
+        "only another model's worker is listed until the model's engine joins after 0.4 s",
+        _fleet(
+            {"component": "judge", "world_size": 1, "model": _OTHER},
+            {"component": "engine-d", "world_size": 2, "present": False},
+            schedule=_join(0.4, None, "dynamo.engine-d#0"),
+        ),
+        2,
+        ready_after=0.4,
+    ),
+    Scenario(
+        "mixed-fleet",
+        "RANK-1",
+        "prefix scope, a model-less worker, other models (with and without admin); canonical "
+        "order differs from (component, instance_id); API key EMPTY",
+        _fleet(
+            {"component": "alpha", "namespace": "dynamo-b", "world_size": 1},
+            {"component": "zeta", "namespace": "dynamo-a", "world_size": 2, "model": None},
+            {"component": "judge", "namespace": "dynamo-a", "world_size": 4, "model": _OTHER},
+            {"component": "embed", "world_size": 1, "model": _OTHER, "admin": False},
+        ),
+        3,
+        api_key="EMPTY",
+    ),
+    Scenario(
+        "retryable",
+        "POLL-1",
+        "a connection reset, then 429 with Retry-After: 1, then 503",
+        _BASE,
+        3,
+        faults=("reset:1", "rate-limit=1:2", "unavailable:3"),
+        ready_from_listing=4,
+    ),
+    Scenario(
+        "schema-violation",
+        "POLL-2",
+        "a listing that breaks WORKER-9 (world_size out of range)",
+        _BASE,
+        3,
+        expect="fatal",
+        faults=("break=WORKER-9",),
+        timeout=3.0,
+    ),
+    Scenario(
+        "duplicates",
+        "POLL-2",
+        "a listing with a duplicate identity (LIST-2)",
+        _BASE,
+        3,
+        expect="fatal",
+        faults=("break=LIST-2",),
+        timeout=3.0,
+    ),
+    Scenario(
+        "forbidden",
+        "POLL-2",
+        "the listing answers 403",
+        _BASE,
+        3,
+        expect="fatal",
+        faults=("status=403",),
+        timeout=3.0,
+    ),
+    Scenario(
+        "oversized",
+        "POLL-3",
+        "a valid listing padded past 16 MiB",
+        _BASE,
+        3,
+        expect="fail",
+        faults=("oversized=16777216",),
+        timeout=3.0,
+    ),
+    Scenario(
+        "cross-origin-redirect",
+        "POLL-4",
+        "the listing answers 307 to the same URL under host localhost",
+        _BASE,
+        3,
+        expect="fail",
+        faults=("redirect-host=localhost",),
+        timeout=3.0,
+    ),
+    Scenario(
+        "proxy-environment",
+        "POLL-4",
+        "HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name another origin",
+        _BASE,
+        3,
+        proxy=True,
+    ),
+    Scenario(
+        "userinfo-url",
+        "CRED-1",
+        "the configured discovery URL carries user:password@",
+        _BASE,
+        3,
+        expect="fatal",
+        userinfo_url=True,
+        timeout=3.0,
+    ),
+    Scenario(
+        "userinfo-listed",
+        "CRED-1",
+        "a listed admin_base_url carries user info (WORKER-8)",
+        _BASE,
+        3,
+        expect="fatal",
+        faults=("break=WORKER-8",),
+        timeout=3.0,
+    ),
+    Scenario(
+        "allow-list",
+        "CRED-3",
+        "allow-list 127.0.0.1; engine-b advertises localhost",
+        _fleet(_A, {**_B, "admin_host": "localhost"}),
+        3,
+        allowed_hosts=("127.0.0.1",),
+    ),
+    Scenario(
+        "admin-redirect",
+        "CRED-4",
+        "engine-b's admin API answers 307 to the same URL under host localhost",
+        _BASE,
+        3,
+        expect="fail",
+        engine_setup=(("dynamo.engine-b#0", "admin_redirect_host", "localhost"),),
+        timeout=3.0,
+    ),
+    Scenario(
+        "resize-after-init",
+        "TOPO-1",
+        "engine-a reports world size 4 once it answered its init",
+        _BASE,
+        3,
+        expect="fail",
+        engine_setup=(("dynamo.engine-a#0", "resize_after_init", 4),),
+        timeout=3.0,
+    ),
+    Scenario(
+        "version-2",
+        "VERSION-2",
+        "a listing with protocol_version 2",
+        _BASE,
+        3,
+        expect="fatal",
+        faults=("version=2",),
+        timeout=3.0,
+    ),
+    Scenario(
+        "unknown-fields",
+        "BODY-5",
+        "unknown fields at the top, in every worker and in every transport",
+        _BASE,
+        3,
+        faults=("unknown-fields",),
+    ),
+    Scenario(
+        "smg-dialect",
+        "DIALECT-1",
+        "the SMG gateway's body at the same path",
+        _BASE,
+        3,
+        expect="fatal",
+        faults=("break=DIALECT-1",),
+        timeout=3.0,
+    ),
+    Scenario(
+        "init-fails",
+        "ADMIN-3",
+        "engine-b answers its init with 500",
+        _fleet(_A, {**_B, "faults": {"admin_fail": ["init_broadcaster", "collective_rpc"]}}),
+        3,
+        expect="fail",
+        timeout=3.0,
+    ),
+    Scenario(
+        "init-error-in-200",
+        "ADMIN-3",
+        'engine-b answers its init with 200 {"status": "error"} (as Dynamo\'s engine routes do)',
+        _BASE,
+        3,
+        expect="fail",
+        engine_setup=(("dynamo.engine-b#0", "admin_error_in_200", True),),
+        timeout=3.0,
+    ),
+)
 
 
 class ClientContext(ProfileContext):
     """Every client run of this profile (done in setup; the checks judge the records)."""
 
-    def __init__(self, run: RunContext, client: ClientUnderTest) -> None:
+    def __init__(
+        self, run: RunContext, client: ClientUnderTest, conventions: tuple[str, ...] = CONVENTIONS
+    ) -> None:
         super().__init__()
         self.run = run
         self.client = client
+        self.conventions = conventions
         self.runs: list[ClientRun] = []
 
     def normal_runs(self, convention: str | None = None) -> list[ClientRun]:
-        """Runs on a fleet whose W was right (optionally of one convention)."""
+        """Rank runs on a fleet whose W was right (optionally of one convention)."""
         return [
             r
             for r in self.runs
-            if not r.expect_refusal and (convention is None or r.convention == convention)
+            if r.kind == "rank" and (convention is None or r.convention == convention)
         ]
+
+    def scenario(self, scenario_id: str) -> ClientRun:
+        """The run of one pinned scenario."""
+        for r in self.runs:
+            if r.kind == scenario_id:
+                return r
+        raise CheckError(f"the scenario {scenario_id!r} was not run")
+
+    def declared(self, convention: str) -> None:
+        """Skipped unless the client declared ``convention`` (--client-conventions)."""
+        if convention not in self.conventions:
+            raise Skipped(
+                f"the client does not implement {convention} (--client-conventions "
+                f"{','.join(self.conventions)})"
+            )
+
+
+_START_FAILURES = ("ModuleNotFoundError: ", "ImportError: ", "No module named ")
+
+
+def _start_failure(run: ClientRun) -> str | None:
+    """Why a command could not start at all (exit 126/127, an import error), else None."""
+    if run.exit_code in (126, 127):
+        return f"exit {run.exit_code}: {run.message.strip()[-300:]}"
+    started = run.listing_calls or run.exit_code in (None, 0)
+    if not started and any(text in run.message for text in _START_FAILURES):
+        return f"exit {run.exit_code}: {run.message.strip().splitlines()[-1][:300]}"
+    return None
+
+
+@contextlib.contextmanager
+def _environment(extra: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in extra}
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _call_client(
-    client: ClientUnderTest, run: ClientRun, discovery_url: str, model: str | None, timeout: float
+    client: ClientUnderTest,
+    run: ClientRun,
+    discovery_url: str,
+    model: str | None,
+    timeout: float,
+    extra_env: dict[str, str] | None = None,
 ) -> None:
     creds = run.credentials
+    extra = dict(extra_env or {})
+    run.started = time.time()
     if client.command is not None:
         env = dict(os.environ)
+        env.update(extra)
         env.update(
             {
                 f"{ENV_PREFIX}DISCOVERY_URL": discovery_url,
@@ -266,8 +613,10 @@ def _call_client(
         except subprocess.TimeoutExpired:
             run.outcome = f"timed out after {timeout + 15:g} s"
             return
+        run.exit_code = proc.returncode
         run.returned = proc.returncode == 0
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        run.message = (proc.stderr or proc.stdout or "")[-4000:]
+        tail = run.message.strip().splitlines()[-3:]
         run.outcome = "returned" if run.returned else f"exit {proc.returncode}: " + " | ".join(tail)
         return
     assert client.func is not None
@@ -289,21 +638,27 @@ def _call_client(
         except BaseException as exc:  # the client refused (or broke): recorded, judged by checks
             box["error"] = f"{type(exc).__name__}: {exc}"
 
-    thread = threading.Thread(target=target, name="client-under-test", daemon=True)
-    thread.start()
-    thread.join(timeout + 15)
+    with _environment(extra):
+        thread = threading.Thread(target=target, name="client-under-test", daemon=True)
+        thread.start()
+        thread.join(timeout + 15)
     if thread.is_alive():
         run.outcome = f"timed out after {timeout + 15:g} s (still running)"
     elif box.get("ok"):
         run.returned, run.outcome = True, "returned"
     else:
-        run.outcome = "raised: " + str(box.get("error", "?")).splitlines()[0][:300]
+        run.message = str(box.get("error", "?"))
+        run.outcome = "raised: " + run.message.splitlines()[0][:300]
 
 
 def _listed_engines(
     fleet: Any, model: str | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(ready engines of ``model`` in canonical order, every other listed engine), from the listing."""
+    """(matching engines in canonical order, every other listed engine), from the listing.
+
+    A worker matches when its ``model`` is absent or equal to ``model`` (SPEC §9.1). Each other
+    entry says whether a client could have called it at all (a listed admin or system URL).
+    """
     with httpx.Client(timeout=10, trust_env=False) as http:
         response = http.get(fleet.discovery_url)
     if response.status_code != 200:
@@ -311,12 +666,14 @@ def _listed_engines(
     body = response.json()
     key_by_url: dict[str, str] = {}
     for engine in fleet.engines:
-        if engine.admin_base_url:
-            key_by_url[engine.admin_base_url.rstrip("/")] = engine.spec.key
+        for known in (engine.system_url, engine.admin_base_url):
+            if known:
+                key_by_url[known.rstrip("/")] = engine.spec.key
     ready, others = [], []
     for w in body["workers"]:
         url = w.get("admin_base_url")
-        key = key_by_url.get(url.rstrip("/")) if url else None
+        reachable = url or w.get("system_url")
+        key = key_by_url.get(reachable.rstrip("/")) if reachable else None
         entry = {
             "label": f"{w['namespace']}.{w['component']}.{w['endpoint']}#{w['instance_id']}",
             "identity": (w["namespace"], w["component"], w["endpoint"], w["instance_id"]),
@@ -324,18 +681,31 @@ def _listed_engines(
             "admin_base_url": url,
             "host": httpx.URL(url).host if url else None,
             "key": key,
+            "reachable": bool(reachable),
         }
+        matches = model is None or w.get("model") in (None, model)
         usable = "error" not in w and url and isinstance(w.get("world_size"), int)
-        if usable and (model is None or w.get("model") == model):
+        if usable and matches:
             ready.append(entry)
         else:
-            why = "error" if "error" in w else ("no admin URL" if not url else "another model")
+            why = (
+                "another model"
+                if not matches
+                else ("error" if "error" in w else "no admin URL or world_size")
+            )
             others.append({**entry, "why": why})
     ready.sort(key=lambda e: e["identity"])
     return ready, others
 
 
-#: FACTS.md §3's example, always run first: world sizes [2, 4, 1] in canonical order, W = 7.
+#: The engine-route vocabulary of the latest Prime-RL generation (FACTS.md §7), presented by the
+#: pinned vllm-native-nccl fleet so that a trainer needing it can be judged on its rank math.
+_VOCABULARY: dict[str, Any] = {
+    "routes": ["pause_generation", "resume_generation", *ENGINE_ROUTE_VOCABULARY],
+    "weight_transfer_backend": "nccl",
+}
+
+#: FACTS.md §3's example, run once per declared convention: world sizes [2, 4, 1], W = 7.
 #: The original even split sends offsets [0, 2, 4]: rank 4 taken twice, rank 6 by nobody.
 PINNED_TOPOLOGY: dict[str, Any] = {
     "version": 1,
@@ -348,6 +718,35 @@ PINNED_TOPOLOGY: dict[str, Any] = {
         {"component": "engine-c", "world_size": 1},
     ],
 }
+
+#: The same fleet for the vllm-native-nccl run, presenting the engine-route vocabulary.
+PINNED_NATIVE_TOPOLOGY: dict[str, Any] = {
+    **PINNED_TOPOLOGY,
+    "engines": [{**g, **_VOCABULARY} for g in PINNED_TOPOLOGY["engines"]],
+}
+
+
+def _group_world_size(group: dict[str, Any]) -> int:
+    if group.get("world_size"):
+        return int(group["world_size"])
+    return int(group.get("tp", 1) * group.get("pp", 1) * group.get("pcp", 1) * group.get("dp", 1))
+
+
+def _heterogeneous(data: dict[str, Any]) -> dict[str, Any]:
+    """At least two distinct world sizes among the model's engines (the even split needs them)."""
+    model = data.get("model")
+    mine = [
+        g
+        for g in data["engines"]
+        if g.get("model", model) in (None, model) and g.get("admin", True) and "faults" not in g
+    ]
+    sizes = {_group_world_size(g) for g in mine}
+    count = sum(g.get("count", 1) for g in mine)
+    if len(sizes) >= 2 and count >= 2:
+        return data
+    size = next(iter(sizes), 1)
+    extra = {"component": "hetero", "count": 1, "world_size": size + 1 if size < 8 else size - 1}
+    return {**data, "engines": [*data["engines"], extra]}
 
 
 def _with_disallowed_host(data: dict[str, Any]) -> dict[str, Any]:
@@ -365,6 +764,22 @@ def _with_disallowed_host(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "engines": groups}
 
 
+def _credentials(rng: Any, *, api_key: str | None = None, allowed: Any = None) -> Credentials:
+    return Credentials(
+        api_key=api_key if api_key is not None else f"key-{rng.getrandbits(64):016x}",
+        headers={"X-Static-Token": f"static-{rng.getrandbits(48):012x}"},
+        headers_from_env={"X-Env-Token": SECRET_ENV},
+        allowed_hosts=allowed,
+    )
+
+
+def _with_userinfo(url: str) -> str:
+    return url.replace("http://", "http://rl-user:url-secret@", 1)
+
+
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")
+
+
 @profile_setup("client")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[ClientContext]:
@@ -376,68 +791,266 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
         raise Skipped(f"the client profile needs the conformance extra: {exc}") from exc
     opts = run.options
     client = load_client(opts.client, opts.client_cmd)
-    ctx = ClientContext(run, client)
+    declared = tuple(getattr(opts, "client_conventions", ()) or CONVENTIONS)
+    main = declared[0]
+    ctx = ClientContext(run, client, declared)
+    n_generated = max(1, opts.topologies)
     run.notes.append(
-        f"client profile: {client.description} against reference fleets "
-        f"(the pinned [2, 4, 1] fleet and {max(0, opts.topologies)} generated, seed {run.seed})"
+        f"client profile: {client.description} ({', '.join(declared)}) against reference fleets "
+        f"(the pinned [2, 4, 1] fleet per convention, {len(SCENARIOS)} pinned scenarios and "
+        f"{n_generated} generated topologies, seed {run.seed})"
     )
     rng = run.rng("client")
     secret = f"env-{rng.getrandbits(48):012x}"
     saved = os.environ.get(SECRET_ENV)
     os.environ[SECRET_ENV] = secret
+
+    def one(
+        fleet: Any,
+        client_run: ClientRun,
+        *,
+        model: str | None,
+        timeout: float,
+        url: str | None = None,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        fleet.recorder.clear()
+        started = time.monotonic()
+        _call_client(
+            client, client_run, url or fleet.discovery_url, model, timeout, extra_env=extra_env
+        )
+        client_run.elapsed = time.monotonic() - started
+        client_run.outcome += f" in {client_run.elapsed:.1f} s"
+        calls = fleet.recorder.requests()
+        client_run.admin_calls = [r for r in calls if r.server in ("admin", "system")]
+        client_run.listing_calls = [r for r in calls if r.server == "frontend"]
+        failure = _start_failure(client_run)
+        if failure is not None:
+            raise CheckError(f"the client {client.description} could not be started: {failure}")
+        ctx.runs.append(client_run)
+
     try:
-        drawn = [PINNED_TOPOLOGY, *sample(topologies(), max(0, opts.topologies), run.seed)]
-        for index, data in enumerate(drawn):
-            # The pinned fleet uses Prime's NCCL convention; generated ones rotate conventions.
-            convention = (
-                CONVENTIONS[(index - 1 + run.seed) % len(CONVENTIONS)] if index else "prime-nccl"
-            )
-            restricted = index % 2 == 0 and index > 0  # every other generated run: an allow-list
-            if restricted:
-                data = _with_disallowed_host(data)
-            source = "pinned topology [2, 4, 1]" if index == 0 else f"generated topology {index}"
-            topology = topology_from_dict(data, source=source)
-            creds = Credentials(
-                api_key=f"key-{rng.getrandbits(64):016x}",
-                headers={"X-Static-Token": f"static-{rng.getrandbits(48):012x}"},
-                headers_from_env={"X-Env-Token": SECRET_ENV},
-                allowed_hosts=("127.0.0.1",) if restricted else None,
-            )
-            with start_reference_fleet(topology) as fleet:
-                ready, others = _listed_engines(fleet, topology.model)
+        # Rank runs: the pinned [2, 4, 1] fleet once per declared convention (and once told the
+        # wrong W), then generated heterogeneous topologies rotating the declared conventions.
+        native = "vllm-native-nccl"
+        fleets = [
+            (PINNED_TOPOLOGY, [c for c in declared if c != native], True),
+            (PINNED_NATIVE_TOPOLOGY, [c for c in declared if c == native], main == native),
+        ]
+        for data, conventions, with_refusal in fleets:
+            if not conventions and not with_refusal:
+                continue
+            pinned = topology_from_dict(data, source="pinned topology [2, 4, 1]")
+            with start_reference_fleet(pinned) as fleet:
+                ready, others = _listed_engines(fleet, pinned.model)
                 width = sum(e["world_size"] for e in ready)
-                name = (
-                    source + f" ({convention}" + (", allow-list 127.0.0.1)" if restricted else ")")
-                )
-                runs = [(name, convention, width, False)]
-                if index == 0:
-                    # One refusal run per profile: W off by one must initialise nobody (RANK-2).
-                    runs.append((f"{source}, told the wrong W", "prime-nccl", width + 1, True))
-                for name, conv, told, refusal in runs:
-                    fleet.recorder.clear()
+                plans = [
+                    (f"pinned topology [2, 4, 1] ({c})", c, width, "rank") for c in conventions
+                ]
+                if with_refusal:
+                    plans.append(
+                        ("pinned topology [2, 4, 1], told the wrong W", main, width + 1, "refusal")
+                    )
+                for name, conv, told, kind in plans:
                     client_run = ClientRun(
                         name=name,
+                        kind=kind,
                         convention=conv,
                         inference_world_size=told,
-                        expect_refusal=refusal,
-                        credentials=creds,
+                        credentials=_credentials(rng),
                         master_address="127.0.0.1",
                         master_port=29500 + rng.randrange(400),
                         engines=ready,
                         others=others,
                     )
-                    timeout = min(opts.client_timeout, 3.0) if refusal else opts.client_timeout
-                    started = time.monotonic()
-                    _call_client(client, client_run, fleet.discovery_url, topology.model, timeout)
-                    client_run.admin_calls = fleet.recorder.requests(server="admin")
-                    client_run.outcome += f" in {time.monotonic() - started:.1f} s"
-                    ctx.runs.append(client_run)
+                    timeout = (
+                        min(opts.client_timeout, 2.0) if kind == "refusal" else opts.client_timeout
+                    )
+                    one(fleet, client_run, model=pinned.model, timeout=timeout)
+        # The first drawn example is the strategy's minimal one: draw one more and drop it.
+        drawn = sample(topologies(), n_generated + 1, run.seed)[1:]
+        for index, data in enumerate(drawn, start=1):
+            convention = declared[(index - 1 + run.seed) % len(declared)]
+            restricted = index % 2 == 0
+            data = _heterogeneous(data)
+            if restricted:
+                data = _with_disallowed_host(data)
+            source = f"generated topology {index}"
+            topology = topology_from_dict(data, source=source)
+            with start_reference_fleet(topology) as fleet:
+                ready, others = _listed_engines(fleet, topology.model)
+                client_run = ClientRun(
+                    name=source
+                    + f" ({convention}"
+                    + (", allow-list 127.0.0.1)" if restricted else ")"),
+                    kind="rank",
+                    convention=convention,
+                    inference_world_size=sum(e["world_size"] for e in ready),
+                    credentials=_credentials(rng, allowed=("127.0.0.1",) if restricted else None),
+                    master_address="127.0.0.1",
+                    master_port=29500 + rng.randrange(400),
+                    engines=ready,
+                    others=others,
+                )
+                one(fleet, client_run, model=topology.model, timeout=opts.client_timeout)
+        # Pinned scenarios: one per client requirement, whatever the seed.
+        with start_reference_fleet(topology_from_dict(_BASE, source="proxy target")) as other:
+            for scenario in SCENARIOS:
+                _run_scenario(scenario, ctx, one, other, main, rng, start_reference_fleet)
+        _dynamo_runs(ctx, one, main, rng)
         yield ctx
     finally:
         if saved is None:
             os.environ.pop(SECRET_ENV, None)
         else:
             os.environ[SECRET_ENV] = saved
+
+
+#: The fleet of the real Dynamo runs: FACTS.md §3's example (stub workers register no model, so
+#: every worker is model-less and matches, SPEC §9.1).
+DYNAMO_TOPOLOGY: dict[str, Any] = {
+    **PINNED_TOPOLOGY,
+    "engines": [
+        {"component": "engine-a", "world_size": 2},
+        {"component": "engine-b", "world_size": 4},
+        {"component": "engine-c", "world_size": 1},
+    ],
+}
+
+
+def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, rng: Any) -> None:
+    """What real Dynamo 1.6.1 can present, through the harness: a plan, an error, a resize."""
+    from conformance.runner import dynamo_available
+
+    opts = ctx.run.options
+    if opts.target == "reference" or not dynamo_available():
+        why = "--target reference" if opts.target == "reference" else "no dynamo extra"
+        ctx.run.notes.append(f"client profile: no real Dynamo runs ({why})")
+        return
+    from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    topology = topology_from_dict(DYNAMO_TOPOLOGY, source="real Dynamo [2, 4, 1]")
+    key = "dynamo.engine-c#0"
+
+    def make(name: str, kind: str, width: int) -> ClientRun:
+        return ClientRun(
+            name=f"real Dynamo 1.6.1 [2, 4, 1], {name}",
+            kind=kind,
+            convention=convention,
+            inference_world_size=width,
+            credentials=_credentials(rng),
+            master_address="127.0.0.1",
+            master_port=29500 + rng.randrange(400),
+        )
+
+    def during(fleet: Any, client_run: ClientRun, change: Callable[[], object]) -> None:
+        # The harness changes the fleet from this thread; the client runs in another.
+        failure: list[BaseException] = []
+
+        def client() -> None:
+            try:
+                one(fleet, client_run, model=topology.model, timeout=opts.client_timeout)
+            except BaseException as exc:  # reported below, in this thread
+                failure.append(exc)
+
+        worker = threading.Thread(target=client, name="client-run", daemon=True)
+        worker.start()
+        time.sleep(1.0)
+        client_run.ready_at = time.time()  # nothing is ready before the change starts
+        try:
+            change()
+        except Exception as exc:  # the harness, not the client
+            client_run.harness_problem = f"the harness could not change the fleet: {exc}"
+        took = time.time() - client_run.ready_at
+        worker.join(opts.client_timeout + 30)
+        if failure:
+            raise failure[0]
+        client_run.engines, client_run.others = _listed_engines(fleet, topology.model)
+        if not client_run.harness_problem and took > opts.client_timeout - 2.0:
+            client_run.harness_problem = (
+                f"the harness took {took:.1f} s to change the fleet, longer than the client's "
+                f"{opts.client_timeout:g} s deadline allows (a loaded machine?)"
+            )
+
+    with start_dynamo_fleet(topology, discovery=opts.discovery) as fleet:
+        ready, others = _listed_engines(fleet, topology.model)
+        width = sum(e["world_size"] for e in ready)
+        plan = make(f"{convention}, model-less workers", "rank", width)
+        plan.engines, plan.others = ready, others
+        one(fleet, plan, model=topology.model, timeout=opts.client_timeout)
+        fleet.kill(key)
+        fleet.wait_ready(len(ready) - 1, timeout=30)  # engine-c listed with an error (or gone)
+        during(
+            fleet,
+            make("engine-c killed, restarted after 1 s", "dynamo:error-then-ready", width),
+            lambda: fleet.restart(key),
+        )
+        during(
+            fleet,
+            make("engine-c resized 1 -> 3 after 1 s", "dynamo:sum-then-ready", width + 2),
+            lambda: fleet.resize(key, 3),
+        )
+    ctx.run.notes.append("client profile: 3 runs against real Dynamo 1.6.1 through the harness")
+
+
+def _run_scenario(
+    scenario: Scenario,
+    ctx: ClientContext,
+    one: Callable[..., None],
+    other: Any,
+    convention: str,
+    rng: Any,
+    start_reference_fleet: Callable[..., Any],
+) -> None:
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    topology = topology_from_dict(scenario.topology, source=f"scenario {scenario.id}")
+    with start_reference_fleet(topology, faults=scenario.faults) as fleet:
+        for key, attribute, value in scenario.engine_setup:
+            setattr(fleet.engine(key), attribute, value)
+        client_run = ClientRun(
+            name=f"scenario {scenario.id} ({scenario.what})",
+            kind=scenario.id,
+            convention=convention,
+            inference_world_size=scenario.inference_world_size,
+            credentials=_credentials(rng, api_key=scenario.api_key, allowed=scenario.allowed_hosts),
+            master_address="127.0.0.1",
+            master_port=29500 + rng.randrange(400),
+            ready_from_listing=scenario.ready_from_listing,
+        )
+        if scenario.ready_after is not None:
+            since_start = time.monotonic() - fleet.frontend.started
+            client_run.ready_at = time.time() - since_start + scenario.ready_after
+        extra_env: dict[str, str] = {}
+        if scenario.proxy:
+            proxy = other.frontend_url
+            extra_env = {name: proxy for name in _PROXY_VARIABLES}
+            extra_env.update({"NO_PROXY": "", "no_proxy": ""})
+            other.recorder.clear()
+        url = _with_userinfo(fleet.discovery_url) if scenario.userinfo_url else None
+        one(
+            fleet,
+            client_run,
+            model=topology.model,
+            timeout=min(scenario.timeout, ctx.run.options.client_timeout),
+            url=url,
+            extra_env=extra_env,
+        )
+        if scenario.proxy:
+            client_run.foreign = other.recorder.requests()
+        else:
+            client_run.foreign = [
+                r
+                for r in client_run.listing_calls + client_run.admin_calls
+                if r.host == "localhost"
+            ]
+        # The plan the client should have reached: the fleet as it is now, faults lifted.
+        fleet.set_faults([])
+        for key, attribute, _ in scenario.engine_setup:
+            if attribute == "admin_redirect_host":
+                fleet.engine(key).admin_redirect_host = None
+        client_run.engines, client_run.others = _listed_engines(fleet, topology.model)
 
 
 # --- checks -----------------------------------------------------------------------------------
@@ -463,45 +1076,88 @@ def _failure(problems: Problems, header: str = "") -> Failed:
     return Failed("\n".join(lines))
 
 
-def _offset_check(ctx: ClientContext, convention: str, first: int) -> str | None:
-    runs = ctx.normal_runs(convention)
-    if not runs:
-        raise Skipped(f"no generated topology used the {convention} convention in this run")
+def _family(convention: str) -> str:
+    return "vllm-native" if convention == "vllm-native-nccl" else "prime"
+
+
+def _plan_problems(run: ClientRun, *, sizes: bool = True, offsets: bool = True) -> Problems:
+    """Every planned engine got an accepted init; with ``offsets`` (and ``sizes``) its values.
+
+    Scenario checks pass ``offsets=False``: the rank checks judge offsets, so one bug in the
+    rank math fails those requirements only.
+    """
     problems: Problems = []
-    for run in runs:
-        calls = run.init_calls()
-        offset = first
-        for engine in run.engines:
-            got = calls.get(engine["key"], [])
-            if not got:
-                problems.append((run, f"{engine['label']} received no broadcast init"))
-            for call in got:
-                values = _init_values(call)
-                if values["rank_offset"] != offset:
+    records = run.init_records()
+    family = _family(run.convention)
+    offset = 1 if family == "vllm-native" else 0
+    for engine in run.engines:
+        got = records.get(engine["key"], [])
+        label = f"{engine['label']} (world_size {engine['world_size']})"
+        if not got:
+            problems.append((run, f"{label} received no broadcast init"))
+        elif not any(r.accepted for r in got):
+            statuses = ", ".join(f"{r.form} -> HTTP {r.status}" for r in got)
+            problems.append((run, f"{label}: every init was rejected by the engine: {statuses}"))
+        for rec in got:
+            if rec.family != family:
+                problems.append(
+                    (run, f"{label}: a {rec.family} init ({rec.form}) under {run.convention}")
+                )
+                continue
+            if not offsets:
+                continue
+            if rec.rank_offset != offset:
+                problems.append(
+                    (run, f"{label}: expected rank_offset {offset}, found {rec.rank_offset!r}")
+                )
+            if not sizes:
+                continue
+            if family == "vllm-native":
+                if rec.group_world_size != run.inference_world_size + 1:
                     problems.append(
                         (
                             run,
-                            f"{engine['label']} (world_size {engine['world_size']}): expected "
-                            f"rank_offset {offset}, found {values['rank_offset']!r}",
+                            f"{label}: expected world_size {run.inference_world_size + 1} "
+                            f"(1 + W), found {rec.group_world_size!r}",
                         )
                     )
-                if convention != "vllm-native-nccl":
-                    for key, want in (
-                        ("engine_world_size", engine["world_size"]),
-                        ("inference_world_size", run.inference_world_size),
-                    ):
-                        if values.get(key) != want:
-                            problems.append(
-                                (
-                                    run,
-                                    f"{engine['label']}: expected {key} {want}, "
-                                    f"found {values.get(key)!r}",
-                                )
-                            )
-            offset += engine["world_size"]
+                continue
+            if rec.inference_world_size != run.inference_world_size:
+                problems.append(
+                    (
+                        run,
+                        f"{label}: expected inference_world_size {run.inference_world_size}, "
+                        f"found {rec.inference_world_size!r}",
+                    )
+                )
+            if rec.engine_world_size is not None and rec.engine_world_size != engine["world_size"]:
+                problems.append(
+                    (
+                        run,
+                        f"{label}: expected engine_world_size {engine['world_size']}, "
+                        f"found {rec.engine_world_size!r}",
+                    )
+                )
+        offset += engine["world_size"]
+    return problems
+
+
+def _offset_check(ctx: ClientContext, convention: str) -> str | None:
+    ctx.declared(convention)
+    runs = ctx.normal_runs(convention)
+    if not runs:
+        raise CheckError(f"no rank run used the {convention} convention")
+    problems: Problems = []
+    forms: Counter[str] = Counter()
+    for run in runs:
+        problems += _plan_problems(run)
+        if not run.returned:
+            problems.append((run, "the client did not complete on a conformant fleet"))
+        for records in run.init_records().values():
+            forms.update(r.form for r in records)
     if problems:
         raise _failure(problems)
-    return f"{len(runs)} run(s): offsets right on every engine"
+    return f"{len(runs)} run(s): offsets right on every engine (forms: {dict(forms)})"
 
 
 @check(
@@ -511,7 +1167,7 @@ def _offset_check(ctx: ClientContext, convention: str, first: int) -> str | None
     "Prime NCCL: offsets are the exclusive prefix sum from 0",
 )
 def check_prime_offsets(ctx: ClientContext) -> str | None:
-    return _offset_check(ctx, "prime-nccl", 0)
+    return _offset_check(ctx, "prime-nccl")
 
 
 @check(
@@ -521,28 +1177,12 @@ def check_prime_offsets(ctx: ClientContext) -> str | None:
     "vLLM native NCCL: offsets start at 1, group 1+W",
 )
 def check_native_offsets(ctx: ClientContext) -> str | None:
-    problems: Problems = []
-    for run in ctx.normal_runs("vllm-native-nccl"):
-        for key, calls in run.init_calls().items():
-            for call in calls:
-                size = _init_values(call)["group_world_size"]
-                if size != run.inference_world_size + 1:
-                    problems.append(
-                        (
-                            run,
-                            f"{key}: expected world_size {run.inference_world_size + 1} "
-                            f"(1 + W), found {size!r}",
-                        )
-                    )
-    note = _offset_check(ctx, "vllm-native-nccl", 1)
-    if problems:
-        raise _failure(problems)
-    return note
+    return _offset_check(ctx, "vllm-native-nccl")
 
 
 @check("client", "RANK-5", "nixl-offsets", "NIXL: offsets are the exclusive prefix sum from 0")
 def check_nixl_offsets(ctx: ClientContext) -> str | None:
-    return _offset_check(ctx, "nixl", 0)
+    return _offset_check(ctx, "nixl")
 
 
 def _ranges(ranks: list[int]) -> str:
@@ -563,23 +1203,26 @@ def _ranges(ranks: list[int]) -> str:
     "The inference ranks cover [0, W) exactly once",
 )
 def check_coverage(ctx: ClientContext) -> str | None:
-    runs = ctx.normal_runs()
-    if not runs:
-        raise CheckError("no client run to judge")
+    runs = [*ctx.normal_runs(), ctx.scenario("mixed-fleet")]
     problems: Problems = []
+    judged = 0
     for run in runs:
         first = 1 if run.convention == "vllm-native-nccl" else 0
         owners: dict[int, list[str]] = {}
         sizes = {e["key"]: e for e in run.engines}
-        for key, calls in run.init_calls().items():
+        for key, records in run.init_records().items():
             engine = sizes.get(key)
             if engine is None:
                 continue  # READY-5 reports inits sent to engines outside the plan
-            offset = _init_values(calls[-1])["rank_offset"]
+            offset = records[-1].rank_offset
             if not isinstance(offset, int):
                 continue
             for rank in range(offset - first, offset - first + engine["world_size"]):
                 owners.setdefault(rank, []).append(engine["label"])
+        if not owners:
+            problems.append((run, "no engine was sent a usable rank_offset: no rank is owned"))
+            continue
+        judged += 1
         width = run.inference_world_size
         twice = {r: who for r, who in owners.items() if len(who) > 1}
         missing = [r for r in range(width) if r not in owners]
@@ -594,7 +1237,7 @@ def check_coverage(ctx: ClientContext) -> str | None:
                 problems.append((run, f"ranks outside [0, {width}): {_ranges(outside)}"))
     if problems:
         raise _failure(problems)
-    return f"{len(runs)} run(s): every rank owned exactly once"
+    return f"{judged} run(s): every rank owned exactly once"
 
 
 @check(
@@ -604,37 +1247,36 @@ def check_coverage(ctx: ClientContext) -> str | None:
     "Every engine is sent the same W, host and port",
 )
 def check_coordinates(ctx: ClientContext) -> str | None:
-    runs = ctx.normal_runs()
-    if not runs:
-        raise CheckError("no client run to judge")
     problems: Problems = []
-    for run in runs:
+    judged = 0
+    for run in ctx.normal_runs():
+        records = [r for rs in run.init_records().values() for r in rs]
+        if not records:
+            continue
+        judged += 1
         seen: dict[str, Counter[str]] = {}
-        for calls in run.init_calls().values():
-            for call in calls:
-                values = _init_values(call)
-                for key in (
-                    "host",
-                    "port",
-                    "inference_world_size",
-                    "group_world_size",
-                    "session_id",
-                ):
-                    if key in values and (values[key] is not None or key in ("host", "port")):
-                        seen.setdefault(key, Counter())[repr(values[key])] += 1
+        for rec in records:
+            for key in ("host", "port", "inference_world_size", "group_world_size", "timeout"):
+                value = getattr(rec, key)
+                if value is not None or key in ("host", "port"):
+                    seen.setdefault(key, Counter())[repr(value)] += 1
+            if rec.session_id is not None:
+                seen.setdefault("session_id", Counter())[repr(rec.session_id)] += 1
         for key, counter in seen.items():
             if len(counter) > 1:
                 problems.append((run, f"engines were sent different {key}: {dict(counter)}"))
         hosts, ports = seen.get("host", Counter()), seen.get("port", Counter())
-        if hosts and set(hosts) != {repr(run.master_address)}:
+        if set(hosts) != {repr(run.master_address)}:
             problems.append((run, f"expected host {run.master_address!r}, found {dict(hosts)}"))
-        if ports and set(ports) != {repr(run.master_port)}:
+        if set(ports) != {repr(run.master_port)}:
             problems.append((run, f"expected port {run.master_port}, found {dict(ports)}"))
-        if run.convention == "nixl" and run.init_calls() and "session_id" not in seen:
+        if run.convention == "nixl" and "session_id" not in seen:
             problems.append((run, "NIXL init carried no session_id"))
     if problems:
         raise _failure(problems)
-    return f"{len(runs)} run(s): one set of group coordinates per run"
+    if not judged:
+        raise Skipped("no run initialised any engine: there are no coordinates to compare")
+    return f"{judged} run(s): one set of group coordinates per run"
 
 
 @check(
@@ -668,19 +1310,62 @@ def check_refusal(ctx: ClientContext) -> str | None:
 
 @check(
     "client",
+    "RANK-1",
+    "canonical-order",
+    "Offsets follow (namespace, component, endpoint, instance_id), not arrival or component order",
+)
+def check_canonical_order(ctx: ClientContext) -> str | None:
+    run = ctx.scenario("mixed-fleet")
+    problems = _plan_problems(run, offsets=False)
+    if not run.returned:
+        problems.append((run, "the client did not complete on a conformant fleet"))
+    records = run.init_records()
+    placed = [
+        (records[e["key"]][-1].rank_offset, e["label"])
+        for e in run.engines
+        if records.get(e["key"]) and isinstance(records[e["key"]][-1].rank_offset, int)
+    ]
+    canonical = [e["label"] for e in run.engines]
+    by_offset = [label for _, label in sorted(placed)]
+    if len(placed) == len(canonical) and by_offset != canonical:
+        problems.append(
+            (run, f"engines placed in the order {', '.join(by_offset)} (by their offsets)")
+        )
+    if problems:
+        raise _failure(problems, f"canonical order: {', '.join(canonical)}")
+    return f"{run.name}: offsets follow the canonical order {', '.join(canonical)}"
+
+
+@check(
+    "client",
+    "RANK-7",
+    "ranks-inside-engine",
+    "Inside an engine, a worker's rank is rank_offset + dp_index*mp + local_rank mod mp",
+)
+def check_ranks_inside(ctx: ClientContext) -> str | None:
+    raise Skipped(
+        "not observable from outside: the ranks inside an engine are computed by its worker "
+        "processes, which a client never calls (the project's worker_rank has a unit test)"
+    )
+
+
+@check(
+    "client",
     "READY-5",
     "others-left-alone",
-    "Engines of another model (or without admin) get no admin call",
+    "Engines of another model get no admin call",
 )
 def check_others(ctx: ClientContext) -> str | None:
     problems: Problems = []
     judged = 0
-    for run in ctx.normal_runs():
+    for run in [*ctx.normal_runs(), ctx.scenario("mixed-fleet")]:
         planned = {e["key"] for e in run.engines}
         for other in run.others:
+            if other["key"] is None or not other["reachable"]:
+                continue  # listed without any URL: no client could have called it
             judged += 1
             calls = [r for r in run.admin_calls if r.engine == other["key"]]
-            if other["key"] is not None and calls:
+            if calls:
                 paths = ", ".join(sorted({r.method + " " + r.path for r in calls}))
                 problems.append((run, f"{other['label']} ({other['why']}) received {paths}"))
         known = planned | {o["key"] for o in run.others}
@@ -690,12 +1375,13 @@ def check_others(ctx: ClientContext) -> str | None:
     if problems:
         raise _failure(problems)
     if not judged:
-        raise Skipped("no generated topology listed an engine of another model or without admin")
-    return f"{judged} engine(s) outside the plan left alone"
+        raise CheckError("no run listed a reachable engine outside the plan")
+    return f"{judged} reachable engine(s) outside the plan left alone"
 
 
 def _credential_problems(run: ClientRun, *, allowed: bool) -> tuple[int, Problems]:
     want = run.credentials.expected_headers()
+    absent = run.credentials.absent_headers()
     problems: Problems = []
     judged = 0
     for call in run.admin_calls:
@@ -707,6 +1393,11 @@ def _credential_problems(run: ClientRun, *, allowed: bool) -> tuple[int, Problem
             wrong = sorted(h for h, v in want.items() if call.headers.get(h) != v)
             if wrong:
                 problems.append((run, f"{where}: missing or wrong {', '.join(wrong)}"))
+            extra = sorted(h for h in absent if h in call.headers)
+            if extra:
+                problems.append(
+                    (run, f"{where}: API key EMPTY means no key, yet it carried {extra}")
+                )
         else:
             leaked = sorted(h for h, v in want.items() if call.headers.get(h) == v)
             if leaked:
@@ -725,14 +1416,14 @@ def _credential_problems(run: ClientRun, *, allowed: bool) -> tuple[int, Problem
 )
 def check_credentials_sent(ctx: ClientContext) -> str | None:
     judged, problems = 0, Problems()
-    for run in ctx.normal_runs():
+    for run in [*ctx.normal_runs(), ctx.scenario("mixed-fleet")]:
         n, found = _credential_problems(run, allowed=True)
         judged, problems = judged + n, problems + found
     if not judged:
         raise Failed("no admin call reached an allowed host, so no credential was seen")
     if problems:
         raise _failure(problems, f"{len(problems)} of {judged} admin calls to allowed hosts:")
-    return f"{judged} admin calls carried every credential"
+    return f"{judged} admin calls carried every credential (and none with API key EMPTY)"
 
 
 @check(
@@ -743,13 +1434,366 @@ def check_credentials_sent(ctx: ClientContext) -> str | None:
 )
 def check_credentials_withheld(ctx: ClientContext) -> str | None:
     judged, problems = 0, Problems()
-    for run in ctx.normal_runs():
+    for run in [*ctx.normal_runs(), ctx.scenario("allow-list")]:
         if run.credentials.allowed_hosts is None:
             continue
         n, found = _credential_problems(run, allowed=False)
         judged, problems = judged + n, problems + found
-    if not judged:
-        raise Skipped("no generated run had an admin call to a host outside its allow-list")
     if problems:
         raise _failure(problems, f"{len(problems)} of {judged} admin calls outside the allow-list:")
+    if not judged:
+        raise Failed("no admin call reached the host outside the allow-list: engine-b was skipped")
     return f"{judged} admin calls outside the allow-list carried no credential"
+
+
+# --- readiness: held back while pending, then proceeds --------------------------------------
+
+
+def _ready_time(run: ClientRun) -> float | None:
+    if run.ready_at is not None:
+        return run.ready_at
+    if run.ready_from_listing is not None:
+        if len(run.listing_calls) >= run.ready_from_listing:
+            return run.listing_calls[run.ready_from_listing - 1].time
+        return float("inf")
+    return None
+
+
+def _held_then_proceeded(run: ClientRun) -> Problems:
+    problems: Problems = []
+    ready = _ready_time(run)
+    first = run.first_init_time()
+    if ready is not None and first is not None and first < ready:
+        early = sorted({r.engine for cs in run.init_calls().values() for r in cs if r.time < ready})
+        problems.append(
+            (
+                run,
+                f"initialised {', '.join(early)} {ready - first:.2f} s before the fleet was "
+                "ready (the snapshot was still pending)",
+            )
+        )
+    problems += _plan_problems(run, offsets=False)
+    if not run.returned:
+        problems.append((run, "the client did not proceed once the fleet was ready"))
+    return problems
+
+
+def _readiness(ctx: ClientContext, scenario_id: str) -> str:
+    runs = [ctx.scenario(scenario_id)]
+    runs += [r for r in ctx.runs if r.kind == f"dynamo:{scenario_id}"]
+    problems: Problems = []
+    for run in runs:
+        if run.harness_problem:
+            raise CheckError(f"{run.name}: {run.harness_problem}; the client is not judged on it")
+        problems += _held_then_proceeded(run)
+    if problems:
+        raise _failure(problems)
+    real = f" (and {len(runs) - 1} on real Dynamo)" if len(runs) > 1 else ""
+    return f"{runs[0].name}{real}: held back while pending, then initialised every engine"
+
+
+@check("client", "READY-1", "error-is-pending", "A matching worker with error keeps it pending")
+def check_ready_error(ctx: ClientContext) -> str | None:
+    return _readiness(ctx, "error-then-ready")
+
+
+@check(
+    "client",
+    "READY-2",
+    "no-admin-is-pending",
+    "A matching worker without admin URL keeps it pending",
+)
+def check_ready_admin(ctx: ClientContext) -> str | None:
+    return _readiness(ctx, "no-admin-then-ready")
+
+
+@check("client", "READY-3", "wrong-sum-is-pending", "A sum other than W keeps it pending")
+def check_ready_sum(ctx: ClientContext) -> str | None:
+    return _readiness(ctx, "sum-then-ready")
+
+
+@check("client", "READY-6", "no-match-is-pending", "No matching worker keeps it pending")
+def check_ready_none(ctx: ClientContext) -> str | None:
+    return _readiness(ctx, "none-then-ready")
+
+
+@check(
+    "client",
+    "READY-4",
+    "two-identical-polls",
+    "Ready only after two consecutive identical complete polls",
+)
+def check_two_polls(ctx: ClientContext) -> str | None:
+    run = ctx.scenario("error-then-ready")
+    first = run.first_init_time()
+    if first is None:
+        raise Skipped(f"{run.name}: the client initialised nothing, so its readiness rule is moot")
+    before = [r for r in run.listing_calls if r.time < first]
+    complete = len(before) - 3  # the first 3 listings carried an error worker
+    if complete < 2:
+        raise _failure(
+            [
+                (
+                    run,
+                    f"planned after {max(complete, 0)} complete poll(s): expected two "
+                    f"consecutive identical complete polls ({len(before)} polls in all)",
+                )
+            ]
+        )
+    return f"{run.name}: planned after {complete} complete polls"
+
+
+# --- polling -------------------------------------------------------------------------------------
+
+
+def _fatal_problems(run: ClientRun, *, once: bool) -> Problems:
+    problems: Problems = []
+    inits = run.init_calls()
+    if inits:
+        problems.append((run, f"initialised {', '.join(sorted(inits))} on a listing to refuse"))
+    if run.returned:
+        problems.append((run, "the client returned success instead of refusing"))
+    if once and len(run.listing_calls) != 1:
+        problems.append(
+            (
+                run,
+                f"expected exactly one listing request (fatal, not retried), found "
+                f"{len(run.listing_calls)}",
+            )
+        )
+    return problems
+
+
+@check(
+    "client",
+    "POLL-1",
+    "retry-transient",
+    "Resets, 5xx and 429 are retried, honouring Retry-After",
+)
+def check_retry(ctx: ClientContext) -> str | None:
+    run = ctx.scenario("retryable")
+    problems = _plan_problems(run, offsets=False)
+    if not run.returned:
+        problems.append((run, "the client gave up on a reset, a 429 or a 503"))
+    limited = [i for i, r in enumerate(run.listing_calls) if r.status == 429]
+    gap = None
+    if limited and limited[0] + 1 < len(run.listing_calls):
+        i = limited[0]
+        gap = run.listing_calls[i + 1].time - run.listing_calls[i].time
+        if gap < 0.95:
+            problems.append(
+                (run, f"the next poll came {gap:.2f} s after 429 with Retry-After: 1 (>= 1 s)")
+            )
+    elif not problems:
+        problems.append((run, "no poll followed the 429"))
+    if problems:
+        raise _failure(problems)
+    return f"{run.name}: recovered; next poll {gap:.2f} s after the 429"
+
+
+@check(
+    "client",
+    "POLL-2",
+    "fatal-not-retried",
+    "Other 4xx, schema violations and duplicates are fatal, with exactly one request",
+)
+def check_fatal(ctx: ClientContext) -> str | None:
+    problems: Problems = []
+    runs = [ctx.scenario("forbidden"), ctx.scenario("schema-violation"), ctx.scenario("duplicates")]
+    for run in runs:
+        problems += _fatal_problems(run, once=True)
+    if problems:
+        raise _failure(problems)
+    return f"{len(runs)} listing(s) refused after one request each"
+
+
+@check("client", "POLL-3", "size-capped", "An oversized listing is refused, never parsed")
+def check_size_cap(ctx: ClientContext) -> str | None:
+    run = ctx.scenario("oversized")
+    problems = _fatal_problems(run, once=False)
+    if problems:
+        raise _failure(problems, "a 16 MiB listing must exceed the client's cap")
+    return f"{run.name}: refused ({run.outcome.splitlines()[0][:160]})"
+
+
+@check(
+    "client",
+    "POLL-4",
+    "same-origin-only",
+    "No cross-origin redirect is followed; proxy variables are ignored",
+)
+def check_origin(ctx: ClientContext) -> str | None:
+    redirect, proxy = ctx.scenario("cross-origin-redirect"), ctx.scenario("proxy-environment")
+    problems = _fatal_problems(redirect, once=False)
+    for run in (redirect, proxy):
+        if run.foreign:
+            paths = ", ".join(sorted({f"{r.method} {r.host}{r.path}" for r in run.foreign}))
+            problems.append(
+                (run, f"another origin received {len(run.foreign)} request(s): {paths}")
+            )
+    problems += _plan_problems(proxy, offsets=False)
+    if not proxy.returned:
+        problems.append((proxy, "the client did not complete with proxy variables set"))
+    if problems:
+        raise _failure(problems)
+    return "the redirect was not followed and the proxy variables were ignored"
+
+
+_NUMBER = r"(?<![0-9]){}(?![0-9])"
+
+
+@check("client", "POLL-5", "deadline-message", "The deadline error says what the snapshot lacked")
+def check_deadline_message(ctx: ClientContext) -> str | None:
+    import re
+
+    run = next(r for r in ctx.runs if r.expect_refusal)
+    total = sum(e["world_size"] for e in run.engines)
+    if run.returned or run.init_calls():
+        raise Skipped(f"{run.name}: the client never waited for its deadline (see RANK-2)")
+    if run.returned or not run.message:
+        raise _failure([(run, "the client gave no error message at its deadline")])
+    missing = [
+        str(n)
+        for n in (total, run.inference_world_size)
+        if not re.search(_NUMBER.format(n), run.message)
+    ]
+    if missing:
+        raise _failure(
+            [
+                (
+                    run,
+                    f"the error names neither the sum found ({total}) nor W "
+                    f"({run.inference_world_size}) — missing {', '.join(missing)}: "
+                    f"{run.message.strip()[-300:]!r}",
+                )
+            ],
+            "a message check: it looks for the numbers, not the wording",
+        )
+    return (
+        f"the deadline error names the sum {total} and W {run.inference_world_size} (message check)"
+    )
+
+
+@check("client", "CRED-1", "no-userinfo", "URLs carrying user info are refused")
+def check_userinfo(ctx: ClientContext) -> str | None:
+    configured, listed = ctx.scenario("userinfo-url"), ctx.scenario("userinfo-listed")
+    problems: Problems = []
+    if configured.listing_calls:
+        problems.append(
+            (configured, f"{len(configured.listing_calls)} request(s) to a URL with user info")
+        )
+    problems += _fatal_problems(configured, once=False)
+    problems += _fatal_problems(listed, once=True)
+    for run in (configured, listed):
+        for r in run.listing_calls + run.admin_calls:
+            if r.headers.get("authorization", "").lower().startswith("basic"):
+                problems.append((run, f"{describe_call(r)} carried the user info as Basic auth"))
+        if run.admin_calls:
+            problems.append((run, f"{len(run.admin_calls)} admin call(s) were made"))
+    for any_run in ctx.runs:  # no credential ever travels in a path or a query
+        values = any_run.credentials.expected_headers().values()
+        secrets = [v.removeprefix("Bearer ") for v in values if len(v) >= 8]
+        for r in any_run.listing_calls + any_run.admin_calls:
+            if any(v in r.path or v in r.query for v in secrets):
+                problems.append((any_run, f"{describe_call(r)} carried a credential in its URL"))
+    if problems:
+        raise _failure(problems)
+    return "both URLs with user info were refused before any admin call"
+
+
+@check("client", "CRED-4", "no-credentials-across-redirect", "No credential across a redirect")
+def check_admin_redirect(ctx: ClientContext) -> str | None:
+    run = ctx.scenario("admin-redirect")
+    want = run.credentials.expected_headers()
+    problems: Problems = []
+    for r in run.foreign:
+        leaked = sorted(h for h, v in want.items() if r.headers.get(h) == v)
+        if leaked:
+            problems.append(
+                (run, f"{describe_call(r)} after a redirect carried {', '.join(leaked)}")
+            )
+    if not any(300 <= r.status < 400 for r in run.admin_calls):
+        raise CheckError(f"{run.name}: no admin call met the redirect")
+    if problems:
+        raise _failure(problems)
+    followed = (
+        f"; it followed to {len(run.foreign)} call(s) without credentials" if run.foreign else ""
+    )
+    return f"no credential crossed the redirect{followed}"
+
+
+@check("client", "TOPO-1", "reverify-before-update", "A resized fleet is reported, not updated")
+def check_reverify(ctx: ClientContext) -> str | None:
+    if not any(r.updates() for r in ctx.normal_runs()):
+        raise Skipped("the client made no update in any run, so re-verification cannot be seen")
+    run = ctx.scenario("resize-after-init")
+    problems: Problems = []
+    if run.updates():
+        problems.append((run, f"{len(run.updates())} update call(s) on a resized fleet"))
+    if run.returned:
+        problems.append((run, "the client returned success on a resized fleet"))
+    elif "resiz" not in run.message.lower():
+        problems.append((run, "the error does not report the resize (message check)"))
+    if problems:
+        raise _failure(problems)
+    return f"{run.name}: stopped before updating ({run.outcome.splitlines()[0][:160]})"
+
+
+@check("client", "VERSION-2", "unknown-version", "protocol_version 2 is refused without retrying")
+def check_version(ctx: ClientContext) -> str | None:
+    run = ctx.scenario("version-2")
+    problems = _fatal_problems(run, once=True)
+    if problems:
+        raise _failure(problems)
+    return f"{run.name}: refused after one request"
+
+
+@check("client", "BODY-5", "unknown-fields-ignored", "Unknown fields at any level are ignored")
+def check_unknown_fields(ctx: ClientContext) -> str | None:
+    run = ctx.scenario("unknown-fields")
+    problems = _plan_problems(run, offsets=False)
+    if not run.returned:
+        problems.append((run, "the client did not complete on a listing with unknown fields"))
+    if problems:
+        raise _failure(problems)
+    return f"{run.name}: every engine initialised"
+
+
+@check("client", "DIALECT-1", "other-dialect", "An SMG body is refused as a whole, as a dialect")
+def check_dialect(ctx: ClientContext) -> str | None:
+    run = ctx.scenario("smg-dialect")
+    problems = _fatal_problems(run, once=True)
+    text = run.message.lower()
+    if not problems and "dialect" not in text and "smg" not in text:
+        problems.append(
+            (
+                run,
+                f"refused, but the error does not name the dialect: {run.message.strip()[-200:]!r}",
+            )
+        )
+    if problems:
+        raise _failure(problems, "the message check looks for 'dialect' or 'SMG'")
+    return f"{run.name}: refused as another dialect after one request"
+
+
+@check("client", "ADMIN-3", "failed-admin-call", "A failed admin call is a failure, never success")
+def check_admin_failure(ctx: ClientContext) -> str | None:
+    problems: Problems = []
+    runs = [ctx.scenario("init-fails"), ctx.scenario("init-error-in-200")]
+    for run in runs:
+        if not run.init_calls():
+            raise CheckError(f"{run.name}: the client initialised nothing, so no init failed")
+        if run.returned:
+            problems.append((run, "the client returned success although engine-b's init failed"))
+    for run in ctx.normal_runs():
+        rejected = [
+            describe_call(r) + f" -> HTTP {r.status}"
+            for calls in run.init_calls().values()
+            for r in calls
+            if not 200 <= r.status < 300
+        ]
+        if rejected and run.returned:
+            problems.append((run, f"returned success after {'; '.join(rejected[:3])}"))
+    if problems:
+        raise _failure(problems)
+    return f"{len(runs)} failed init(s) (500; 200 with status error) reported as failures"

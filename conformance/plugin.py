@@ -48,6 +48,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rl-client", default=None, help="client under test, module:function")
     group.addoption("--rl-client-cmd", default=None, help="client under test, shell command")
     group.addoption(
+        "--rl-client-conventions",
+        default="",
+        help="conventions the client under test implements, comma-separated (default: all)",
+    )
+    group.addoption(
         "--rl-target",
         default="auto",
         choices=("auto", "dynamo", "reference"),
@@ -137,6 +142,9 @@ def _build(
         request_plane=config.getoption("rl_request_plane"),
         namespace_scope=config.getoption("rl_namespace_scope"),
         topologies=config.getoption("rl_topologies"),
+        client_conventions=tuple(
+            c.strip() for c in str(config.getoption("rl_client_conventions")).split(",") if c
+        ),
         load_clients=clients,
         load_requests=requests,
         skip_requirements=tuple(config.getoption("rl_skip_requirement")),

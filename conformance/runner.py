@@ -37,6 +37,9 @@ __all__ = [
 
 Progress = Callable[[str, Check, "Result | None"], None]
 
+#: The weight-transfer conventions a client under test may declare (--client-conventions).
+CLIENT_CONVENTIONS = ("prime-nccl", "vllm-native-nccl", "nixl")
+
 
 @dataclass(frozen=True)
 class Options:
@@ -71,8 +74,17 @@ class Options:
     headers: tuple[tuple[str, str], ...] = ()
     cacert: str | None = None
     insecure: bool = False
+    client_conventions: tuple[str, ...] = ()  # what the client implements; empty: all three
 
     def __post_init__(self) -> None:
+        if self.topologies < 1:
+            raise ValueError(f"topologies must be at least 1, got {self.topologies}")
+        unknown = [c for c in self.client_conventions if c not in CLIENT_CONVENTIONS]
+        if unknown:
+            raise ValueError(
+                f"unknown client convention(s) {', '.join(unknown)}; expected "
+                f"{', '.join(CLIENT_CONVENTIONS)}"
+            )
         # IDs are matched case-insensitively and stored as the catalog spells them.
         object.__setattr__(self, "requirements", resolve_requirements(self.requirements))
         object.__setattr__(

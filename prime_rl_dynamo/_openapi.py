@@ -527,9 +527,9 @@ def _admin_schemas() -> JSON:
             "description": "Call a method on every worker process of the engine. The vllm-native-nccl "
             "convention initialises with method init_weight_transfer_engine and kwargs "
             '{"init_info": {"master_address", "master_port", "rank_offset", '
-            '"world_size"}} (RANK-4).',
+            '"world_size"}} (RANK-4). args defaults to [] and kwargs to {}, as in vLLM.',
             "type": "object",
-            "required": ["method", "args", "kwargs"],
+            "required": ["method"],
             "properties": {
                 "method": {"type": "string", "minLength": 1},
                 "args": {"type": "array"},

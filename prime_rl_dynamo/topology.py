@@ -22,6 +22,7 @@ from prime_rl_dynamo.errors import ConfigError
 
 __all__ = [
     "DEFAULT_ROUTES",
+    "ENGINE_ROUTE_VOCABULARY",
     "MAX_ENGINES",
     "EngineFaults",
     "EngineGroup",
@@ -43,6 +44,19 @@ MAX_TOPOLOGY_BYTES = 1 << 20
 MAX_DEPTH = 64
 MAX_VALUES = 100_000
 U32_MAX = 2**32 - 1
+#: The engine-route vocabulary the latest Prime-RL generation requires (FACTS.md §7); a topology
+#: group lists them in ``routes`` (with ``weight_transfer_backend: nccl``) to present it.
+ENGINE_ROUTE_VOCABULARY: tuple[str, ...] = (
+    "control/get_weight_version",
+    "control/is_paused",
+    "control/pause_generation",
+    "control/resume_generation",
+    "update/finish_weight_update",
+    "update/init_weight_transfer_engine",
+    "update/start_weight_update",
+    "update/update_weight_version",
+    "update/update_weights",
+)
 
 _DEFAULT_FILE = Path(__file__).resolve().parent / "topologies" / "default.yaml"
 
@@ -79,6 +93,7 @@ class EngineGroup:
     faults: EngineFaults = field(default_factory=EngineFaults)
     admin_host: str | None = None  # host name advertised in URLs instead of the fleet's host
     present: bool = True  # False: not listed until a schedule event joins it
+    weight_transfer_backend: str | None = None  # listed as an extension field when set
 
     @property
     def engine_world_size(self) -> int:
@@ -110,6 +125,7 @@ class EngineSpec:
     instance_id: int  # deterministic from the seed; the real runtime assigns its own
     admin_host: str | None = None  # host name to advertise (e.g. "localhost"); None: the fleet's
     present: bool = True  # listed from the start (False: joins via the schedule)
+    weight_transfer_backend: str | None = None  # listed as an extension field when set
 
     @property
     def publishes_admin(self) -> bool:
@@ -166,6 +182,7 @@ class Topology:
                         instance_id=_instance_id(self.seed, key),
                         admin_host=group.admin_host,
                         present=group.present,
+                        weight_transfer_backend=group.weight_transfer_backend,
                     )
                 )
         return out
@@ -366,6 +383,7 @@ def topology_from_dict(data: Mapping[str, Any], *, source: str = "<topology>") -
                 faults=faults,
                 admin_host=raw.get("admin_host"),
                 present=raw.get("present", True),
+                weight_transfer_backend=raw.get("weight_transfer_backend"),
             )
         )
     schedule = tuple(

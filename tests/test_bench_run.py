@@ -27,6 +27,7 @@ TINY = BenchConfig(
         sizes=(1, 2), requests=3, ready_repetitions=2, frontends=("reference",), warmup=1
     ),
     suite=None,
+    client=None,
 )
 
 
@@ -53,8 +54,9 @@ def test_report_top_level(report: dict[str, Any]) -> None:
         assert key in machine, f"machine description lacks {key}"
     assert machine["packages"]["prime-rl-dynamo"], "own version missing from the machine record"
     assert report["suite"] == {"status": "skipped", "reason": "not selected"}
-    assert set(report["config"]) == {"validation", "discovery", "suite", "scale"}
+    assert set(report["config"]) == {"validation", "discovery", "suite", "scale", "client"}
     assert report["scale"] == {"status": "skipped", "reason": "not selected"}
+    assert report["client"] == {"status": "skipped", "reason": "not selected"}
 
 
 def test_discovery_section_has_every_size_and_ratio_free_when_alone(
@@ -177,3 +179,17 @@ def test_markdown_quotes_every_section_with_its_command(report: dict[str, Any]) 
     assert "| workers | json.loads | validate_body" in text
     assert "| reference | 1 |" in text and "| reference | 2 |" in text
     assert "Conformance suite: skipped (not selected)." in text
+
+
+def test_client_profile_section_times_each_client_in_a_fresh_process() -> None:
+    from bench.client_profile import ClientProfileConfig, run_client_profile
+
+    section = run_client_profile(
+        ClientProfileConfig(clients=("project client",), repetitions=1, topologies=1)
+    )
+    series = section["series"]["project client"]
+    assert series["status"] == "ok" and series["ok"] is True
+    assert series["wall_s"]["n"] == 1 and series["wall_s"]["median"] >= series["run_s"]["median"]
+    assert series["counts"]["pass"] >= 27 and series["counts"]["fail"] == 0
+    with pytest.raises(ValueError, match="unknown clients"):
+        run_client_profile(ClientProfileConfig(clients=("nobody",)))

@@ -96,6 +96,24 @@ def test_admin_dispatcher_routes_by_port_and_records_relative_paths(
     assert calls[2].json == {"weight_dir": "/w"}
 
 
+def test_stub_admin_api_accepts_collective_rpc_as_vllm_does(
+    admin: tuple[AdminDispatcher, Recorder],
+) -> None:
+    # vLLM defaults args to [] and kwargs to {}; every form of FACTS.md §7 is answered.
+    app, _ = admin
+    for body in (
+        {"method": "init_broadcaster", "kwargs": {"host": "h", "port": 1, "rank_offset": 0}},
+        {"method": "init_broadcaster", "timeout": 5, "args": ["h", 1, 0, 2, 5, "s"]},
+        {"method": "update_weights_from_path", "args": ["/w"]},
+        {"method": "reload_weights", "kwargs": {"weights_path": "/w"}},
+        {"method": "get_weight_version"},
+    ):
+        reply = _admin_call(app, "POST", "http://127.0.0.1:4001/admin/collective_rpc", json=body)
+        assert reply.status_code == 200 and reply.json() == {"results": [None, None]}, body
+    bad = _admin_call(app, "POST", "http://127.0.0.1:4001/admin/collective_rpc", json={"args": []})
+    assert bad.status_code == 400 and "'method' is required" in bad.json()["message"]
+
+
 def test_admin_dispatcher_refuses_other_paths_and_ports(
     admin: tuple[AdminDispatcher, Recorder],
 ) -> None:

@@ -48,9 +48,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--only",
         action="append",
-        choices=("validation", "discovery", "suite", "scale"),
+        choices=("validation", "discovery", "suite", "scale", "client"),
         help="run only this section (repeatable; scale: 64-256 engines and the 256-engine "
-        "round trip, part of the full run only)",
+        "round trip, part of the full run only; client: the client profile's runtime)",
     )
     parser.add_argument(
         "--no-dynamo",

@@ -79,6 +79,13 @@ def add_parser(subparsers: Any) -> None:
     )
     client.add_argument("--client-cmd", metavar="CMD", help="client under test, a shell command")
     parser.add_argument(
+        "--client-conventions",
+        metavar="LIST",
+        default="",
+        help="conventions the client under test implements, comma-separated (default: all of "
+        "prime-nccl,vllm-native-nccl,nixl); the others' requirements are skipped",
+    )
+    parser.add_argument(
         "--target",
         choices=("auto", "dynamo", "reference"),
         default="auto",
@@ -201,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
             request_plane=args.request_plane,
             namespace_scope=args.namespace_scope,
             topologies=args.topologies,
+            client_conventions=tuple(c.strip() for c in args.client_conventions.split(",") if c),
             load_clients=clients,
             load_requests=requests,
             timeout=args.timeout,

@@ -100,8 +100,9 @@ _BODIES: dict[str, dict[str, _Rule]] = {
     "update_weights": {"weight_dir": _Rule((str, type(None)), min_length=1)},
     "collective_rpc": {
         "method": _Rule((str,), min_length=1),
-        "args": _Rule((list,)),
-        "kwargs": _Rule((dict,)),
+        # vLLM's handler defaults both (args [] and kwargs {}); so does the admin API.
+        "args": _Rule((list,), required=False),
+        "kwargs": _Rule((dict,), required=False),
         "timeout": _Rule((int, float), required=False, positive=True),
     },
 }
@@ -147,9 +148,36 @@ def _check_field(data: dict[str, Any], name: str, rule: _Rule) -> None:
         raise _BadRequest(f"field {name!r} must be a non-empty string")
 
 
+_INIT_OPERATIONS = ("init_broadcaster", "collective_rpc")
+_INIT_METHODS = ("init_broadcaster", "init_weight_transfer_engine")
+
+
+def _redirect(request: Request, host: str) -> Response:
+    url = request.url.replace(hostname=host)
+    return JSONResponse(
+        {"status": "error", "message": f"moved to {url}"},
+        status_code=307,
+        headers={"location": str(url)},
+    )
+
+
+def _is_init(operation: str, data: dict[str, Any]) -> bool:
+    return operation == "init_broadcaster" or (
+        operation == "collective_rpc" and data.get("method") in _INIT_METHODS
+    )
+
+
+def _after_init(engine: ReferenceEngine) -> None:
+    if engine.resize_after_init is not None:
+        engine.world_size, engine.resize_after_init = engine.resize_after_init, None
+
+
 async def _admin(request: Request, operation: str) -> Response:
     engine = _engine(request)
     faults = engine.spec.faults
+    redirect = engine.admin_redirect_host
+    if redirect is not None and request.url.hostname != redirect:
+        return _redirect(request, redirect)
     if faults.admin_latency_ms:
         await asyncio.sleep(faults.admin_latency_ms / 1000.0)
     try:
@@ -169,6 +197,13 @@ async def _admin(request: Request, operation: str) -> Response:
 
     if operation in faults.admin_fail:
         return _error(500, f"injected failure of {operation} on engine {engine.key}")
+    if operation in _INIT_OPERATIONS and _is_init(operation, data):
+        if engine.admin_error_in_200:
+            # Dynamo's engine routes answer errors in a 200 body (FACTS.md §7).
+            return JSONResponse(
+                {"status": "error", "message": f"injected init failure on engine {engine.key}"}
+            )
+        _after_init(engine)
 
     if operation == "pause":
         engine.paused = True
@@ -179,8 +214,8 @@ async def _admin(request: Request, operation: str) -> Response:
     elif operation == "update_weights":
         engine.weight_dirs.append(data.get("weight_dir"))
     elif operation == "collective_rpc":
-        if data["method"] == "init_weight_transfer_engine":
-            engine.broadcaster = data.get("kwargs") or {}
+        if data["method"] in ("init_weight_transfer_engine", "init_broadcaster"):
+            engine.broadcaster = {"args": data.get("args", []), **(data.get("kwargs") or {})}
         # One result per worker process of the engine, as vLLM's collective_rpc returns.
         return JSONResponse({"results": [None] * engine.world_size})
     return _ok()
@@ -211,11 +246,29 @@ async def _engine_route(request: Request) -> Response:
         data = await _json_object(request) if await request.body() else {}
     except _BadRequest as exc:
         return _error(400, f"engine route {route}: {exc}")
-    if route == "pause_generation":
+    done: dict[str, Any] = {"status": "ok", "message": f"{route} done", "arguments": data}
+    name = route.rsplit("/", 1)[-1]  # "control/pause_generation" acts as "pause_generation"
+    if name == "pause_generation":
         engine.paused = True
-    elif route == "resume_generation":
+    elif name == "resume_generation":
         engine.paused = False
-    return JSONResponse({"status": "ok", "message": f"{route} done", "arguments": data})
+    elif name == "is_paused":
+        done["is_paused"] = engine.paused
+    elif name == "get_weight_version":
+        done["weight_version"] = engine.weight_version
+    elif name == "update_weight_version":
+        engine.weight_version = str(data.get("new_version"))
+    elif name == "update_weights":
+        engine.weight_dirs.append(json.dumps(data.get("update_info")))
+    elif name == "init_weight_transfer_engine":
+        if engine.admin_error_in_200:
+            # Dynamo's engine routes answer errors in a 200 body (FACTS.md §7).
+            return JSONResponse(
+                {"status": "error", "message": f"injected init failure on engine {engine.key}"}
+            )
+        engine.broadcaster = data.get("init_info") if isinstance(data, dict) else None
+        _after_init(engine)
+    return JSONResponse(done)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -33,6 +33,10 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "variant": ("NAME", "serve the listing as a known v1 variant does (VERSION-1)"),
     "v1-only": (None, "ignore Dynamo-RL-Protocol and serve v1 only, as Dynamo 1.6.1 does"),
     "break-v2": ("REQUIREMENT_ID", "under protocol 2, break exactly that V2 requirement"),
+    "redirect-host": ("HOST", "answer 307 to the same URL under host name HOST (another origin)"),
+    "unknown-fields": (None, "add unknown fields at every level of the body (still valid)"),
+    "version": ("N", "send protocol_version N (an integer) in an otherwise valid body"),
+    "status": ("CODE", "answer CODE (a 4xx other than 429, say) with an error object"),
 }
 
 # Faults whose value is a number, with the smallest value that makes sense.
@@ -43,6 +47,8 @@ _NUMERIC: dict[str, float] = {
     "churn": 0.01,
     "oversized": 1,
     "slow": 1,
+    "version": 0,
+    "status": 100,
 }
 
 # And the largest: past these a fault stops being a misbehaviour a client can be seen to survive

@@ -124,6 +124,18 @@ class Frontend:
 
         if "latency" in by_name:
             await asyncio.sleep(by_name["latency"].number / 1000.0)
+        forced = by_name.get("status")
+        if forced is not None:
+            code = int(forced.number)
+            payload = {"error": "injected", "message": f"injected fault status={code}"}
+            await _json(send, code, dumps(payload))
+            return
+        moved = by_name.get("redirect-host")
+        if moved is not None and moved.value and _host(scope) != moved.value:
+            port = scope["server"][1] if scope.get("server") else 80
+            location = f"http://{moved.value}:{port}{DISCOVERY_PATH}".encode()
+            await _empty(send, 307, [(b"location", location)])
+            return
         for name in _STATUS_FAULTS:
             fault = by_name.get(name)
             if fault is None:
@@ -146,8 +158,9 @@ class Frontend:
             return
 
         headers: list[tuple[bytes, bytes]] = []
-        # break= and variant= bodies break v1's rules: they are served as v1 whatever is asked.
-        v1_only = {"v1-only", "break", "variant"} & by_name.keys()
+        # break=, variant=, version= and unknown-fields bodies break (or stretch) v1's rules: they
+        # are served as v1 whatever is asked.
+        v1_only = {"v1-only", "break", "variant", "version", "unknown-fields"} & by_name.keys()
         if not v1_only and 2 in _asked_versions(scope):
             answer = await self._answer_v2(scope, active)
             if answer.status == 304:
@@ -157,6 +170,10 @@ class Frontend:
             headers.extend(answer.headers())
         else:
             status, value = self.body(active)
+            if "version" in by_name and isinstance(value, dict):
+                value = {**value, "protocol_version": int(by_name["version"].number)}
+            if "unknown-fields" in by_name and isinstance(value, dict):
+                value = _with_unknown_fields(value)
         data = dumps(value)
         if "oversized" in by_name:
             data = _pad(value, data, int(by_name["oversized"].number))
@@ -218,6 +235,26 @@ def _with_error_workers(views: list[WorkerView], count: int, seed: int) -> list[
         replace(v, error="injected fault error-workers: worker probe failed") if i in chosen else v
         for i, v in enumerate(views)
     ]
+
+
+def _host(scope: Scope) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"host":
+            host = value.decode("latin-1")
+            return host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    return ""
+
+
+def _with_unknown_fields(value: dict[str, Any]) -> dict[str, Any]:
+    """The body with unknown fields at the top, in every worker and its transport (BODY-5)."""
+    workers = []
+    for w in value.get("workers", []):
+        if isinstance(w, dict):
+            w = {**w, "x_rack": {"row": 3, "tags": ["a"]}}
+            if isinstance(w.get("transport"), dict):
+                w["transport"] = {**w["transport"], "x_latency_ms": 0.4}
+        workers.append(w)
+    return {**value, "workers": workers, "x_generation": {"build": "reference", "n": 1}}
 
 
 def _pad(value: Any, data: bytes, size: int) -> bytes:

@@ -37,6 +37,7 @@ class WorkerView:
     model: str | None = None
     world_size: int | None = None
     error: str | None = None
+    weight_transfer_backend: str | None = None  # an extension field (not in Dynamo 1.6.1)
 
 
 def worker_entry(view: WorkerView) -> dict[str, Any]:
@@ -65,6 +66,8 @@ def worker_entry(view: WorkerView) -> dict[str, Any]:
     entry["routes"] = sorted(set(view.routes))
     if view.world_size is not None:
         entry["world_size"] = view.world_size
+    if view.weight_transfer_backend is not None:
+        entry["weight_transfer_backend"] = view.weight_transfer_backend
     return entry
 
 

@@ -109,8 +109,8 @@ async def serve_recorded(
         nonlocal status
         if message["type"] == "http.response.start":
             status = int(message["status"])
-        elif message["type"] == "http.response.body" and not message.get("more_body", False):
-            # Record before the last byte leaves, so a client that got its answer finds it.
+            # Record before the status line leaves: a client that stops reading at the status
+            # (a fatal 4xx, say) and returns at once must still find its request recorded.
             record()
         await send(message)
 

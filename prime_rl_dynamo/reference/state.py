@@ -32,6 +32,11 @@ class ReferenceEngine:
     paused: bool = False
     weight_dirs: list[str | None] = field(default_factory=list)
     broadcaster: dict[str, Any] | None = None
+    weight_version: str | None = None  # engine route update/update_weight_version
+    # Admin misbehaviours the client profile sets on a running fleet (not in topology files):
+    admin_redirect_host: str | None = None  # answer 307 to the same URL under this host name
+    admin_error_in_200: bool = False  # answer inits 200 {"status": "error", ...} (engine routes)
+    resize_after_init: int | None = None  # report this world size once an init was answered
 
     def __post_init__(self) -> None:
         if not self.world_size:
@@ -99,6 +104,7 @@ class ReferenceEngine:
             admin_base_url=self.admin_base_url if spec.admin else None,
             model=spec.model,
             world_size=self.world_size,
+            weight_transfer_backend=spec.weight_transfer_backend,
         )
 
 

@@ -1,0 +1,126 @@
+"""Wall time of the whole client profile, per client under test, side by side in one run.
+
+Each run is a fresh process (``conformance.run(profiles=["client"], client=...)``, imports and
+every reference fleet included); the clients alternate within each repetition. The project's
+client, the spec client and one zoo client (which waits out its deadlines) bound what a trainer
+team waits for.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bench.progress import NullReporter, Reporter
+from bench.stats import paired_ratio, summarize
+
+__all__ = ["CLIENTS", "ClientProfileConfig", "run_client_profile"]
+
+#: label -> client under test (module:function).
+CLIENTS: dict[str, str] = {
+    "project client": "conformance.examples.project_client:run",
+    "spec client": "conformance.examples.spec_client:run",
+    "zoo: treats 429 as fatal": "conformance.examples.zoo:treats_429_as_fatal",
+}
+
+
+@dataclass(frozen=True)
+class ClientProfileConfig:
+    """Which clients the client profile is timed with, and how often."""
+
+    clients: tuple[str, ...] = tuple(CLIENTS)
+    repetitions: int = 3
+    topologies: int = 3  # generated topologies per run (the default of the command)
+    seed: int = 1
+    timeout_s: float = 300.0  # one whole profile run
+
+
+_CHILD = """
+import json, sys, time
+from conformance.runner import run
+start = time.perf_counter()
+report = run(profiles=["client"], client=sys.argv[1], topologies=int(sys.argv[2]),
+             seed=int(sys.argv[3]))
+print(json.dumps({"run_s": time.perf_counter() - start, "ok": report.ok,
+                  "counts": report.counts()}))
+"""
+
+
+def _one_run(client: str, config: ClientProfileConfig) -> tuple[float, dict[str, Any]]:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, client, str(config.topologies), str(config.seed)],
+        capture_output=True,
+        text=True,
+        timeout=config.timeout_s,
+        check=False,
+    )
+    wall = time.perf_counter() - start
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"client profile with {client} exited {proc.returncode}: {proc.stderr[-800:]}"
+        )
+    outcome: dict[str, Any] = json.loads(lines[-1])
+    return wall, outcome
+
+
+def run_client_profile(
+    config: ClientProfileConfig | None = None, reporter: Reporter | None = None
+) -> dict[str, Any]:
+    """Time the client profile per client; returns the ``client`` section of the report."""
+    config = config or ClientProfileConfig()
+    reporter = reporter or NullReporter()
+    unknown = [c for c in config.clients if c not in CLIENTS]
+    if unknown:
+        raise ValueError(f"unknown clients {unknown}; expected some of {list(CLIENTS)}")
+    labels = list(config.clients)
+    series: dict[str, dict[str, Any]] = {
+        label: {"status": "ok", "reason": None} for label in labels
+    }
+    walls: dict[str, list[float]] = {label: [] for label in labels}
+    outcomes: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
+    phase = reporter.phase("client profile", config.repetitions * len(labels))
+    for rep in range(config.repetitions):
+        shift = rep % len(labels) if labels else 0
+        for label in labels[shift:] + labels[:shift]:
+            if series[label]["status"] != "ok":
+                phase.advance()
+                continue
+            phase.note(f"run {rep + 1}/{config.repetitions} with {label}")
+            try:
+                wall, outcome = _one_run(CLIENTS[label], config)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
+                series[label] = {"status": "skipped", "reason": str(exc)[-800:]}
+                reporter.log(f"client profile with {label} skipped: {exc}")
+                continue
+            finally:
+                phase.advance()
+            walls[label].append(wall)
+            outcomes[label].append(outcome)
+    phase.done()
+    for label in labels:
+        if series[label]["status"] == "ok" and walls[label]:
+            series[label].update(
+                wall_s=summarize(walls[label]),
+                run_s=summarize([o["run_s"] for o in outcomes[label]]),
+                counts=outcomes[label][-1]["counts"],
+                ok=all(o["ok"] for o in outcomes[label]),
+            )
+    result: dict[str, Any] = {
+        "config": asdict(config),
+        "run": f"client profile (seed {config.seed}, {config.topologies} generated topologies)",
+        "series": series,
+    }
+    first = labels[0] if labels else None
+    if first and walls.get(first):
+        result["ratios_over_" + first.replace(" ", "_")] = {
+            label: paired_ratio(walls[label], walls[first])
+            for label in labels[1:]
+            if len(walls[label]) == len(walls[first]) and walls[label]
+        }
+    return result

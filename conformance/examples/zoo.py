@@ -1,0 +1,57 @@
+"""The zoo: the spec client (spec_client.py) with exactly one bug each, as ``module:function``.
+
+``--client conformance.examples.zoo:treats_429_as_fatal``, or as a command:
+``python -m conformance.examples.zoo 429-fatal``. ``BY_NAME`` maps each function name to its bug;
+``spec_client.ZOO`` says which requirement each breaks.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from conformance.examples._contract import command_main
+from conformance.examples.spec_client import ZOO, zoo_client
+
+__all__ = ["BY_NAME", "main"]
+
+even_split = zoo_client("even-split")
+drops_credentials = zoo_client("drops-credentials")
+treats_429_as_fatal = zoo_client("429-fatal")
+plans_from_one_poll = zoo_client("one-poll")
+follows_admin_redirects = zoo_client("follows-admin-redirects")
+ignores_allow_list = zoo_client("ignores-allow-list")
+swallows_init_errors = zoo_client("swallows-init-errors")
+retries_version_2 = zoo_client("retries-version")
+field_checks_smg = zoo_client("field-checks-smg")
+derives_w = zoo_client("derives-w")
+orders_by_component = zoo_client("component-order")
+rejects_unknown_fields = zoo_client("rejects-unknown-fields")
+
+#: function name -> bug (a key of spec_client.ZOO).
+BY_NAME: dict[str, str] = {
+    "even_split": "even-split",
+    "drops_credentials": "drops-credentials",
+    "treats_429_as_fatal": "429-fatal",
+    "plans_from_one_poll": "one-poll",
+    "follows_admin_redirects": "follows-admin-redirects",
+    "ignores_allow_list": "ignores-allow-list",
+    "swallows_init_errors": "swallows-init-errors",
+    "retries_version_2": "retries-version",
+    "field_checks_smg": "field-checks-smg",
+    "derives_w": "derives-w",
+    "orders_by_component": "component-order",
+    "rejects_unknown_fields": "rejects-unknown-fields",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m conformance.examples.zoo BUG`` for --client-cmd (CONFORMANCE_* env)."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or args[0] not in ZOO:
+        print(f"usage: python -m conformance.examples.zoo {{{','.join(ZOO)}}}", file=sys.stderr)
+        return 2
+    return command_main(zoo_client(args[0]))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
