@@ -561,3 +561,13 @@ def test_piped_output_honours_columns_and_never_folds_a_url() -> None:
         for shown in re.findall(r"http://\S*", row):
             assert shown.endswith("…") or shown.startswith(url), row  # cut visibly, or whole
     assert f"{url}/v1/rl/workers" in proc.stdout  # in full in the detail blocks
+
+
+def test_schema_short_names_mean_the_working_contract_not_the_frozen_copy() -> None:
+    from prime_rl_dynamo.cli.schema import resolve
+
+    assert resolve("rl-frontend").as_posix().endswith("/openapi/rl-frontend.openapi.json")
+    assert "frozen" not in resolve("rl-frontend").parts
+    assert "frozen" not in resolve("rl-workers.v1.schema.json").parts
+    frozen = resolve("frozen/v1/openapi/rl-frontend.openapi.json")
+    assert frozen.parts[-4:-2] == ("frozen", "v1") and frozen.is_file()
