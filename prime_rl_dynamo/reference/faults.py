@@ -60,6 +60,8 @@ _MAXIMUM: dict[str, float] = {
     "churn": 86_400,
     "oversized": 1 << 30,
     "slow": 1 << 30,
+    "version": 2**31 - 1,
+    "status": 599,
 }
 
 _SYNTAX = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)(?:=(?P<value>[^:]*))?(?::(?P<count>[0-9]+))?$")
