@@ -64,6 +64,15 @@ def reproduce_command(report: Report, requirement: str | None = None) -> str:
         parts += ["--cacert", str(opts["cacert"])]
     if opts.get("insecure"):
         parts.append("--insecure")
+    # What chose the fleets the run stood up (real Dynamo's plane, scope, discovery; how many).
+    for key, flag, default in (
+        ("discovery", "--discovery", "file"),
+        ("request_plane", "--request-plane", "tcp"),
+        ("namespace_scope", "--namespace-scope", "exact"),
+        ("topologies", "--topologies", 3),
+    ):
+        if opts.get(key) not in (None, default):
+            parts += [flag, str(opts[key])]
     parts += ["--seed", str(report.seed)]
     return " ".join(parts)
 
