@@ -72,3 +72,30 @@ def test_a_v2_id_outside_the_selected_profiles_says_which_profile_checks_it(
     err = capsys.readouterr()
     assert code == 4
     assert "V2-3 is checked only by the frontend-v2 profile" in err.out + err.err
+
+
+def test_v2_ids_are_unique_and_apart_from_v1() -> None:
+    from prime_rl_dynamo._resources import load_json
+
+    ids = [r["id"] for r in load_json("requirements.v2.json")["requirements"]]
+    assert len(ids) == len(set(ids))
+    assert not set(ids) & set(all_requirements())
+
+
+def test_spec_v2_index_and_keywords() -> None:
+    """SPEC-v2.md is held to SPEC.md's rules: its index lists exactly the catalog in order, and
+    BCP 14 keywords appear only inside numbered requirements."""
+    import re
+
+    from prime_rl_dynamo._resources import schema_dir
+
+    spec = (schema_dir() / "SPEC-v2.md").read_text("utf-8")
+    index = spec.split("## 2. Requirement index", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| (V2-\d+) \|", index, re.M)
+    assert listed == list(v2_requirements())
+    body = spec.split("## 2. Requirement index", 1)[1]
+    for paragraph in re.split(r"\n\s*\n", body):
+        if paragraph.startswith(("**", "|", "-", "```")):
+            continue  # requirement statements (with their lists), tables, code
+        found = re.findall(r"\b(MUST|SHOULD|SHALL|REQUIRED|RECOMMENDED|MAY|OPTIONAL)\b", paragraph)
+        assert not found, f"keyword {found} outside a numbered requirement: {paragraph[:120]!r}"
