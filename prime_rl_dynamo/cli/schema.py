@@ -66,6 +66,9 @@ def resolve(name: str) -> Path:
     matches = [n for n in names if n == wanted]
     matches = matches or [n for n in names if n.rsplit("/", 1)[-1] == wanted]
     matches = matches or [n for n in names if _short(n) == wanted]
+    working = [n for n in matches if not n.startswith("frozen/")]
+    if len(working) == 1:  # the working contract wins over its frozen copy (spec diff's baseline)
+        matches = working
     if len(matches) == 1:
         return schema_dir() / matches[0]
     if matches:
