@@ -15,7 +15,7 @@ from typing import Any
 
 from conformance.registry import Check, all_checks
 from conformance.results import Report, Result, Status, Verdict, cut, redact_urls
-from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 
 __all__ = [
     "matrix_markdown",
@@ -64,6 +64,15 @@ def reproduce_command(report: Report, requirement: str | None = None) -> str:
         parts += ["--cacert", str(opts["cacert"])]
     if opts.get("insecure"):
         parts.append("--insecure")
+    # What chose the fleets the run stood up (real Dynamo's plane, scope, discovery; how many).
+    for key, flag, default in (
+        ("discovery", "--discovery", "file"),
+        ("request_plane", "--request-plane", "tcp"),
+        ("namespace_scope", "--namespace-scope", "exact"),
+        ("topologies", "--topologies", 3),
+    ):
+        if opts.get(key) not in (None, default):
+            parts += [flag, str(opts[key])]
     parts += ["--seed", str(report.seed)]
     return " ".join(parts)
 
@@ -365,10 +374,11 @@ def _first(message: str) -> str:
 
 
 def matrix_rows(checks: Sequence[Check] | None = None) -> list[dict[str, Any]]:
-    """One row per requirement of the catalog: its level, party and the checks verifying it."""
+    """One row per requirement of the catalog, then of the protocol 2 draft (V2-*): its level,
+    party and the checks verifying it."""
     items = list(checks) if checks is not None else all_checks()
     rows = []
-    for req in all_requirements().values():
+    for req in [*all_requirements().values(), *v2_requirements().values()]:
         mine = [c for c in items if c.requirement == req.id]
         rows.append(
             {
@@ -392,7 +402,8 @@ def matrix_markdown(checks: Sequence[Check] | None = None) -> str:
         "`tests/test_conformance_matrix.py` fails when this file drifts. A requirement without a",
         "live check is held where its *enforced by* column says: the client's own tests (client),",
         "the JSON Schema and validator tests (schema, validator), or the specification's fixture",
-        "tests (suite).",
+        "tests (suite). The V2-* rows are the protocol 2 draft (`schema/SPEC-v2.md`), checked by",
+        "the frontend-v2 profile against a server that claims protocol 2.",
         "",
         "| requirement | level | party | enforced by | checks | title |",
         "| --- | --- | --- | --- | --- | --- |",

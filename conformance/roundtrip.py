@@ -111,6 +111,35 @@ def scope_problems(body: dict[str, Any], fleet: Any, *, when: str) -> list[str]:
     return problems
 
 
+#: The transport kind (WORKER-3) a worker on each request plane is listed with.
+PLANE_TRANSPORT = {"tcp": "tcp", "nats": "nats_tcp", "http": "http"}
+
+
+def transport_kinds(body: dict[str, Any]) -> list[str]:
+    """The transport kinds the listing's workers carry (sorted, once each)."""
+    workers = body.get("workers") if isinstance(body, dict) else None
+    kinds = {
+        str(kind)
+        for w in workers or []
+        if isinstance(w, dict) and isinstance(w.get("transport"), dict)
+        for kind in w["transport"]
+    }
+    return sorted(kinds)
+
+
+def plane_problem(body: dict[str, Any], request_plane: str) -> str | None:
+    """Why the listing shows that the fleet is not on ``request_plane`` (None: it is)."""
+    want = PLANE_TRANSPORT.get(request_plane)
+    kinds = transport_kinds(body)
+    if want is None or not kinds or kinds == [want]:
+        return None
+    return (
+        f"the fleet was asked for the {request_plane} request plane, but its workers are listed "
+        f"with transport {', '.join(kinds)} (expected {want} only): the run would not exercise "
+        f"the {request_plane} plane"
+    )
+
+
 def _identity(worker: dict[str, Any]) -> Identity:
     return (worker["namespace"], worker["component"], worker["endpoint"], worker["instance_id"])
 
@@ -344,9 +373,15 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
             ) as fleet:
                 fleet.wait_ready()
                 engines = len(fleet.engines)
-                ctx.steps.append(f"{source}: {plural(engines, 'engine')} registered")
                 ctx.membership += _converge(fleet, set(), f"{source} after start")
                 body = fleet.listing()
+                wrong_plane = plane_problem(body, opts.request_plane)
+                if wrong_plane is not None:
+                    raise CheckError(wrong_plane)
+                kinds = ", ".join(transport_kinds(body)) or "none listed"
+                ctx.steps.append(
+                    f"{source}: {plural(engines, 'engine')} registered (transport {kinds})"
+                )
                 ctx.scope += scope_problems(body, fleet, when=f"{source} after start")
                 namespaces = sorted({w.get("namespace") for w in body.get("workers", [])})
                 ctx.scopes_seen.append(

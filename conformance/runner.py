@@ -197,9 +197,10 @@ def resolve_requirements(
     nearest known ID for a near miss."""
     import difflib
 
-    from prime_rl_dynamo.requirements import all_requirements
+    from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 
-    known = {r.upper(): r for r in all_requirements()}
+    # Protocol 1's catalog and the protocol 2 draft's V2-* IDs (checked by frontend-v2).
+    known = {r.upper(): r for r in [*all_requirements(), *v2_requirements()]}
     out = []
     for raw in ids:
         key = str(raw).strip().upper()

@@ -59,8 +59,10 @@ def build() -> dict[str, Any]:
                 "name": "Dynamo-RL-Protocol",
                 "in": "header",
                 "required": False,
-                "description": "the versions the client speaks, best first",
-                "schema": {"type": "string", "pattern": "^[0-9]+( *, *[0-9]+)*$"},
+                "description": "the versions the client speaks, comma-separated, best first "
+                "(2, 1). Never refused: tokens that are not versions are ignored, and a value "
+                "naming no version the server speaks gets the v1 listing (V2-1, SPEC-v2 section 3)",
+                "schema": {"type": "string"},
                 "example": "2, 1",
             },
             {
@@ -75,8 +77,10 @@ def build() -> dict[str, Any]:
                 "in": "query",
                 "required": False,
                 "description": "with If-None-Match: hold the request up to this many seconds "
-                "(capped at 30) for the listing to change",
-                "schema": {"type": "number", "minimum": 0, "maximum": 30},
+                "(a decimal number; the reference caps it at 30) for the listing to change. "
+                "Never refused: a value that is not a number, or not above 0, is not waited on",
+                "schema": {"type": "string"},
+                "example": "30",
             },
         ],
         "responses": {

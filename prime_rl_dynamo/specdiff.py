@@ -449,12 +449,8 @@ class _SchemaDiff:
                 loosened.append(value)
             elif was and not now:
                 tightened.append(value)
-        keywords = sorted(
-            k
-            for k in set(_strip_keys(old_rest)) | set(_strip_keys(new_rest))
-            if _canonical(old_rest.get(k)) != _canonical(new_rest.get(k))
-        )
-        what = ", ".join(keywords) or "constraints"
+        changed = _changed_keywords(old_rest, new_rest)
+        what = ", ".join(dict.fromkeys(path for path, _, _ in changed)) or "constraints"
         if loosened and tightened:
             yield self._change(
                 where,
@@ -484,7 +480,8 @@ class _SchemaDiff:
             yield self._change(
                 where,
                 "constraint changed (unclassified)",
-                f"{what} changed and no probe value tells how; treated as breaking",
+                f"{_show_changed(changed) or what} (no probe value tells how it changes what is "
+                "accepted; treated as breaking)",
                 BREAKING,
                 BREAKING,
             )
@@ -492,6 +489,39 @@ class _SchemaDiff:
 
 def _strip_keys(node: Mapping[str, Any]) -> list[str]:
     return [k for k in node if k not in _ANNOTATIONS and not str(k).startswith("x-")]
+
+
+_MISSING = object()
+
+
+def _changed_keywords(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    """The innermost keywords that differ (``else/pattern``), each with its old and new value."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for key in sorted(set(_strip_keys(old)) | set(_strip_keys(new)), key=str):
+            a, b = old.get(key, _MISSING), new.get(key, _MISSING)
+            if a is _MISSING or b is _MISSING or _canonical(a) != _canonical(b):
+                out += _changed_keywords(a, b, f"{path}/{key}" if path else str(key))
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        out = []
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            if _canonical(a) != _canonical(b):
+                out += _changed_keywords(a, b, f"{path}/{i}")
+        return out
+    return [(path.removesuffix("/$value"), old, new)]
+
+
+def _show_changed(changed: list[tuple[str, Any, Any]]) -> str:
+    def one(value: Any) -> str:
+        if value is _MISSING:
+            return "(absent)"
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    shown = [f"{path} {one(a)} -> {one(b)}" for path, a, b in changed[:3]]
+    more = f"; and {len(changed) - 3} more" if len(changed) > 3 else ""
+    return "; ".join(shown) + more
 
 
 def _rest(node: Any) -> dict[str, Any]:
@@ -622,6 +652,8 @@ def _witnesses(old: Any, new: Any, diff: _SchemaDiff) -> list[Any]:
             values.extend([n - 1.5, n + 0.5])
     for n in found["lengths"]:
         values.extend("a" * k for k in (max(n - 1, 0), n, n + 1))
+        # The same lengths as URLs, so a length cap on a URL rule is told apart too.
+        values.extend("http://h/" + "a" * (k - 9) for k in (n - 1, n, n + 1) if k >= 9)
     for n in found["counts"]:
         values.extend([[f"r{i}" for i in range(k)] for k in (max(n - 1, 0), n, n + 1)])
     # Objects carrying the members seen, each with a few kinds of value (conditional rules).

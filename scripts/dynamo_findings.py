@@ -117,11 +117,42 @@ def system_port_i16() -> tuple[bool, str, str]:
     return "expected i16" in observed, expected, observed
 
 
+def _native_module_settings() -> tuple[bool, list[str], list[str]]:
+    """What the runtime's native module (dynamo/_core*.so) names: whether its request-plane
+    refusal lists only nats and tcp, its HTTP request-plane settings, its TCP-plane ones."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("dynamo._core")
+    if spec is None or spec.origin is None:
+        return False, [], []
+    with open(spec.origin, "rb") as native:
+        data = native.read()
+    only_two = b"Valid options are: 'nats', 'tcp'" in data
+    http = sorted({m.decode() for m in re.findall(rb"DYN_HTTP_RPC_[A-Z_]+", data)})
+    tcp = sorted({m.decode() for m in re.findall(rb"DYN_TCP_RPC_(?:HOST|PORT)", data)})
+    return only_two, http, tcp
+
+
 @finding("worker-3-http-plane")
 def http_plane_refused() -> tuple[bool, str, str]:
-    observed = "DistributedRuntime(loop, 'file', 'http') -> " + _bare_runtime({}, "http")
+    refused = _bare_runtime({}, "http")
+    env_ignored = _bare_runtime({"DYN_REQUEST_PLANE": "http"}, "tcp")
+    only_two, http_settings, tcp_settings = _native_module_settings()
+    observed = (
+        f"DistributedRuntime(loop, 'file', 'http') -> {refused}; "
+        f"DYN_REQUEST_PLANE=http with DistributedRuntime(loop, 'file', 'tcp') -> {env_ignored}; "
+        f"native module: refusal lists only nats and tcp: {only_two}, "
+        f"HTTP request-plane settings {http_settings}, TCP ones {tcp_settings}"
+    )
     expected = "an http request plane, whose workers are listed with transport {'http': URL}"
-    return "Invalid request plane mode: 'http'" in observed, expected, observed
+    reproduced = (
+        "Invalid request plane mode: 'http'" in refused
+        and env_ignored == "created"
+        and only_two
+        and not http_settings
+    )
+    return reproduced, expected, observed
 
 
 def _scope(prefix: str, namespaces: list[str], **kwargs: Any) -> dict[str, Any]:

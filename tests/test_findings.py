@@ -27,6 +27,14 @@ OBSERVED = {
     "list-5-prefix-strict": "workers in ['rl-run-7']",
     "list-7-model-from-cards": "{'multi': '<omitted>', 'said': '<omitted>'}",
 }
+#: Further claims of an entry that its reproduction shows (and the entry quotes) word for word.
+ALSO_OBSERVED = {
+    "worker-3-http-plane": [
+        "DYN_REQUEST_PLANE=http with DistributedRuntime(loop, 'file', 'tcp') -> created",
+        "native module: refusal lists only nats and tcp: True, HTTP request-plane settings [], "
+        "TCP ones ['DYN_TCP_RPC_HOST', 'DYN_TCP_RPC_PORT']",
+    ],
+}
 
 
 def test_every_entry_has_a_command_and_every_reproduction_an_entry() -> None:
@@ -43,6 +51,9 @@ def test_every_entry_has_a_command_and_every_reproduction_an_entry() -> None:
     assert len(names) == len(set(names)) == DOC.count("\n## ")
     for name, text in OBSERVED.items():
         assert text in FLAT, f"findings.md does not quote what {name} observes: {text}"
+    for name, texts in ALSO_OBSERVED.items():
+        for text in texts:
+            assert text in FLAT, f"findings.md does not quote what {name} observes: {text}"
 
 
 @pytest.mark.integration
@@ -60,3 +71,5 @@ def test_reproduction_command_shows_the_finding(name: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert "REPRODUCED" in done.stdout
     assert OBSERVED[name] in done.stdout, done.stdout
+    for text in ALSO_OBSERVED.get(name, []):
+        assert text in done.stdout, done.stdout

@@ -702,3 +702,27 @@ def test_vllm_filesystem_updates_reload_weights_from_the_directory(
     ] * 3
     assert not (tmp_path / "NCCL_READY").exists()  # no NCCL broadcast: nobody waits for it
     assert len(hetero.recorder.requests(server="admin", path="/pause")) == 3
+
+
+@pytest.mark.integration
+def test_every_update_reverifies_the_topology_not_only_the_first(hetero: Any) -> None:
+    """TOPO-1 before every update: a fleet resized between two steps stops the second update
+    before any engine is paused (the first one went through)."""
+
+    async def main() -> None:
+        pool = await _pool(hetero)
+        try:
+            await pool.init_nixl_broadcast("127.0.0.1", 5556, 30.0, 7, "s")
+            await pool.update_weights(None, step=1)
+            assert pool.weight_step == 1
+            hetero.resize("dynamo.engine-c#0", 2)
+            with pytest.raises(TopologyChangedError) as info:
+                await pool.update_weights(None, step=2)
+            assert "world_size 1 -> 2" in str(info.value.diff)
+            assert pool.weight_step == 1
+        finally:
+            await pool.stop()
+
+    asyncio.run(main())
+    pauses = hetero.recorder.requests(server="admin", path="/pause")
+    assert len(pauses) == 3, [p.engine for p in pauses]  # one per engine, the first step only

@@ -297,3 +297,26 @@ def test_the_cli_gate_as_make_lint_runs_it(capsys: pytest.CaptureFixture[str]) -
     assert main(["spec", "diff", str(FROZEN), str(SCHEMA), "--accept", str(ACCEPTED)]) == 0
     out = capsys.readouterr().out
     assert out.count("accepted  ") == 4 and "accepted breaking change(s)" in out
+
+
+def test_a_tightened_url_rule_says_which_keyword_changed_and_how() -> None:
+    """A stricter URL rule (what hardening for hostile input may bring) names the keyword inside
+    its conditional wrapper, with the old and the new value, even when no witness decides it."""
+    new = copy.deepcopy(V1)
+    new["$defs"]["systemUrl"]["pattern"] = V1["$defs"]["systemUrl"]["pattern"].replace(
+        "[^/?#:", "[^/?#@:"
+    )
+    (change,) = diff_documents("x", V1, new)
+    assert change.location == "/workers/*/system_url"
+    assert "pattern" in change.detail, change.detail
+    assert "[^/?#:" in change.detail and "[^/?#@:" in change.detail, change.detail
+    assert change.breaking
+
+
+def test_a_length_cap_on_a_url_is_classified_as_tightened() -> None:
+    new = copy.deepcopy(V1)
+    new["$defs"]["adminBaseUrl"]["maxLength"] = 2048
+    found = {(c.kind, c.location, c.clients, c.servers) for c in diff_documents("x", V1, new)}
+    assert found == {("constraint tightened", "/workers/*/admin_base_url", A, B)}
+    (change,) = diff_documents("x", V1, new)
+    assert "maxLength" in change.detail and "now refuses" in change.detail, change.detail

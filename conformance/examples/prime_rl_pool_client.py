@@ -16,7 +16,7 @@ import uuid
 from types import SimpleNamespace
 from typing import Any
 
-from conformance.examples._contract import ClientCall, command_main, contract_client
+from conformance.examples._contract import ClientCall, contract_client
 
 #: The variable the example hands the contract's API key through, as Prime-RL reads keys.
 API_KEY_VAR = "PRIME_RL_DYNAMO_EXAMPLE_API_KEY"
@@ -95,8 +95,28 @@ run = contract_client(_run)
 
 
 def main() -> int:
-    """``python -m conformance.examples.prime_rl_pool_client`` for --client-cmd (CONFORMANCE_* env)."""
-    return command_main(run)
+    """``python -m conformance.examples.prime_rl_pool_client`` for --client-cmd (CONFORMANCE_* env).
+
+    Exit 0 after the start-up order; 1 with one line on stderr when the pool refuses (the client
+    profile shows that line); 2 when run outside the profile (a CONFORMANCE_* variable unset).
+    """
+    import sys
+
+    from conformance.client_profile import arguments_from_env
+    from prime_rl_dynamo.errors import PrimeRLDynamoError
+
+    try:
+        args, kwargs = arguments_from_env()
+    except KeyError as exc:
+        print(f"prime_rl_pool_client: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    try:
+        run(*args, **kwargs)
+        return 0
+    except PrimeRLDynamoError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"prime_rl_pool_client: refused: {first}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

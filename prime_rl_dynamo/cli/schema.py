@@ -66,10 +66,9 @@ def resolve(name: str) -> Path:
     matches = [n for n in names if n == wanted]
     matches = matches or [n for n in names if n.rsplit("/", 1)[-1] == wanted]
     matches = matches or [n for n in names if _short(n) == wanted]
-    if len(matches) > 1:
-        # A short name means the working contract, not the frozen copy of a released one
-        # (frozen/v1/...: spec diff's baseline), which stays reachable by its full path.
-        matches = [n for n in matches if not n.startswith("frozen/")] or matches
+    working = [n for n in matches if not n.startswith("frozen/")]
+    if len(working) == 1:  # the working contract wins over its frozen copy (spec diff's baseline)
+        matches = working
     if len(matches) == 1:
         return schema_dir() / matches[0]
     if matches:
