@@ -244,6 +244,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     report = session.config.stash.get(_REPORT, None)
+    expired = report.expired_waivers() if report is not None else []
+    if expired and exitstatus in (0, 5):  # a stale waiver fails the run, as on the CLI
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        for w in expired:
+            if terminal is not None:
+                terminal.write_line(
+                    f"waiver of {w['check'] or w['requirement']} expired on {w['expires']}: "
+                    "the run fails until the waiver is renewed or removed"
+                )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
     empty = session.config.stash.get(_EMPTY, None)
     why = None
     if report is not None and report.verdict.value == "nothing-checked":

@@ -172,7 +172,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     console.print(f"{_VERDICT[verdict]}: {summary}", highlight=False)
     if verdict is Verdict.NOTHING_CHECKED:
         console.print(f"  nothing was checked: {report.why_nothing_checked()}", highlight=False)
-    if verdict is Verdict.NOT_CONFORMANT:
+    if verdict is Verdict.NOT_CONFORMANT and report.failed_requirements():
         console.print(f"  failed requirements: {', '.join(report.failed_requirements())}")
     waived = [r.requirement for r in report.by_status(Status.WAIVED)]
     if waived:
@@ -181,11 +181,22 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
         if w["state"] != "applied":
             console.print(
                 f"  waiver of {w['check'] or w['requirement']}: {w['state']}"
-                + (" (nothing it names failed; remove it?)" if w["state"] == "unused" else ""),
+                + (" (nothing it names failed; remove it?)" if w["state"] == "unused" else "")
+                + (f" on {w['expires']}: {_EXPIRED}" if w["state"] == "expired" else ""),
                 highlight=False,
             )
     if verdict is not Verdict.CONFORMANT:
         console.print(f"  reproduce: {reproduce_command(report)}", markup=False, highlight=False)
+
+
+_EXPIRED = "the run fails until the waiver is renewed or removed"
+
+
+def _expired_message(waiver: dict[str, Any]) -> str:
+    return (
+        f"waiver of {waiver['check'] or waiver['requirement']} expired on {waiver['expires']}: "
+        f"{_EXPIRED} (its reason: {waiver['reason']})"
+    )
 
 
 def _print_result(console: Any, result: Result) -> None:
@@ -307,7 +318,35 @@ def write_junit(report: Report, path: str | Path) -> Path:
             ET.SubElement(
                 suite, "system-err"
             ).text = f"incomplete: the run was interrupted; {len(report.not_run)} checks not run"
-    if not profiles:  # nothing was checked: one empty suite that says why
+    expired = report.expired_waivers()
+    if expired:  # a stale waiver fails the run: one failing case each, so dashboards show it
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name="conformance.waivers",
+            tests=str(len(expired)),
+            failures=str(len(expired)),
+            errors="0",
+            skipped="0",
+            timestamp=time.strftime(
+                "%Y-%m-%dT%H:%M:%S", time.gmtime(report.started or time.time())
+            ),
+            hostname=host,
+            time="0",
+        )
+        for w in expired:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname="conformance.waivers",
+                name=f"waiver {w['check'] or w['requirement']}",
+                time="0",
+            )
+            text = _expired_message(w)
+            ET.SubElement(case, "failure", message=_first(text), type=w["requirement"]).text = text
+        totals["tests"] += len(expired)
+        totals["failures"] += len(expired)
+    if not profiles and not expired:  # nothing was checked: one empty suite that says why
         suite = ET.SubElement(
             root,
             "testsuite",

@@ -122,3 +122,15 @@ def test_a_failing_target_fails_and_a_waiver_is_an_xfail(broken: Any, tmp_path: 
     node = case.find("skipped")
     assert node is not None and node.get("type") == "pytest.xfail"
     assert_valid_junit(junit)
+
+
+def test_an_expired_waiver_fails_the_pytest_route(broken: Any, tmp_path: Path) -> None:
+    waivers = tmp_path / "w.yaml"
+    waivers.write_text(
+        "waivers:\n  - requirement: HTTP-2\n    reason: old deviation\n    expires: 2020-01-31\n"
+    )
+    proc = _pytest(
+        "--rl-url", broken.frontend_url, "--rl-requirement", "HTTP-2", "--rl-waivers", str(waivers)
+    )
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "waiver of HTTP-2 expired on 2020-01-31" in proc.stdout
