@@ -229,8 +229,9 @@ def write_junit(report: Report, path: str | Path) -> Path:
 
     A fail is a ``failure`` typed by requirement ID, whose ``message`` is the first line; an
     error an ``error``; a skip ``skipped``; a waived result ``skipped type="waived"`` and a check an
-    interrupt left out ``skipped type="not-run"``; a warning passes with ``status="warn"`` and
-    its text in ``system-err``. ``tests/junit.xsd`` is the schema every file is tested against.
+    interrupt left out ``skipped type="not-run"``; a warning (JUnit has no such outcome) is
+    ``skipped type="warning"`` with ``status="warn"``, a message starting "warning:" and its text
+    in ``system-err``, counted apart in the suite's ``warnings`` property. ``tests/junit.xsd`` is the schema every file is tested against.
     """
     import socket
 
@@ -264,6 +265,9 @@ def write_junit(report: Report, path: str | Path) -> Path:
         props = ET.SubElement(suite, "properties")
         for key, value in _properties(report, profile):
             ET.SubElement(props, "property", name=key, value=value)
+        # warnings are counted in "skipped" too (the only non-failing outcome JUnit has)
+        warned = sum(r.status == Status.WARN for r in results)
+        ET.SubElement(props, "property", name="warnings", value=str(warned))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for r in results:
             counts["tests"] += 1
@@ -291,7 +295,20 @@ def write_junit(report: Report, path: str | Path) -> Path:
                 ET.SubElement(case, "skipped", message=_first(r.message), type="waived")
                 ET.SubElement(case, "system-out").text = r.message
             elif r.status == Status.WARN:
+                # JUnit has no warning outcome, and a pass is shown by no CI dashboard (Jenkins,
+                # GitLab and GitHub reporters list failures, errors and skips): a warning is a
+                # skip typed "warning" whose message says it, as pytest writes an xfail.
+                counts["skipped"] += 1
                 case.set("status", "warn")
+                ET.SubElement(
+                    case,
+                    "skipped",
+                    message=_first(
+                        f"warning: {r.level} requirement {r.requirement} not met: "
+                        f"{_first(r.message)}"
+                    ),
+                    type="warning",
+                )
                 ET.SubElement(
                     case, "system-err"
                 ).text = f"WARNING: {r.level} requirement {r.requirement} is not met\n{r.message}"
