@@ -121,8 +121,10 @@ def test_junit_and_json_reports_parse(tmp_path: Path) -> None:
         "5",
         "1",
         "1",
-        "1",
+        "2",  # the skip and the warning (JUnit has no warning outcome)
     )
+    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert props["warnings"] == "1"
     names = [case.get("name") for case in junit.iter("testcase")]
     assert names[1] == "HTTP-2::x [MUST]"
     assert junit.find(".//failure").get("type") == "HTTP-2"  # type: ignore[union-attr]
