@@ -13,7 +13,7 @@ target's harness broke). Exit status: pytest's own, except 3 when the run is inc
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -215,11 +215,63 @@ def _run_suite(session: pytest.Session) -> Any:
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if terminal is not None:
         terminal.write_line(f"{header(report)} (seed {report.seed})")
+    if report.inconclusive or report.incomplete:
+        _junit_before_exit(session, report)
     if report.inconclusive:
         pytest.exit(f"{report.inconclusive} (inconclusive)", returncode=INCONCLUSIVE)
     if report.incomplete:
         pytest.exit("interrupted: the conformance report is incomplete", returncode=2)
     return report
+
+
+def _junit_before_exit(session: pytest.Session, report: Any) -> None:
+    """Give pytest's JUnit file (``--junitxml``) one case per selected check although the session
+    stops before its items run: each error, fail, skip or pass as the suite decided, a check an
+    interrupt left out skipped as "not run". Only the JUnit writer sees these (the terminal
+    stays one line)."""
+    from _pytest.junitxml import xml_key
+    from _pytest.reports import TestReport
+
+    xml = session.config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    results = {r.check: r for r in report.results}
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or _CHECK_PARAM not in callspec.params:
+            continue
+        result = results.get(callspec.params[_CHECK_PARAM])
+        status = result.status.value if result is not None else "not run"
+        when: Literal["setup", "call", "teardown"] = "call"
+        outcome: Literal["passed", "failed", "skipped"] = "passed"
+        longrepr: Any = None
+        if status == "error":
+            when, outcome = "setup", "failed"
+            longrepr = f"{result.check}: {result.message}"  # type: ignore[union-attr]
+        elif status == "fail":
+            outcome, longrepr = "failed", f"{result.check}: {result.message}"  # type: ignore[union-attr]
+        elif status in ("skip", "waived", "not run"):
+            why = (
+                "not run: the run was interrupted (Ctrl-C); the report is incomplete"
+                if result is None
+                else result.message.splitlines()[0]
+            )
+            when, outcome = "setup", "skipped"
+            longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {why}")
+        rep = TestReport(
+            item.nodeid,
+            item.location,
+            {},
+            outcome,
+            longrepr,
+            when,
+            duration=result.duration if result is not None else 0.0,
+        )
+        xml.pytest_runtest_logreport(rep)
+        if when != "teardown":
+            xml.pytest_runtest_logreport(
+                TestReport(item.nodeid, item.location, {}, "passed", None, "teardown")
+            )
 
 
 @pytest.hookimpl(tryfirst=True)

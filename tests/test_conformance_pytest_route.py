@@ -60,11 +60,77 @@ def test_unreachable_target_exits_3_with_one_line(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}"
-    proc = _pytest("--rl-url", url)
+    junit = tmp_path / "p.xml"
+    proc = _pytest("--rl-url", url, f"--junitxml={junit}")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 3, out[-2000:]
     assert f"nothing listening at {url}: connection refused (inconclusive)" in out
     assert "Traceback" not in out and len(out.splitlines()) < 15, out
+    # pytest's JUnit file still has one case per check, each an error saying why (not an empty
+    # file a dashboard reads as "no tests").
+    root = assert_valid_junit(junit)
+    cases = list(root.iter("testcase"))
+    assert len(cases) > 10
+    for case in cases:
+        (error,) = case.findall("error")
+        assert f"nothing listening at {url}" in (error.get("message") or ""), case.get("name")
+
+
+def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    # A slow target (each listing takes 300 ms), so the interrupt lands mid-run.
+    with start_reference_fleet(faults=["latency=300"]) as fleet:
+        junit, report = tmp_path / "p.xml", tmp_path / "p.json"
+        args = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--pyargs",
+            "conformance",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "--rl-url",
+            fleet.frontend_url,
+            "--rl-profile",
+            "frontend",
+            "--rl-load",
+            "2x2",
+            "--rl-seed",
+            "1",
+            f"--junitxml={junit}",
+            "--rl-json-report",
+            str(report),
+        ]
+        proc = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        time.sleep(4.0)  # collection done, some checks run
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2, out[-2000:]  # pytest's "interrupted"
+    assert "interrupted: the conformance report is incomplete" in out
+    assert "Traceback" not in out, out[-3000:]
+    data = json.loads(report.read_text())
+    assert data["incomplete"] is True and data["not_run"] and data["verdict"] == "inconclusive"
+    root = assert_valid_junit(junit)
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    not_run = [
+        c
+        for c in cases.values()
+        if (c.find("skipped") is not None and "not run" in (c.find("skipped").get("message") or ""))
+    ]  # type: ignore[union-attr]
+    assert len(not_run) == len(data["not_run"])
+    assert len(cases) == len(data["not_run"]) + len(data["results"])
 
 
 def test_unknown_requirement_is_pytests_usage_error() -> None:
