@@ -1,4 +1,5 @@
-"""Every benchmark figure the docs quote, generated from the committed ``docs/bench/bench.json``.
+"""Every benchmark figure the docs quote, generated from the committed ``docs/bench/bench.json``
+(and ``docs/bench/scale.json`` for the scale figures, when bench.json has no scale section).
 
 The docs hold marked blocks, ``<!-- bench:NAME -->...<!-- /bench:NAME -->`` (a table, a paragraph
 or a few words inside a sentence); this module renders each NAME from the report and rewrites the
@@ -24,8 +25,18 @@ __all__ = ["BLOCKS", "DOCUMENTS", "REPORT", "render_blocks", "update_text"]
 ROOT = Path(__file__).resolve().parents[1]
 #: The committed report every figure comes from.
 REPORT = Path("docs/bench/bench.json")
+#: The scale run (``bench --only scale``): the ``scale`` section, when bench.json has none.
+SCALE_REPORT = Path("docs/bench/scale.json")
 #: The files that quote benchmark figures, relative to the repository root.
-DOCUMENTS = ("README.md", "docs/bench.md", "docs/conformance.md", "docs/validation.md")
+DOCUMENTS = (
+    "README.md",
+    "docs/bench.md",
+    "docs/conformance.md",
+    "docs/validation.md",
+    "docs/harness.md",
+    "docs/reference.md",
+    "docs/findings.md",
+)
 
 _BLOCK = re.compile(
     r"<!-- bench:(?P<name>[a-z0-9-]+) -->(?P<body>.*?)<!-- /bench:(?P=name) -->", re.S
@@ -48,6 +59,14 @@ def _series_points(report: dict[str, Any], frontend: str) -> dict[int, dict[str,
 
 def _counts(series: dict[str, Any]) -> str:
     return ", ".join(f"{n} {status}" for status, n in series["counts"].items() if n)
+
+
+def _not_passed(series: dict[str, Any]) -> str:
+    """Which requirements did not pass, by status ("skip: HTTP-5; warn: ENGINE-2")."""
+    if "not_passed" not in series:  # a report from before the benchmark recorded them
+        return "which ones: not recorded by this benchmark run"
+    parts = [f"{status}: {', '.join(ids)}" for status, ids in series["not_passed"].items() if ids]
+    return "; ".join(parts) or "every check passed"
 
 
 def _run_line(report: dict[str, Any]) -> str:
@@ -170,6 +189,43 @@ def _machine_load(report: dict[str, Any]) -> str:
     )
 
 
+def _scale_points(report: dict[str, Any], frontend: str) -> list[dict[str, Any]]:
+    series = (report.get("scale") or {}).get("series", {}).get(frontend, {})
+    return sorted(series.get("points", []), key=lambda p: p["engines"])
+
+
+def _scale_source(report: dict[str, Any]) -> str:
+    machine = report["machine"]
+    before, after = machine["load_average"][0], machine["load_average_after"][0]
+    return (
+        f"`{report['command']}`, {machine['timestamp'][:10]}, {machine['cpu_count']} cores "
+        f"shared with other jobs, load average {before:.1f} before and {after:.1f} after"
+    )
+
+
+def _scale_table(report: dict[str, Any]) -> str:
+    lines = [
+        "| engines | engines per process | processes (incl. frontend) | ready in | listing equal "
+        "to the fleet at | memory (RSS, all processes) | one listing GET, p50 / p99 |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for p in _scale_points(report, "dynamo"):
+        lat = p["latency_s"]
+        equal = f"{p['roundtrip_s']:.1f} s" if p.get("roundtrip_ok") else "never (see the report)"
+        lines.append(
+            f"| {p['engines']} | {p['engines_per_process']} | {p['processes']} "
+            f"| {p['startup_s']:.1f} s | {equal} | {p['memory_bytes'] / 2**30:.2f} GiB "
+            f"| {_ms(lat['p50'])} / {_ms(lat['p99'])} ms |"
+        )
+    return "\n\n" + "\n".join(lines) + "\n\n"
+
+
+def _scale_listing(report: dict[str, Any], frontend: str) -> str:
+    points = _scale_points(report, frontend)
+    *head, last = [f"{_ms(p['latency_s']['p50'])} ms at {p['engines']} engines" for p in points]
+    return f"{', '.join(head)} and {last}" if head else last
+
+
 #: Block name -> how to render it from the report (inline blocks have no surrounding newlines).
 BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     "run": _run_line,
@@ -182,6 +238,7 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     ),
     "dynamo-counts": lambda r: _counts(r["suite"]["series"]["dynamo"]),
     "reference-counts": lambda r: _counts(r["suite"]["series"]["reference"]),
+    "dynamo-not-passed": lambda r: _not_passed(r["suite"]["series"]["dynamo"]),
     "figures": lambda r: "\n\n" + render_markdown(r) + "\n",
     "machine-load": _machine_load,
     "jsonschema-over-loads": _jsonschema_over_loads,
@@ -189,10 +246,26 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     "discovery-says": _discovery_says,
 }
 
+#: Blocks rendered from the scale report (docs/bench/scale.json, or bench.json's own section).
+SCALE_BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "scale-source": _scale_source,
+    "scale-table": _scale_table,
+    "scale-dynamo-listing": lambda r: _scale_listing(r, "dynamo"),
+    "scale-reference-listing": lambda r: _scale_listing(r, "reference"),
+}
 
-def render_blocks(report: dict[str, Any]) -> dict[str, str]:
-    """Every block's text for this report."""
-    return {name: render(report) for name, render in BLOCKS.items()}
+
+def render_blocks(report: dict[str, Any], scale: dict[str, Any] | None = None) -> dict[str, str]:
+    """Every block's text for this report; the scale blocks come from ``report`` when its scale
+    section ran, else from ``scale`` (default: the committed docs/bench/scale.json)."""
+    if (report.get("scale") or {}).get("series"):
+        scale = report
+    elif scale is None:
+        scale = json.loads((ROOT / SCALE_REPORT).read_text(encoding="utf-8"))
+    return {
+        **{name: render(report) for name, render in BLOCKS.items()},
+        **{name: render(scale) for name, render in SCALE_BLOCKS.items()},
+    }
 
 
 def update_text(text: str, rendered: dict[str, str], *, where: str = "") -> str:
@@ -212,8 +285,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.docs", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 when a block is stale")
     parser.add_argument("--report", type=Path, default=ROOT / REPORT, help="the bench JSON")
+    parser.add_argument(
+        "--scale-report", type=Path, default=ROOT / SCALE_REPORT, help="the scale run's JSON"
+    )
     args = parser.parse_args(argv)
-    rendered = render_blocks(json.loads(args.report.read_text(encoding="utf-8")))
+    rendered = render_blocks(
+        json.loads(args.report.read_text(encoding="utf-8")),
+        json.loads(args.scale_report.read_text(encoding="utf-8")),
+    )
     stale = []
     for name in DOCUMENTS:
         path = ROOT / name
