@@ -15,6 +15,7 @@ from typing import Any
 
 from conformance.registry import Check, all_checks
 from conformance.results import Report, Result, Status, Verdict, cut, redact_urls
+from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.requirements import all_requirements
 
 __all__ = [
@@ -102,7 +103,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
         console.print(f"[bold magenta]{report.inconclusive}[/]", highlight=False)
     if report.incomplete:
         console.print(
-            f"[bold magenta]interrupted[/]: partial report, {len(report.results)} checks done, "
+            f"[bold magenta]interrupted[/]: partial report, {plural(len(report.results), 'check')} done, "
             f"{len(report.not_run)} not run",
             highlight=False,
         )
@@ -160,7 +161,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
             _print_result(console, same[0])
             continue
         console.print(
-            f"[{_STYLE[Status.ERROR]}]ERROR[/] {len(same)} checks "
+            f"[{_STYLE[Status.ERROR]}]ERROR[/] {plural(len(same), 'check')} "
             f"({', '.join(r.check for r in same[:6])}{', ...' if len(same) > 6 else ''}):",
             highlight=False,
         )
@@ -334,7 +335,7 @@ def write_junit(report: Report, path: str | Path) -> Path:
         if report.incomplete:
             ET.SubElement(
                 suite, "system-err"
-            ).text = f"incomplete: the run was interrupted; {len(report.not_run)} checks not run"
+            ).text = f"incomplete: the run was interrupted; {plural(len(report.not_run), 'check')} not run"
     expired = report.expired_waivers()
     if expired:  # a stale waiver fails the run: one failing case each, so dashboards show it
         suite = ET.SubElement(
