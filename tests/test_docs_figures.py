@@ -54,6 +54,8 @@ def _section(text: str, heading: str) -> str:
         ("docs/harness.md", "## Tests"),
         ("docs/harness.md", "## Scale"),
         ("docs/reference.md", "## Design and scale"),
+        ("docs/bench.md", "## Protocol 1 polling against protocol 2"),
+        ("docs/bench.md", "## Scale: 64 to 256 engines"),
     ],
 )
 def test_no_benchmark_figure_outside_a_generated_block(name: str, heading: str) -> None:
@@ -123,3 +125,17 @@ def test_scale_figures_come_from_the_scale_report() -> None:
     assert "7.00 GiB" in render_blocks(both)["scale-table"]
     text = (ROOT / "docs/harness.md").read_text(encoding="utf-8")
     assert "7.00 GiB" in update_text(text, render_blocks(bench, scale))
+
+
+def test_protocol_figures_come_from_the_protocol_report() -> None:
+    from bench.docs import PROTOCOL_REPORT
+
+    protocol = json.loads((ROOT / PROTOCOL_REPORT).read_text(encoding="utf-8"))
+    bench = json.loads((ROOT / REPORT).read_text(encoding="utf-8"))
+    middle = protocol["reference"]["1024"]["ratios_v1_over_v2"]
+    middle["server_cpu_per_poll"] = 999.0
+    text = update_text(
+        (ROOT / "docs/bench.md").read_text(encoding="utf-8"), render_blocks(bench, None, protocol)
+    )
+    assert "costs the reference server 999x less CPU per poll" in text
+    assert "(**999x**)" in text  # the table too
