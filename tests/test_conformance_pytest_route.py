@@ -200,3 +200,20 @@ def test_an_expired_waiver_fails_the_pytest_route(broken: Any, tmp_path: Path) -
     )
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "waiver of HTTP-2 expired on 2020-01-31" in proc.stdout
+
+
+def test_a_warning_is_recorded_in_pytests_junit(tmp_path: Path) -> None:
+    with start_reference_fleet(faults=["churn=0.01"]) as fleet:
+        junit = tmp_path / "p.xml"
+        proc = _pytest(
+            "--rl-url",
+            fleet.frontend_url,
+            "--rl-requirement",
+            "HTTP-6",
+            f"--junitxml={junit}",
+        )
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    (case,) = assert_valid_junit(junit).iter("testcase")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["conformance.status"] == "warn", props
+    assert props["warning"].startswith("SHOULD requirement HTTP-6 not met:")
