@@ -337,3 +337,21 @@ def test_an_expired_waiver_that_matches_nothing_still_fails(
     (failure,) = root.iter("failure")
     assert failure.get("type") == "HTTP-2"
     assert "waiver of HTTP-2 expired on 2020-01-31" in (failure.get("message") or "")
+
+
+def test_the_documented_unreachable_output_is_what_the_cli_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # docs/conformance.md quotes this run's output: it must be the CLI's, figures included.
+    import re
+
+    text = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    (block,) = re.findall(
+        r"```\n(\$ prime-rl-dynamo conformance http://127.0.0.1:8999 -q\n.*?)```", text, flags=re.S
+    )
+    command, *expected = block.strip().splitlines()
+    argv = command.removeprefix("$ prime-rl-dynamo conformance ").split()
+    port = str(_free_port())
+    code, out, _ = _run(capsys, *[a.replace("8999", port) for a in argv], "--seed", "123")
+    assert code == 3
+    assert out.strip().splitlines() == [line.replace("8999", port) for line in expected]
