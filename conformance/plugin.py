@@ -294,18 +294,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     rep.duration = own if rep.when == "call" else 0.0  # the check's own duration, once
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's JUnit writer closes its file
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     report = session.config.stash.get(_REPORT, None)
     expired = report.expired_waivers() if report is not None else []
-    if expired and exitstatus in (0, 5):  # a stale waiver fails the run, as on the CLI
+    if expired:  # a stale waiver fails the run, as on the CLI, and is a failing JUnit case
+        from _pytest.junitxml import xml_key
+        from _pytest.reports import TestReport
+
         terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        xml = session.config.stash.get(xml_key, None)
         for w in expired:
+            name = w["check"] or w["requirement"]
+            line = (
+                f"waiver of {name} expired on {w['expires']}: "
+                "the run fails until the waiver is renewed or removed"
+            )
             if terminal is not None:
-                terminal.write_line(
-                    f"waiver of {w['check'] or w['requirement']} expired on {w['expires']}: "
-                    "the run fails until the waiver is renewed or removed"
-                )
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                terminal.write_line(line)
+            if xml is not None:
+                where = ("conformance/waivers", None, f"waiver[{name}]")
+                nodeid = f"conformance/waivers::waiver[{name}]"
+                for when, outcome, text in (("call", "failed", line), ("teardown", "passed", None)):
+                    xml.pytest_runtest_logreport(
+                        TestReport(nodeid, where, {}, outcome, text, when)  # type: ignore[arg-type]
+                    )
+        if exitstatus in (0, 5):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     empty = session.config.stash.get(_EMPTY, None)
     why = None

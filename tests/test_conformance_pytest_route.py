@@ -195,11 +195,20 @@ def test_an_expired_waiver_fails_the_pytest_route(broken: Any, tmp_path: Path) -
     waivers.write_text(
         "waivers:\n  - requirement: HTTP-2\n    reason: old deviation\n    expires: 2020-01-31\n"
     )
+    junit = tmp_path / "p.xml"
     proc = _pytest(
-        "--rl-url", broken.frontend_url, "--rl-requirement", "HTTP-2", "--rl-waivers", str(waivers)
+        "--rl-url",
+        broken.frontend_url,
+        "--rl-requirement",
+        "HTTP-2",
+        "--rl-waivers",
+        str(waivers),
+        f"--junitxml={junit}",
     )
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "waiver of HTTP-2 expired on 2020-01-31" in proc.stdout
+    (failure,) = assert_valid_junit(junit).iter("failure")  # dashboards see why it failed
+    assert "waiver of HTTP-2 expired on 2020-01-31" in (failure.get("message") or "")
 
 
 def test_a_warning_is_recorded_in_pytests_junit(tmp_path: Path) -> None:
