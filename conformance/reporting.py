@@ -296,9 +296,9 @@ def write_junit(report: Report, path: str | Path) -> Path:
                 ET.SubElement(case, "skipped", message=_first(r.message), type="waived")
                 ET.SubElement(case, "system-out").text = r.message
             elif r.status == Status.WARN:
-                # JUnit has no warning outcome, and a pass is shown by no CI dashboard (Jenkins,
-                # GitLab and GitHub reporters list failures, errors and skips): a warning is a
-                # skip typed "warning" whose message says it, as pytest writes an xfail.
+                # JUnit has no warning outcome and a passing case shows as passed whatever its
+                # attributes, while readers (Jenkins, GitLab) give a skip its own status: a
+                # warning is a skip typed "warning" whose message says it, as pytest's xfail.
                 counts["skipped"] += 1
                 case.set("status", "warn")
                 ET.SubElement(
