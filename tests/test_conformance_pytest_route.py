@@ -212,15 +212,13 @@ def test_an_expired_waiver_fails_the_pytest_route(broken: Any, tmp_path: Path) -
 
 
 def test_a_warning_is_recorded_in_pytests_junit(tmp_path: Path) -> None:
-    with start_reference_fleet(faults=["churn=0.01"]) as fleet:
+    from tests._client_support import ScriptedServer, body, ok, worker
+
+    # Every poll lists another worker: HTTP-6 (SHOULD, stable polls) warns, deterministically.
+    with ScriptedServer() as server:
+        server.script("GET", "/v1/rl/workers", *[ok(body(worker("a", n))) for n in range(1, 40)])
         junit = tmp_path / "p.xml"
-        proc = _pytest(
-            "--rl-url",
-            fleet.frontend_url,
-            "--rl-requirement",
-            "HTTP-6",
-            f"--junitxml={junit}",
-        )
+        proc = _pytest("--rl-url", server.url, "--rl-requirement", "HTTP-6", f"--junitxml={junit}")
     assert proc.returncode == 0, proc.stdout[-2000:]
     (case,) = assert_valid_junit(junit).iter("testcase")
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
