@@ -1,4 +1,5 @@
-"""Every benchmark figure the docs quote, generated from the committed ``docs/bench/bench.json``.
+"""Every benchmark figure the docs quote, generated from the committed ``docs/bench/bench.json``
+(and ``docs/bench/scale.json`` for the scale figures, when bench.json has no scale section).
 
 The docs hold marked blocks, ``<!-- bench:NAME -->...<!-- /bench:NAME -->`` (a table, a paragraph
 or a few words inside a sentence); this module renders each NAME from the report and rewrites the
@@ -24,8 +25,20 @@ __all__ = ["BLOCKS", "DOCUMENTS", "REPORT", "render_blocks", "update_text"]
 ROOT = Path(__file__).resolve().parents[1]
 #: The committed report every figure comes from.
 REPORT = Path("docs/bench/bench.json")
+#: The scale run (``bench --only scale``): the ``scale`` section, when bench.json has none.
+SCALE_REPORT = Path("docs/bench/scale.json")
+#: The protocol 1 / protocol 2 run (``bench --protocol``).
+PROTOCOL_REPORT = Path("docs/bench/protocol.json")
 #: The files that quote benchmark figures, relative to the repository root.
-DOCUMENTS = ("README.md", "docs/bench.md", "docs/conformance.md", "docs/validation.md")
+DOCUMENTS = (
+    "README.md",
+    "docs/bench.md",
+    "docs/conformance.md",
+    "docs/validation.md",
+    "docs/harness.md",
+    "docs/reference.md",
+    "docs/findings.md",
+)
 
 _BLOCK = re.compile(
     r"<!-- bench:(?P<name>[a-z0-9-]+) -->(?P<body>.*?)<!-- /bench:(?P=name) -->", re.S
@@ -48,6 +61,14 @@ def _series_points(report: dict[str, Any], frontend: str) -> dict[int, dict[str,
 
 def _counts(series: dict[str, Any]) -> str:
     return ", ".join(f"{n} {status}" for status, n in series["counts"].items() if n)
+
+
+def _not_passed(series: dict[str, Any]) -> str:
+    """Which requirements did not pass, by status ("skip: HTTP-5; warn: ENGINE-2")."""
+    if "not_passed" not in series:  # a report from before the benchmark recorded them
+        return "which ones: not recorded by this benchmark run"
+    parts = [f"{status}: {', '.join(ids)}" for status, ids in series["not_passed"].items() if ids]
+    return "; ".join(parts) or "every check passed"
 
 
 def _run_line(report: dict[str, Any]) -> str:
@@ -170,6 +191,127 @@ def _machine_load(report: dict[str, Any]) -> str:
     )
 
 
+def _scale_points(report: dict[str, Any], frontend: str) -> list[dict[str, Any]]:
+    series = (report.get("scale") or {}).get("series", {}).get(frontend, {})
+    return sorted(series.get("points", []), key=lambda p: p["engines"])
+
+
+def _scale_source(report: dict[str, Any]) -> str:
+    machine = report["machine"]
+    before, after = machine["load_average"][0], machine["load_average_after"][0]
+    return (
+        f"`{report['command']}`, {machine['timestamp'][:10]}, {machine['cpu_count']} cores "
+        f"shared with other jobs, load average {before:.1f} before and {after:.1f} after"
+    )
+
+
+def _scale_table(report: dict[str, Any]) -> str:
+    lines = [
+        "| engines | engines per process | processes (incl. frontend) | ready in | listing equal "
+        "to the fleet at | memory (RSS, all processes) | one listing GET, p50 / p99 |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for p in _scale_points(report, "dynamo"):
+        lat = p["latency_s"]
+        equal = f"{p['roundtrip_s']:.1f} s" if p.get("roundtrip_ok") else "never (see the report)"
+        lines.append(
+            f"| {p['engines']} | {p['engines_per_process']} | {p['processes']} "
+            f"| {p['startup_s']:.1f} s | {equal} | {p['memory_bytes'] / 2**30:.2f} GiB "
+            f"| {_ms(lat['p50'])} / {_ms(lat['p99'])} ms |"
+        )
+    return "\n\n" + "\n".join(lines) + "\n\n"
+
+
+def _scale_listing(report: dict[str, Any], frontend: str) -> str:
+    points = _scale_points(report, frontend)
+    *head, last = [f"{_ms(p['latency_s']['p50'])} ms at {p['engines']} engines" for p in points]
+    return f"{', '.join(head)} and {last}" if head else last
+
+
+def _scale_run(report: dict[str, Any]) -> str:
+    machine = report["machine"]
+    return (
+        f"{report['wall_s']:.0f} s here, {machine['cpu_count']} cores shared with other jobs, "
+        f"load average {machine['load_average'][0]:.1f} before and "
+        f"{machine['load_average_after'][0]:.1f} after"
+    )
+
+
+def _scale_bench_table(report: dict[str, Any]) -> str:
+    ref = {p["engines"]: p for p in _scale_points(report, "reference")}
+    ratios = {r["engines"]: r for r in report["scale"].get("ratios", [])}
+    lines = [
+        "| engines | reference GET p50 / p99 ms | Dynamo GET p50 / p99 ms | Dynamo / reference "
+        "(p50) | Dynamo round trip (start-up) | Dynamo memory, processes |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for p in _scale_points(report, "dynamo"):
+        r = ref.get(p["engines"])
+        ref_cell = f"{_ms(r['latency_s']['p50'])} / {_ms(r['latency_s']['p99'])}" if r else "-"
+        ratio = ratios.get(p["engines"], {}).get("latency_p50")
+        trip = f"{p['roundtrip_s']:.1f} s" if p.get("roundtrip_ok") else "not equal"
+        lines.append(
+            f"| {p['engines']} | {ref_cell} "
+            f"| {_ms(p['latency_s']['p50'])} / {_ms(p['latency_s']['p99'])} "
+            f"| {f'{ratio:.1f}x' if ratio else '-'} | {trip} ({p['startup_s']:.1f} s) "
+            f"| {p['memory_bytes'] / 2**30:.2f} GiB, {p['processes']} |"
+        )
+    return "\n\n" + "\n".join(lines) + "\n\n"
+
+
+def _protocol_table(report: dict[str, Any]) -> str:
+    from bench.protocol import markdown
+
+    return "\n\n" + markdown(report) + "\n"
+
+
+def _protocol_says(report: dict[str, Any]) -> str:
+    ref = {int(k): v for k, v in report["reference"].items()}
+    dyn = {int(k): v for k, v in report["dynamo"].items() if "per_poll" in v}
+    sizes = sorted(ref)
+    lo, hi = sizes[0], sizes[-1]
+    mid = sizes[len(sizes) // 2]
+
+    def ratio(size: int, key: str) -> float:
+        return float(ref[size]["ratios_v1_over_v2"][key])
+
+    dynamo = " and ".join(
+        f"{dyn[n]['per_poll']['v1']['server_cpu_ms_per_poll']:.0f} ms at {n:,} engines"
+        for n in sorted(dyn)
+    )
+    per_poll = ref[mid]["per_poll"]
+    not_modified = per_poll["v2_conditional"]["wire_bytes_per_poll"]
+    listing = per_poll["v1"]["wire_bytes_per_poll"]
+    biggest = ref[hi]["per_poll"]["v1"]["wire_bytes_per_poll"]
+    lines = [
+        f"- **An unchanged fleet of {mid:,} engines costs the reference server "
+        f"{ratio(mid, 'server_cpu_per_poll'):.0f}x less CPU per poll under v2** "
+        f"({ratio(lo, 'server_cpu_per_poll'):.0f}x at {lo:,}, "
+        f"{ratio(hi, 'server_cpu_per_poll'):.0f}x at {hi:,}): a `304` compares the fleet's state "
+        "with the one the last listing came from (one look per engine) instead of building, "
+        "serialising and sending the listing."
+        + (
+            f" Dynamo 1.6.1 pays {dynamo} per poll (it probes every worker); keeping the "
+            "fingerprint of its last listing and answering `304` would turn that into a "
+            "comparison of its discovery store's revision."
+            if dyn
+            else ""
+        ),
+        f"- **Bytes per minute drop by {ratio(mid, 'wire_bytes_per_minute_conditional'):,.0f}x "
+        f"at {mid:,} engines** with conditional polling and "
+        f"{ratio(mid, 'wire_bytes_per_minute_feed'):,.0f}x with the change feed: a `304` is "
+        f"{not_modified:,} bytes both ways whatever the fleet, against "
+        f"{listing / 1e3:,.0f} kB for a {mid:,}-engine listing.",
+        f"- **A death or a resize is seen {ratio(lo, 'detect_time'):.1f}x sooner at {lo:,} "
+        f"engines and {ratio(mid, 'detect_time'):.1f}x sooner at {mid:,}**: the held GET "
+        "returns as soon as the fleet changes, instead of at the next poll (on average half a "
+        f"poll interval later). At {hi:,} engines the gain is {ratio(hi, 'detect_time'):.1f}x: "
+        f"once the change arrives, the client still validates and compares a "
+        f"{biggest / 1e6:.1f} MB listing, and that, not the wait, dominates.",
+    ]
+    return "\n\n" + "\n".join(lines) + "\n\n"
+
+
 #: Block name -> how to render it from the report (inline blocks have no surrounding newlines).
 BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     "run": _run_line,
@@ -182,6 +324,7 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     ),
     "dynamo-counts": lambda r: _counts(r["suite"]["series"]["dynamo"]),
     "reference-counts": lambda r: _counts(r["suite"]["series"]["reference"]),
+    "dynamo-not-passed": lambda r: _not_passed(r["suite"]["series"]["dynamo"]),
     "figures": lambda r: "\n\n" + render_markdown(r) + "\n",
     "machine-load": _machine_load,
     "jsonschema-over-loads": _jsonschema_over_loads,
@@ -189,10 +332,46 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     "discovery-says": _discovery_says,
 }
 
+#: Blocks rendered from the scale report (docs/bench/scale.json, or bench.json's own section).
+SCALE_BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "scale-source": _scale_source,
+    "scale-table": _scale_table,
+    "scale-dynamo-listing": lambda r: _scale_listing(r, "dynamo"),
+    "scale-reference-listing": lambda r: _scale_listing(r, "reference"),
+    "scale-run": _scale_run,
+    "scale-bench-table": _scale_bench_table,
+}
 
-def render_blocks(report: dict[str, Any]) -> dict[str, str]:
-    """Every block's text for this report."""
-    return {name: render(report) for name, render in BLOCKS.items()}
+#: Blocks rendered from the protocol run (docs/bench/protocol.json).
+PROTOCOL_BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "protocol-table": _protocol_table,
+    "protocol-says": _protocol_says,
+    "protocol-minutes": lambda r: f"{r['wall_s'] / 60:.1f} minutes",
+    "protocol-load": lambda r: f"{r['machine']['load_average'][0]:.1f}",
+    "protocol-cpu-seconds": lambda r: f"{r['config']['cpu_seconds']:g} s",
+    "protocol-feed-wait": lambda r: f"{r['feed_wait_s']:g} s",
+}
+
+
+def render_blocks(
+    report: dict[str, Any],
+    scale: dict[str, Any] | None = None,
+    protocol: dict[str, Any] | None = None,
+) -> dict[str, str]:
+    """Every block's text for this report; the scale blocks come from ``report`` when its scale
+    section ran, else from ``scale`` (default: the committed docs/bench/scale.json); the protocol
+    blocks from ``protocol`` (default: the committed docs/bench/protocol.json)."""
+    if (report.get("scale") or {}).get("series"):
+        scale = report
+    elif scale is None:
+        scale = json.loads((ROOT / SCALE_REPORT).read_text(encoding="utf-8"))
+    if protocol is None:
+        protocol = json.loads((ROOT / PROTOCOL_REPORT).read_text(encoding="utf-8"))
+    return {
+        **{name: render(report) for name, render in BLOCKS.items()},
+        **{name: render(scale) for name, render in SCALE_BLOCKS.items()},
+        **{name: render(protocol) for name, render in PROTOCOL_BLOCKS.items()},
+    }
 
 
 def update_text(text: str, rendered: dict[str, str], *, where: str = "") -> str:
@@ -212,8 +391,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.docs", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 when a block is stale")
     parser.add_argument("--report", type=Path, default=ROOT / REPORT, help="the bench JSON")
+    parser.add_argument(
+        "--scale-report", type=Path, default=ROOT / SCALE_REPORT, help="the scale run's JSON"
+    )
+    parser.add_argument(
+        "--protocol-report", type=Path, default=ROOT / PROTOCOL_REPORT, help="bench --protocol"
+    )
     args = parser.parse_args(argv)
-    rendered = render_blocks(json.loads(args.report.read_text(encoding="utf-8")))
+    rendered = render_blocks(
+        json.loads(args.report.read_text(encoding="utf-8")),
+        json.loads(args.scale_report.read_text(encoding="utf-8")),
+        json.loads(args.protocol_report.read_text(encoding="utf-8")),
+    )
     stale = []
     for name in DOCUMENTS:
         path = ROOT / name

@@ -271,7 +271,8 @@ def _make_variant_check(variant: Any) -> None:
         if seen is not None:
             source, evidence = seen
             raise Failed(f"{ctx.workers_url} ({source}): {variant.diagnosis(evidence)}")
-        return f"not the {variant.name} variant ({ctx.judged} distinct bodies judged)"
+        judged = plural(ctx.judged, "distinct body", "distinct bodies")
+        return f"not the {variant.name} variant ({judged} judged)"
 
     variant_check.__name__ = f"check_variant_{variant.name.replace('-', '_')}"
     title = f"The listing is not the known v1 variant {variant.name} ({variant.breaks})"

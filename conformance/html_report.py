@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conformance.reporting import header, reproduce_command
+from conformance.reporting import _expired_message, header, reproduce_command
 from conformance.results import Report, Result, Status, Verdict, iso_time, redact_urls
+from prime_rl_dynamo._text import plural
 
 __all__ = ["render_html", "write_html"]
 
@@ -87,9 +88,11 @@ def render_html(report: Report) -> str:
         parts.append(f'<p class="banner">{_e(report.inconclusive)}</p>')
     if report.incomplete:
         parts.append(
-            f'<p class="banner">Incomplete: the run was interrupted; {len(report.results)} '
-            f"checks done, {len(report.not_run)} not run.</p>"
+            f'<p class="banner">Incomplete: the run was interrupted; '
+            f"{plural(len(report.results), 'check')} done, {len(report.not_run)} not run.</p>"
         )
+    for waiver in report.expired_waivers():
+        parts.append(f'<p class="banner">{_e(_expired_message(waiver))}</p>')
     if verdict is Verdict.NOTHING_CHECKED:
         parts.append(
             f'<p class="banner">Nothing was checked: {_e(report.why_nothing_checked())}</p>'

@@ -13,7 +13,7 @@ target's harness broke). Exit status: pytest's own, except 3 when the run is inc
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -223,11 +223,63 @@ def _run_suite(session: pytest.Session) -> Any:
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     if terminal is not None:
         terminal.write_line(f"{header(report)} (seed {report.seed})")
+    if report.inconclusive or report.incomplete:
+        _junit_before_exit(session, report)
     if report.inconclusive:
         pytest.exit(f"{report.inconclusive} (inconclusive)", returncode=INCONCLUSIVE)
     if report.incomplete:
         pytest.exit("interrupted: the conformance report is incomplete", returncode=2)
     return report
+
+
+def _junit_before_exit(session: pytest.Session, report: Any) -> None:
+    """Give pytest's JUnit file (``--junitxml``) one case per selected check although the session
+    stops before its items run: each error, fail, skip or pass as the suite decided, a check an
+    interrupt left out skipped as "not run". Only the JUnit writer sees these (the terminal
+    stays one line)."""
+    from _pytest.junitxml import xml_key
+    from _pytest.reports import TestReport
+
+    xml = session.config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    results = {r.check: r for r in report.results}
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or _CHECK_PARAM not in callspec.params:
+            continue
+        result = results.get(callspec.params[_CHECK_PARAM])
+        status = result.status.value if result is not None else "not run"
+        when: Literal["setup", "call", "teardown"] = "call"
+        outcome: Literal["passed", "failed", "skipped"] = "passed"
+        longrepr: Any = None
+        if status == "error":
+            when, outcome = "setup", "failed"
+            longrepr = f"{result.check}: {result.message}"  # type: ignore[union-attr]
+        elif status == "fail":
+            outcome, longrepr = "failed", f"{result.check}: {result.message}"  # type: ignore[union-attr]
+        elif status in ("skip", "waived", "not run"):
+            why = (
+                "not run: the run was interrupted (Ctrl-C); the report is incomplete"
+                if result is None
+                else result.message.splitlines()[0]
+            )
+            when, outcome = "setup", "skipped"
+            longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {why}")
+        rep = TestReport(
+            item.nodeid,
+            item.location,
+            {},
+            outcome,
+            longrepr,
+            when,
+            duration=result.duration if result is not None else 0.0,
+        )
+        xml.pytest_runtest_logreport(rep)
+        if when != "teardown":
+            xml.pytest_runtest_logreport(
+                TestReport(item.nodeid, item.location, {}, "passed", None, "teardown")
+            )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -250,8 +302,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     rep.duration = own if rep.when == "call" else 0.0  # the check's own duration, once
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's JUnit writer closes its file
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     report = session.config.stash.get(_REPORT, None)
+    expired = report.expired_waivers() if report is not None else []
+    if expired:  # a stale waiver fails the run, as on the CLI, and is a failing JUnit case
+        from _pytest.junitxml import xml_key
+        from _pytest.reports import TestReport
+
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        xml = session.config.stash.get(xml_key, None)
+        for w in expired:
+            name = w["check"] or w["requirement"]
+            line = (
+                f"waiver of {name} expired on {w['expires']}: "
+                "the run fails until the waiver is renewed or removed"
+            )
+            if terminal is not None:
+                terminal.write_line(line)
+            if xml is not None:
+                where = ("conformance/waivers", None, f"waiver[{name}]")
+                nodeid = f"conformance/waivers::waiver[{name}]"
+                for when, outcome, text in (("call", "failed", line), ("teardown", "passed", None)):
+                    xml.pytest_runtest_logreport(
+                        TestReport(nodeid, where, {}, outcome, text, when)  # type: ignore[arg-type]
+                    )
+        if exitstatus in (0, 5):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
     empty = session.config.stash.get(_EMPTY, None)
     why = None
     if report is not None and report.verdict.value == "nothing-checked":
@@ -285,6 +363,14 @@ def rl_check(request: pytest.FixtureRequest, rl_report: Any) -> Any:
             if result.status.value == "error":
                 # The message says it all: no fixture traceback.
                 pytest.fail(f"{check_id}: {result.message}", pytrace=False)
+            # pytest's JUnit has no warning outcome either: a warned item passes with its
+            # testcase properties saying so (the CLI's --junit-xml writes <skipped type="warning">).
+            request.node.user_properties.append(("conformance.status", result.status.value))
+            if result.status.value == "warn":
+                first = (result.message.splitlines() or [""])[0]
+                request.node.user_properties.append(
+                    ("warning", f"{result.level} requirement {result.requirement} not met: {first}")
+                )
             return result
     pytest.fail(f"{check_id} was selected but the suite produced no result for it", pytrace=False)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from conformance.registry import Check, all_checks
 from conformance.results import Report, Result, Status, Verdict, cut, redact_urls
+from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 
 __all__ = [
@@ -111,7 +112,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
         console.print(f"[bold magenta]{report.inconclusive}[/]", highlight=False)
     if report.incomplete:
         console.print(
-            f"[bold magenta]interrupted[/]: partial report, {len(report.results)} checks done, "
+            f"[bold magenta]interrupted[/]: partial report, {plural(len(report.results), 'check')} done, "
             f"{len(report.not_run)} not run",
             highlight=False,
         )
@@ -169,7 +170,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
             _print_result(console, same[0])
             continue
         console.print(
-            f"[{_STYLE[Status.ERROR]}]ERROR[/] {len(same)} checks "
+            f"[{_STYLE[Status.ERROR]}]ERROR[/] {plural(len(same), 'check')} "
             f"({', '.join(r.check for r in same[:6])}{', ...' if len(same) > 6 else ''}):",
             highlight=False,
         )
@@ -181,7 +182,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     console.print(f"{_VERDICT[verdict]}: {summary}", highlight=False)
     if verdict is Verdict.NOTHING_CHECKED:
         console.print(f"  nothing was checked: {report.why_nothing_checked()}", highlight=False)
-    if verdict is Verdict.NOT_CONFORMANT:
+    if verdict is Verdict.NOT_CONFORMANT and report.failed_requirements():
         console.print(f"  failed requirements: {', '.join(report.failed_requirements())}")
     waived = [r.requirement for r in report.by_status(Status.WAIVED)]
     if waived:
@@ -190,11 +191,22 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
         if w["state"] != "applied":
             console.print(
                 f"  waiver of {w['check'] or w['requirement']}: {w['state']}"
-                + (" (nothing it names failed; remove it?)" if w["state"] == "unused" else ""),
+                + (" (nothing it names failed; remove it?)" if w["state"] == "unused" else "")
+                + (f" on {w['expires']}: {_EXPIRED}" if w["state"] == "expired" else ""),
                 highlight=False,
             )
     if verdict is not Verdict.CONFORMANT:
         console.print(f"  reproduce: {reproduce_command(report)}", markup=False, highlight=False)
+
+
+_EXPIRED = "the run fails until the waiver is renewed or removed"
+
+
+def _expired_message(waiver: dict[str, Any]) -> str:
+    return (
+        f"waiver of {waiver['check'] or waiver['requirement']} expired on {waiver['expires']}: "
+        f"{_EXPIRED} (its reason: {waiver['reason']})"
+    )
 
 
 def _print_result(console: Any, result: Result) -> None:
@@ -227,8 +239,9 @@ def write_junit(report: Report, path: str | Path) -> Path:
 
     A fail is a ``failure`` typed by requirement ID, whose ``message`` is the first line; an
     error an ``error``; a skip ``skipped``; a waived result ``skipped type="waived"`` and a check an
-    interrupt left out ``skipped type="not-run"``; a warning passes with ``status="warn"`` and
-    its text in ``system-err``. ``tests/junit.xsd`` is the schema every file is tested against.
+    interrupt left out ``skipped type="not-run"``; a warning (JUnit has no such outcome) is
+    ``skipped type="warning"`` with ``status="warn"``, a message starting "warning:" and its text
+    in ``system-err``, counted apart in the suite's ``warnings`` property. ``tests/junit.xsd`` is the schema every file is tested against.
     """
     import socket
 
@@ -262,6 +275,9 @@ def write_junit(report: Report, path: str | Path) -> Path:
         props = ET.SubElement(suite, "properties")
         for key, value in _properties(report, profile):
             ET.SubElement(props, "property", name=key, value=value)
+        # warnings are counted in "skipped" too (the only non-failing outcome JUnit has)
+        warned = sum(r.status == Status.WARN for r in results)
+        ET.SubElement(props, "property", name="warnings", value=str(warned))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for r in results:
             counts["tests"] += 1
@@ -289,7 +305,20 @@ def write_junit(report: Report, path: str | Path) -> Path:
                 ET.SubElement(case, "skipped", message=_first(r.message), type="waived")
                 ET.SubElement(case, "system-out").text = r.message
             elif r.status == Status.WARN:
+                # JUnit has no warning outcome and a passing case shows as passed whatever its
+                # attributes, while readers (Jenkins, GitLab) give a skip its own status: a
+                # warning is a skip typed "warning" whose message says it, as pytest's xfail.
+                counts["skipped"] += 1
                 case.set("status", "warn")
+                ET.SubElement(
+                    case,
+                    "skipped",
+                    message=_first(
+                        f"warning: {r.level} requirement {r.requirement} not met: "
+                        f"{_first(r.message)}"
+                    ),
+                    type="warning",
+                )
                 ET.SubElement(
                     case, "system-err"
                 ).text = f"WARNING: {r.level} requirement {r.requirement} is not met\n{r.message}"
@@ -315,8 +344,36 @@ def write_junit(report: Report, path: str | Path) -> Path:
         if report.incomplete:
             ET.SubElement(
                 suite, "system-err"
-            ).text = f"incomplete: the run was interrupted; {len(report.not_run)} checks not run"
-    if not profiles:  # nothing was checked: one empty suite that says why
+            ).text = f"incomplete: the run was interrupted; {plural(len(report.not_run), 'check')} not run"
+    expired = report.expired_waivers()
+    if expired:  # a stale waiver fails the run: one failing case each, so dashboards show it
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name="conformance.waivers",
+            tests=str(len(expired)),
+            failures=str(len(expired)),
+            errors="0",
+            skipped="0",
+            timestamp=time.strftime(
+                "%Y-%m-%dT%H:%M:%S", time.gmtime(report.started or time.time())
+            ),
+            hostname=host,
+            time="0",
+        )
+        for w in expired:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname="conformance.waivers",
+                name=f"waiver {w['check'] or w['requirement']}",
+                time="0",
+            )
+            text = _expired_message(w)
+            ET.SubElement(case, "failure", message=_first(text), type=w["requirement"]).text = text
+        totals["tests"] += len(expired)
+        totals["failures"] += len(expired)
+    if not profiles and not expired:  # nothing was checked: one empty suite that says why
         suite = ET.SubElement(
             root,
             "testsuite",

@@ -145,7 +145,7 @@ class Report:
     def verdict(self) -> Verdict:
         """The run's verdict: a failure wins, then an error or interrupt, then an empty run."""
         statuses = {r.status for r in self.results}
-        if Status.FAIL in statuses:
+        if Status.FAIL in statuses or self.expired_waivers():
             return Verdict.NOT_CONFORMANT
         if self.incomplete or self.inconclusive or Status.ERROR in statuses:
             return Verdict.INCONCLUSIVE
@@ -182,6 +182,10 @@ class Report:
     def by_status(self, *statuses: Status) -> list[Result]:
         """The results with any of these statuses, in run order."""
         return [r for r in self.results if r.status in statuses]
+
+    def expired_waivers(self) -> list[dict[str, Any]]:
+        """The waivers past their date: each fails the run, even when nothing it names failed."""
+        return [w for w in self.waivers if w.get("state") == "expired"]
 
     def failed_requirements(self) -> list[str]:
         """Requirement IDs with at least one failing check, in run order."""

@@ -16,6 +16,7 @@ import httpx
 from conformance._http import Reply, is_http_url, json_media, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
+from prime_rl_dynamo._text import plural
 
 __all__ = ["ListedWorker", "WorkersContext"]
 
@@ -211,7 +212,7 @@ def check_engine_content_type(ctx: WorkersContext) -> str | None:
     if wrong:
         lines = [f"{ct!r} on {len(urls)} route(s), e.g. {urls[0]}" for ct, urls in wrong.items()]
         raise Failed("expected Content-Type application/json, found " + "; ".join(lines))
-    return f"{answered} replies with application/json"
+    return f"{plural(answered, 'reply', 'replies')} with application/json"
 
 
 @check("workers", "ADMIN-1", "admin-health", "GET {admin_base_url}/health answers 2xx")

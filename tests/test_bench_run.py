@@ -168,6 +168,10 @@ def test_suite_times_a_real_conformance_run_in_a_child_process() -> None:
     # The child's own timing of the library call fits inside the process's wall time.
     assert reference["run_s"]["median"] <= reference["wall_s"]["median"]
     assert sum(reference["counts"].values()) > 0
+    # Which requirements did not pass, by status, agreeing with the counts (docs quote them).
+    not_passed = reference["not_passed"]
+    for status, n in reference["counts"].items():
+        assert (status in not_passed) == (n > 0 and status != "pass"), (status, not_passed)
     assert "ratio_dynamo_over_reference" not in section
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from _gateway_support import TOKEN_HEADER, tls_gateway
 
+from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.reference import start_reference_fleet
 
 pytestmark = pytest.mark.integration
@@ -563,11 +564,34 @@ def test_piped_output_honours_columns_and_never_folds_a_url() -> None:
     assert f"{url}/v1/rl/workers" in proc.stdout  # in full in the detail blocks
 
 
-def test_schema_short_names_mean_the_working_contract_not_the_frozen_copy() -> None:
-    from prime_rl_dynamo.cli.schema import resolve
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        # The names the README and docs use: the working contract, not the frozen v1 copy.
+        ("rl-frontend", "openapi/rl-frontend.openapi.json"),
+        ("worker-system", "openapi/worker-system.openapi.json"),
+        ("admin", "openapi/admin.openapi.json"),
+        ("rl-workers.v1", "rl-workers.v1.schema.json"),
+        ("rl-workers.v2", "rl-workers.v2.schema.json"),
+        (
+            "frozen/v1/openapi/rl-frontend.openapi.json",
+            "frozen/v1/openapi/rl-frontend.openapi.json",
+        ),
+    ],
+)
+def test_schema_path_resolves_the_documented_short_names(
+    name: str, path: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from prime_rl_dynamo._resources import schema_dir
 
-    assert resolve("rl-frontend").as_posix().endswith("/openapi/rl-frontend.openapi.json")
-    assert "frozen" not in resolve("rl-frontend").parts
-    assert "frozen" not in resolve("rl-workers.v1.schema.json").parts
-    frozen = resolve("frozen/v1/openapi/rl-frontend.openapi.json")
-    assert frozen.parts[-4:-2] == ("frozen", "v1") and frozen.is_file()
+    assert main(["schema", "path", name]) == 0
+    assert capsys.readouterr().out.strip() == str(schema_dir() / path)
+
+
+def test_schema_path_suggestions_name_each_file_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema", "path", "rl-worker"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean" in err
+    hint = err.split("did you mean", 1)[1].split("?", 1)[0]
+    names = [n.strip(" '") for n in hint.split(" or ")]
+    assert len(names) == len(set(names)), err

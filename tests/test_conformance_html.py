@@ -100,3 +100,31 @@ def test_the_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     shot = tmp_path / "shot.png"
     proc = render(page, tmp_path, f"--screenshot={shot}", "--window-size=1280,1400")
     assert proc.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_expired_waiver_is_a_banner_and_a_failure(tmp_path: Path) -> None:
+    from conformance.results import Report, Result, Status
+
+    passed = Result("HTTP-2::head", "HTTP-2", "MUST", "frontend", "HEAD", Status.PASS, "200")
+    report = Report(
+        target={"kind": "url", "url": "http://127.0.0.1:1"},
+        options={},
+        seed=1,
+        versions={},
+        results=[passed],
+        waivers=[
+            {
+                "requirement": "HTTP-2",
+                "check": None,
+                "reason": "old deviation",
+                "expires": "2020-01-31",
+                "state": "expired",
+                "checks": [],
+            }
+        ],
+    )
+    text = visible_text(write_html(report, tmp_path / "r.html").read_text())
+    assert "NOT CONFORMANT" in text
+    assert (
+        "waiver of HTTP-2 expired on 2020-01-31: the run fails until the waiver is renewed" in text
+    )

@@ -60,11 +60,112 @@ def test_unreachable_target_exits_3_with_one_line(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}"
-    proc = _pytest("--rl-url", url)
+    junit = tmp_path / "p.xml"
+    proc = _pytest("--rl-url", url, f"--junitxml={junit}")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 3, out[-2000:]
     assert f"nothing listening at {url}: connection refused (inconclusive)" in out
     assert "Traceback" not in out and len(out.splitlines()) < 15, out
+    # pytest's JUnit file still has one case per check, each an error saying why (not an empty
+    # file a dashboard reads as "no tests").
+    root = assert_valid_junit(junit)
+    cases = list(root.iter("testcase"))
+    assert len(cases) > 10
+    for case in cases:
+        (error,) = case.findall("error")
+        assert f"nothing listening at {url}" in (error.get("message") or ""), case.get("name")
+
+
+def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
+    import signal
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import httpx
+
+    with start_reference_fleet() as fleet:
+        listing = httpx.get(fleet.frontend_url + "/v1/rl/workers", timeout=10).content
+    head_seen, release = threading.Event(), threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(listing)))
+            self.end_headers()
+            self.wfile.write(listing)
+
+        def do_HEAD(self) -> None:  # HTTP-2 hangs here until the run is interrupted
+            head_seen.set()
+            release.wait(30)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    junit, report = tmp_path / "p.xml", tmp_path / "p.json"
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--pyargs",
+        "conformance",
+        "-q",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "--rl-url",
+        f"http://127.0.0.1:{server.server_address[1]}",
+        "--rl-profile",
+        "frontend",
+        "--rl-timeout",
+        "60",
+        "--rl-seed",
+        "1",
+        f"--junitxml={junit}",
+        "--rl-json-report",
+        str(report),
+    ]
+    proc = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    try:
+        assert head_seen.wait(120), "the run never reached HTTP-2"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        release.set()
+        proc.kill()
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 2, out[-2000:]  # pytest's "interrupted"
+    assert "interrupted: the conformance report is incomplete" in out
+    assert "Traceback" not in out, out[-3000:]
+    data = json.loads(report.read_text())
+    assert data["incomplete"] is True and data["verdict"] == "inconclusive"
+    assert "HTTP-2::head" in data["not_run"]
+    root = assert_valid_junit(junit)
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert len(cases) == len(data["not_run"]) + len(data["results"])
+    not_run = [
+        c
+        for c in cases.values()
+        if "not run" in (c.findtext("skipped") or "")
+        or any("not run" in (n.get("message") or "") for n in c.findall("skipped"))
+    ]
+    assert len(not_run) == len(data["not_run"])
+    passed = cases["test_conformance[HTTP-1::status-and-content-type]"]
+    assert not list(passed)  # a check done before the interrupt: a plain pass
 
 
 def test_unknown_requirement_is_pytests_usage_error() -> None:
@@ -122,3 +223,39 @@ def test_a_failing_target_fails_and_a_waiver_is_an_xfail(broken: Any, tmp_path: 
     node = case.find("skipped")
     assert node is not None and node.get("type") == "pytest.xfail"
     assert_valid_junit(junit)
+
+
+def test_an_expired_waiver_fails_the_pytest_route(broken: Any, tmp_path: Path) -> None:
+    waivers = tmp_path / "w.yaml"
+    waivers.write_text(
+        "waivers:\n  - requirement: HTTP-2\n    reason: old deviation\n    expires: 2020-01-31\n"
+    )
+    junit = tmp_path / "p.xml"
+    proc = _pytest(
+        "--rl-url",
+        broken.frontend_url,
+        "--rl-requirement",
+        "HTTP-2",
+        "--rl-waivers",
+        str(waivers),
+        f"--junitxml={junit}",
+    )
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "waiver of HTTP-2 expired on 2020-01-31" in proc.stdout
+    (failure,) = assert_valid_junit(junit).iter("failure")  # dashboards see why it failed
+    assert "waiver of HTTP-2 expired on 2020-01-31" in (failure.get("message") or "")
+
+
+def test_a_warning_is_recorded_in_pytests_junit(tmp_path: Path) -> None:
+    from tests._client_support import ScriptedServer, body, ok, worker
+
+    # Every poll lists another worker: HTTP-6 (SHOULD, stable polls) warns, deterministically.
+    with ScriptedServer() as server:
+        server.script("GET", "/v1/rl/workers", *[ok(body(worker("a", n))) for n in range(1, 40)])
+        junit = tmp_path / "p.xml"
+        proc = _pytest("--rl-url", server.url, "--rl-requirement", "HTTP-6", f"--junitxml={junit}")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    (case,) = assert_valid_junit(junit).iter("testcase")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["conformance.status"] == "warn", props
+    assert props["warning"].startswith("SHOULD requirement HTTP-6 not met:")

@@ -121,8 +121,10 @@ def test_junit_and_json_reports_parse(tmp_path: Path) -> None:
         "5",
         "1",
         "1",
-        "1",
+        "2",  # the skip and the warning (JUnit has no warning outcome)
     )
+    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert props["warnings"] == "1"
     names = [case.get("name") for case in junit.iter("testcase")]
     assert names[1] == "HTTP-2::x [MUST]"
     assert junit.find(".//failure").get("type") == "HTTP-2"  # type: ignore[union-attr]
@@ -258,3 +260,17 @@ def test_compare_listing_lets_a_dead_instance_linger_only_with_an_error() -> Non
     for key in ("system_url", "admin_base_url", "world_size"):
         lingering["workers"][0].pop(key)
     assert compare_listing(lingering, live, {dead}, when="t") == []
+
+
+def test_pass_messages_say_one_body_not_one_bodies() -> None:
+    # A fleet that lists one distinct body: "(1 distinct body judged)", not "1 distinct bodies".
+    import conformance
+    from prime_rl_dynamo.reference import start_reference_fleet
+
+    with start_reference_fleet() as fleet:
+        report = conformance.run(
+            url=fleet.frontend_url, profiles=["frontend"], requirements=["VERSION-1"], seed=1
+        )
+    messages = [r.message for r in report.results]
+    assert messages and all("1 distinct body judged" in m for m in messages), messages
+    assert not any("1 distinct bodies" in m for m in messages)

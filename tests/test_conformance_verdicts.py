@@ -299,3 +299,59 @@ def test_the_header_names_each_profiles_target(capsys: pytest.CaptureFixture[str
     assert (
         "client: client conformance.examples.project_client:run (default), driving reference" in out
     )
+
+
+def test_an_expired_waiver_that_matches_nothing_still_fails(
+    fleet: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The deviation it names is gone (HTTP-2 passes), yet the waiver's date has passed: a stale
+    # waiver file fails the run until someone removes or renews the entry.
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "waivers:\n  - requirement: HTTP-2\n    reason: old deviation\n    expires: 2020-01-31\n"
+    )
+    junit, report = tmp_path / "r.xml", tmp_path / "r.json"
+    code, out, _ = _run(
+        capsys,
+        fleet.frontend_url,
+        *FAST,
+        "--requirement",
+        "HTTP-2",
+        "--waivers",
+        str(path),
+        "--junit-xml",
+        str(junit),
+        "--json-report",
+        str(report),
+    )
+    assert code == 1, out
+    assert "NOT CONFORMANT" in out
+    assert "waiver of HTTP-2: expired on 2020-01-31" in out
+    data = json.loads(report.read_text())
+    assert data["verdict"] == "not-conformant" and data["exit_code"] == 1
+    assert data["waivers"][0]["state"] == "expired"
+    from tests.test_conformance_reports import assert_valid_junit, assert_valid_report
+
+    assert_valid_report(report)
+    root = assert_valid_junit(junit)
+    (failure,) = root.iter("failure")
+    assert failure.get("type") == "HTTP-2"
+    assert "waiver of HTTP-2 expired on 2020-01-31" in (failure.get("message") or "")
+
+
+def test_the_documented_unreachable_output_is_what_the_cli_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # docs/conformance.md quotes this run's output: it must be the CLI's, figures included.
+    import re
+
+    text = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    (block,) = re.findall(
+        r"```\n(\$ prime-rl-dynamo conformance http://127.0.0.1:8999 -q\n.*?)```", text, flags=re.S
+    )
+    command, *expected = block.strip().splitlines()
+    argv = command.removeprefix("$ prime-rl-dynamo conformance ").split()
+    port = str(_free_port())
+    code, out, _ = _run(capsys, *[a.replace("8999", port) for a in argv], "--seed", "123")
+    assert code == 3
+    assert out.strip().splitlines() == [line.replace("8999", port) for line in expected]

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.docs import _BLOCK, DOCUMENTS, REPORT, render_blocks, update_text
+from bench.docs import _BLOCK, DOCUMENTS, REPORT, SCALE_REPORT, render_blocks, update_text
 
 ROOT = Path(__file__).resolve().parents[1]
 RENDERED = render_blocks(json.loads((ROOT / REPORT).read_text(encoding="utf-8")))
 # A measured figure: a number with a unit of time or a ratio.
-FIGURE = re.compile(r"\b\d[\d,.]*\s?(?:ms|s|min|x)\b")
+FIGURE = re.compile(r"\b\d[\d,.]*\s?(?:ms|s|min|x|MB|MiB|GB|GiB|%)(?!\w)")
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)
@@ -48,7 +48,15 @@ def _section(text: str, heading: str) -> str:
 
 @pytest.mark.parametrize(
     ("name", "heading"),
-    [("README.md", "## Benchmarks"), ("docs/bench.md", "## Latest figures")],
+    [
+        ("README.md", "## Benchmarks"),
+        ("docs/bench.md", "## Latest figures"),
+        ("docs/harness.md", "## Tests"),
+        ("docs/harness.md", "## Scale"),
+        ("docs/reference.md", "## Design and scale"),
+        ("docs/bench.md", "## Protocol 1 polling against protocol 2"),
+        ("docs/bench.md", "## Scale: 64 to 256 engines"),
+    ],
 )
 def test_no_benchmark_figure_outside_a_generated_block(name: str, heading: str) -> None:
     section = _section((ROOT / name).read_text(encoding="utf-8"), heading)
@@ -73,3 +81,61 @@ def test_the_check_command_agrees() -> None:
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def _with_blocks(text: str, rendered: dict[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for match in _BLOCK.finditer(update_text(text, rendered)):
+        out.setdefault(match["name"], []).append(match["body"])
+    return out
+
+
+def test_a_rerun_benchmark_regenerates_every_conformance_count() -> None:
+    # After the lead reruns the benchmark (new checks: a frontend-v2 profile, a LIST-5 check),
+    # `python -m bench.docs` must rewrite every count and the requirements behind them.
+    report = json.loads((ROOT / REPORT).read_text(encoding="utf-8"))
+    dynamo = report["suite"]["series"]["dynamo"]
+    dynamo["counts"] = {"pass": 45, "skip": 8, "warn": 1, "fail": 0, "error": 0}
+    dynamo["not_passed"] = {"skip": ["HTTP-5", "V2-1"], "warn": ["ENGINE-2"]}
+    rendered = render_blocks(report)
+    quoted = []
+    for name in DOCUMENTS:
+        blocks = _with_blocks((ROOT / name).read_text(encoding="utf-8"), rendered)
+        quoted += blocks.get("dynamo-counts", [])
+        for body in blocks.get("dynamo-not-passed", []):
+            assert body == "skip: HTTP-5, V2-1; warn: ENGINE-2"
+        for body in blocks.get("figures", []):
+            assert "45 pass, 8 skip, 1 warn" in body
+    assert quoted and set(quoted) == {"45 pass, 8 skip, 1 warn"}
+    docs = "\n".join(
+        update_text((ROOT / n).read_text(encoding="utf-8"), rendered) for n in DOCUMENTS
+    )
+    assert "44 pass, 1 skip, 1 warn" not in docs
+
+
+def test_scale_figures_come_from_the_scale_report() -> None:
+    scale = json.loads((ROOT / SCALE_REPORT).read_text(encoding="utf-8"))
+    bench = json.loads((ROOT / REPORT).read_text(encoding="utf-8"))
+    point = scale["scale"]["series"]["dynamo"]["points"][-1]
+    point["memory_bytes"] = 7 * 2**30
+    table = render_blocks(bench, scale)["scale-table"]
+    assert f"| {point['engines']} | " in table and "7.00 GiB" in table
+    # A full benchmark run that holds a scale section is preferred to scale.json.
+    both = {**bench, "scale": scale["scale"]}
+    assert "7.00 GiB" in render_blocks(both)["scale-table"]
+    text = (ROOT / "docs/harness.md").read_text(encoding="utf-8")
+    assert "7.00 GiB" in update_text(text, render_blocks(bench, scale))
+
+
+def test_protocol_figures_come_from_the_protocol_report() -> None:
+    from bench.docs import PROTOCOL_REPORT
+
+    protocol = json.loads((ROOT / PROTOCOL_REPORT).read_text(encoding="utf-8"))
+    bench = json.loads((ROOT / REPORT).read_text(encoding="utf-8"))
+    middle = protocol["reference"]["1024"]["ratios_v1_over_v2"]
+    middle["server_cpu_per_poll"] = 999.0
+    text = update_text(
+        (ROOT / "docs/bench.md").read_text(encoding="utf-8"), render_blocks(bench, None, protocol)
+    )
+    assert "costs the reference server 999x less CPU per poll" in text
+    assert "(**999x**)" in text  # the table too

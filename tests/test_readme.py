@@ -42,3 +42,14 @@ def test_every_documented_subcommand_exists() -> None:
     assert helped.returncode == 0
     missing = sorted(c for c in documented if c not in helped.stdout)
     assert not missing, f"README documents subcommands the CLI lacks: {missing}"
+
+
+def test_the_reports_the_readme_lists_are_what_make_test_writes() -> None:
+    import re
+
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    ci = makefile[makefile.index("\nci-conformance:") :]  # what `make test` runs
+    written = set(re.findall(r"reports/[\w.-]+\.xml", ci))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("the JUnit files land in") :][:400]
+    assert set(re.findall(r"reports/[\w.-]+\.xml", section)) == written

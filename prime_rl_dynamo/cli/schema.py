@@ -55,6 +55,15 @@ def _short(name: str) -> str:
     return base
 
 
+def _stem(name: str) -> str:
+    """The file name without its schema suffix: ``rl-workers.v1.schema.json`` -> ``rl-workers.v1``."""
+    base = name.rsplit("/", 1)[-1]
+    for suffix in (".openapi.json", ".schema.json", ".json", ".md"):
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
 def resolve(name: str) -> Path:
     """The bundled file NAME refers to; LookupError (with close names) when none or several do."""
     from prime_rl_dynamo._resources import schema_dir
@@ -66,14 +75,18 @@ def resolve(name: str) -> Path:
     matches = [n for n in names if n == wanted]
     matches = matches or [n for n in names if n.rsplit("/", 1)[-1] == wanted]
     matches = matches or [n for n in names if _short(n) == wanted]
-    working = [n for n in matches if not n.startswith("frozen/")]
-    if len(working) == 1:  # the working contract wins over its frozen copy (spec diff's baseline)
-        matches = working
+    matches = matches or [n for n in names if _stem(n) == wanted]  # rl-workers.v1
+    if len(matches) > 1:
+        # A short name means the working contract, not its frozen copy (frozen/v1/...), which
+        # stays reachable by its relative name.
+        working = [n for n in matches if not n.startswith("frozen/")]
+        matches = working if len(working) == 1 else matches
     if len(matches) == 1:
         return schema_dir() / matches[0]
     if matches:
         raise LookupError(f"{name!r} names several bundled files: {', '.join(matches)}")
-    close = difflib.get_close_matches(wanted, names + [_short(n) for n in names], n=3)
+    candidates = dict.fromkeys(names + [_short(n) for n in names] + [_stem(n) for n in names])
+    close = difflib.get_close_matches(wanted, list(candidates), n=3)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise LookupError(
         f"no bundled contract file {name!r}{hint} (prime-rl-dynamo schema list shows them all)"
