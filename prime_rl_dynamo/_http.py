@@ -93,12 +93,13 @@ def secret_values(headers: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def scrub(value: Any, secrets: tuple[str, ...]) -> Any:
-    """``value`` (text, or JSON made of dicts, lists and text) with every secret replaced by ***."""
+    """``value`` (text, or JSON made of dicts, lists and text) with every secret replaced by
+    REDACTED, as every command shows a header value."""
     if not secrets:
         return value
     if isinstance(value, str):
         for secret in secrets:
-            value = value.replace(secret, "***")
+            value = value.replace(secret, REDACTED)
         return value
     if isinstance(value, dict):
         return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}

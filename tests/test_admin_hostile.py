@@ -183,7 +183,7 @@ def test_no_output_ever_contains_the_secret(
     leaks = [text for text in seen if SECRET in text]
     assert leaks == []
     assert any("bad token" in text for text in seen)  # the echo was reported, redacted
-    assert any("POLL-5" in text and "bad token ***" in text for text in seen)
+    assert any("POLL-5" in text and "bad token <redacted>" in text for text in seen)
 
 
 # --- item 14: exactly one trailing dot -----------------------------------------------------------
