@@ -131,3 +131,22 @@ def test_a_client_planning_other_models_fails_ready_5_on_real_dynamo() -> None:
     assert others.status is Status.FAIL
     real = others.message.split("real Dynamo 1.6.1 [2, 4, 1]", 1)[1]
     assert ".judge.rl#" in real and "(another model) received" in real
+
+
+def test_a_client_that_skips_re_verification_is_warned_on_topo_1_on_real_dynamo() -> None:
+    import conformance
+    from conformance.results import Status
+
+    report = conformance.run(
+        client="conformance.examples.zoo:skips_reverify",
+        profiles=["client"],
+        topologies=1,
+        seed=4,
+        client_timeout=20.0,
+        target="auto",
+    )
+    reverify = next(r for r in report.results if r.requirement == "TOPO-1")
+    assert reverify.status is Status.WARN  # TOPO-1 is a SHOULD
+    real = reverify.message.split("real Dynamo 1.6.1 [2, 4, 1]", 1)[1]
+    assert "update call(s) on a resized fleet" in real
+    assert "returned success on a resized fleet" in real

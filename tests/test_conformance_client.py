@@ -59,7 +59,7 @@ def test_the_projects_client_passes() -> None:
     assert any("project_client" in note for note in report.target["notes"])
     if dynamo_available():
         assert (
-            "client profile: 3 runs against real Dynamo 1.6.1 through the harness"
+            "client profile: 4 runs against real Dynamo 1.6.1 through the harness"
             in (report.target["notes"])
         )
         # READY-5 and RANK-1 judged on a real listing with a model-less engine and another model's.
