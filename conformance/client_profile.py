@@ -906,16 +906,35 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
             os.environ[SECRET_ENV] = saved
 
 
-#: The fleet of the real Dynamo runs: FACTS.md §3's example (stub workers register no model, so
-#: every worker is model-less and matches, SPEC §9.1).
+#: The fleet of the real Dynamo runs: FACTS.md §3's example, engine-b registering no model (a
+#: model-less worker, which matches, SPEC §9.1) and a judge of another model with an admin URL (a
+#: worker a client could call and must leave alone, READY-5); models come from the runtime's cards.
 DYNAMO_TOPOLOGY: dict[str, Any] = {
     **PINNED_TOPOLOGY,
     "engines": [
         {"component": "engine-a", "world_size": 2},
-        {"component": "engine-b", "world_size": 4},
+        {"component": "engine-b", "world_size": 4, "model": None},
         {"component": "engine-c", "world_size": 1},
+        {"component": "judge", "world_size": 2, "model": _OTHER},
     ],
 }
+
+
+#: How the name of every run against real Dynamo starts.
+_REAL = "real Dynamo 1.6.1"
+
+
+def _real_listing_problem(
+    run: ClientRun, ready: list[dict[str, Any]], others: list[dict[str, Any]], width: int
+) -> None:
+    """Say (as ``run.harness_problem``) what the real listing failed to present of the scenario."""
+    missing = []
+    if width != 7 or len(ready) != 3:
+        missing.append(f"3 matching engines summing to 7 (listed {len(ready)}, sum {width})")
+    if not any(o["why"] == "another model" and o["reachable"] for o in others):
+        missing.append("a reachable engine of another model")
+    if missing:
+        run.harness_problem = f"the real listing did not present {' and '.join(missing)}"
 
 
 def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, rng: Any) -> None:
@@ -935,7 +954,7 @@ def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, 
 
     def make(name: str, kind: str, width: int) -> ClientRun:
         return ClientRun(
-            name=f"real Dynamo 1.6.1 [2, 4, 1], {name}",
+            name=f"{_REAL} [2, 4, 1], {name}",
             kind=kind,
             convention=convention,
             inference_world_size=width,
@@ -945,42 +964,17 @@ def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, 
         )
 
     def during(fleet: Any, client_run: ClientRun, change: Callable[[], object]) -> None:
-        # The harness changes the fleet from this thread; the client runs in another.
-        failure: list[BaseException] = []
-
-        def client() -> None:
-            try:
-                one(fleet, client_run, model=topology.model, timeout=opts.client_timeout)
-            except BaseException as exc:  # reported below, in this thread
-                failure.append(exc)
-
-        worker = threading.Thread(target=client, name="client-run", daemon=True)
-        worker.start()
-        time.sleep(1.0)
-        client_run.ready_at = time.time()  # nothing is ready before the change starts
-        try:
-            change()
-        except Exception as exc:  # the harness, not the client
-            client_run.harness_problem = f"the harness could not change the fleet: {exc}"
-        took = time.time() - client_run.ready_at
-        worker.join(opts.client_timeout + 30)
-        if failure:
-            raise failure[0]
-        client_run.engines, client_run.others = _listed_engines(fleet, topology.model)
-        if not client_run.harness_problem and took > opts.client_timeout - 2.0:
-            client_run.harness_problem = (
-                f"the harness took {took:.1f} s to change the fleet, longer than the client's "
-                f"{opts.client_timeout:g} s deadline allows (a loaded machine?)"
-            )
+        _during(ctx, one, fleet, topology.model, client_run, change)
 
     with start_dynamo_fleet(topology, discovery=opts.discovery) as fleet:
         ready, others = _listed_engines(fleet, topology.model)
         width = sum(e["world_size"] for e in ready)
-        plan = make(f"{convention}, model-less workers", "rank", width)
+        plan = make(f"{convention}, a model-less engine and another model's", "rank", width)
         plan.engines, plan.others = ready, others
+        _real_listing_problem(plan, ready, others, width)
         one(fleet, plan, model=topology.model, timeout=opts.client_timeout)
         fleet.kill(key)
-        fleet.wait_ready(len(ready) - 1, timeout=30)  # engine-c listed with an error (or gone)
+        fleet.wait_ready(timeout=30)  # engine-c listed with an error (or gone); the judge is ready
         during(
             fleet,
             make("engine-c killed, restarted after 1 s", "dynamo:error-then-ready", width),
@@ -991,7 +985,64 @@ def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, 
             make("engine-c resized 1 -> 3 after 1 s", "dynamo:sum-then-ready", width + 2),
             lambda: fleet.resize(key, 3),
         )
-    ctx.run.notes.append("client profile: 3 runs against real Dynamo 1.6.1 through the harness")
+        # TOPO-1: engine-a's routes reply reports world size 4 once it answered its init (the
+        # real frontend probes every worker on each GET, so the next listing shows the resize).
+        resized = make(
+            "engine-a reports world size 4 once initialised", "dynamo:resize-after-init", 0
+        )
+        fleet.resize_after_init["dynamo.engine-a#0"] = 4
+        try:
+            fleet.restart("dynamo.engine-a#0")
+            fleet.wait_ready(timeout=30)
+        except Exception as exc:  # the harness, not the client
+            resized.harness_problem = f"the harness could not restart engine-a: {exc}"
+        resized.engines, resized.others = _listed_engines(fleet, topology.model)
+        resized.inference_world_size = sum(e["world_size"] for e in resized.engines)
+        if not resized.harness_problem:
+            one(fleet, resized, model=topology.model, timeout=min(opts.client_timeout, 10.0))
+        else:
+            ctx.runs.append(resized)
+    ctx.run.notes.append("client profile: 4 runs against real Dynamo 1.6.1 through the harness")
+
+
+def _during(
+    ctx: ClientContext,
+    one: Callable[..., None],
+    fleet: Any,
+    model: str | None,
+    client_run: ClientRun,
+    change: Callable[[], object],
+) -> None:
+    """Run the client while the harness changes the fleet; a change that raises or outlasts the
+    client's deadline is recorded as ``harness_problem`` (an error of the run, never a failure)."""
+    opts = ctx.run.options
+    # The harness changes the fleet from this thread; the client runs in another.
+    failure: list[BaseException] = []
+
+    def client() -> None:
+        try:
+            one(fleet, client_run, model=model, timeout=opts.client_timeout)
+        except BaseException as exc:  # reported below, in this thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=client, name="client-run", daemon=True)
+    worker.start()
+    time.sleep(1.0)
+    client_run.ready_at = time.time()  # nothing is ready before the change starts
+    try:
+        change()
+    except Exception as exc:  # the harness, not the client
+        client_run.harness_problem = f"the harness could not change the fleet: {exc}"
+    took = time.time() - client_run.ready_at
+    worker.join(opts.client_timeout + 30)
+    if failure:
+        raise failure[0]
+    client_run.engines, client_run.others = _listed_engines(fleet, model)
+    if not client_run.harness_problem and took > opts.client_timeout - 2.0:
+        client_run.harness_problem = (
+            f"the harness took {took:.1f} s to change the fleet, longer than the client's "
+            f"{opts.client_timeout:g} s deadline allows (a loaded machine?)"
+        )
 
 
 def _run_scenario(
@@ -1316,6 +1367,20 @@ def check_refusal(ctx: ClientContext) -> str | None:
 )
 def check_canonical_order(ctx: ClientContext) -> str | None:
     run = ctx.scenario("mixed-fleet")
+    # The real Dynamo plan run: real instance_ids, a model-less engine and another model's.
+    runs = [run, *(r for r in ctx.normal_runs() if r.name.startswith(_REAL))]
+    real = _real_dynamo(runs)
+    problems: Problems = []
+    for each in runs:
+        problems += _order_problems(each)
+    if problems:
+        canonical = [e["label"] for e in run.engines]
+        raise _failure(problems, f"canonical order: {', '.join(canonical)}")
+    canonical = [e["label"] for e in run.engines]
+    return f"{run.name}{real}: offsets follow the canonical order {', '.join(canonical)}"
+
+
+def _order_problems(run: ClientRun) -> Problems:
     problems = _plan_problems(run, offsets=False)
     if not run.returned:
         problems.append((run, "the client did not complete on a conformant fleet"))
@@ -1331,9 +1396,7 @@ def check_canonical_order(ctx: ClientContext) -> str | None:
         problems.append(
             (run, f"engines placed in the order {', '.join(by_offset)} (by their offsets)")
         )
-    if problems:
-        raise _failure(problems, f"canonical order: {', '.join(canonical)}")
-    return f"{run.name}: offsets follow the canonical order {', '.join(canonical)}"
+    return problems
 
 
 @check(
@@ -1358,7 +1421,9 @@ def check_ranks_inside(ctx: ClientContext) -> str | None:
 def check_others(ctx: ClientContext) -> str | None:
     problems: Problems = []
     judged = 0
-    for run in [*ctx.normal_runs(), ctx.scenario("mixed-fleet")]:
+    runs = [*ctx.normal_runs(), ctx.scenario("mixed-fleet")]
+    real = _real_dynamo(runs)
+    for run in runs:
         planned = {e["key"] for e in run.engines}
         for other in run.others:
             if other["key"] is None or not other["reachable"]:
@@ -1376,7 +1441,17 @@ def check_others(ctx: ClientContext) -> str | None:
         raise _failure(problems)
     if not judged:
         raise CheckError("no run listed a reachable engine outside the plan")
-    return f"{judged} reachable engine(s) outside the plan left alone"
+    return f"{judged} reachable engine(s) outside the plan left alone{real}"
+
+
+def _real_dynamo(runs: list[ClientRun]) -> str:
+    """' (and N on real Dynamo)' for the runs against real Dynamo among ``runs``; CheckError when
+    the harness could not present one of them (an error of the run, not of the client)."""
+    real = [r for r in runs if r.name.startswith(_REAL)]
+    for run in real:
+        if run.harness_problem:
+            raise CheckError(f"{run.name}: {run.harness_problem}; the client is not judged on it")
+    return f" (and {len(real)} on real Dynamo)" if real else ""
 
 
 def _credential_problems(run: ClientRun, *, allowed: bool) -> tuple[int, Problems]:
@@ -1727,16 +1802,23 @@ def check_reverify(ctx: ClientContext) -> str | None:
     if not any(r.updates() for r in ctx.normal_runs()):
         raise Skipped("the client made no update in any run, so re-verification cannot be seen")
     run = ctx.scenario("resize-after-init")
+    runs = [run, *(r for r in ctx.runs if r.kind == "dynamo:resize-after-init")]
+    real = _real_dynamo(runs)
     problems: Problems = []
-    if run.updates():
-        problems.append((run, f"{len(run.updates())} update call(s) on a resized fleet"))
-    if run.returned:
-        problems.append((run, "the client returned success on a resized fleet"))
-    elif "resiz" not in run.message.lower():
-        problems.append((run, "the error does not report the resize (message check)"))
+    for each in runs:
+        if each is not run and "dynamo.engine-a#0" not in each.init_calls():
+            problems.append((each, "engine-a received no init, so it never reported its resize"))
+        if each.updates():
+            problems.append((each, f"{len(each.updates())} update call(s) on a resized fleet"))
+        if each.returned:
+            problems.append((each, "the client returned success on a resized fleet"))
+        elif "resiz" not in each.message.lower():
+            problems.append((each, "the error does not report the resize (message check)"))
     if problems:
         raise _failure(problems)
-    return f"{run.name}: stopped before updating ({run.outcome.splitlines()[0][:160]})"
+    return (
+        f"scenario {run.kind}{real}: stopped before updating ({run.outcome.splitlines()[0][:160]})"
+    )
 
 
 @check("client", "VERSION-2", "unknown-version", "protocol_version 2 is refused without retrying")

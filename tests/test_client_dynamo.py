@@ -97,3 +97,56 @@ def test_workers_of_another_model_are_ignored_on_real_dynamo() -> None:
             timeout=30,
         )
         assert [w.component for w in judge.workers] == ["judge"]
+
+
+def _every_model(call: Any) -> None:
+    # The spec client without its model filter, taking W from the listing so that it proceeds.
+    from dataclasses import replace
+
+    from conformance.examples.spec_client import _drive
+
+    _drive(replace(call, model=None), frozenset({"derives-w"}))
+
+
+def plans_every_model(*args: Any, **kwargs: Any) -> None:
+    """A client under test that plans (and initialises) engines of every model."""
+    from conformance.examples._contract import contract_client
+
+    contract_client(_every_model)(*args, **kwargs)
+
+
+def test_a_client_planning_other_models_fails_ready_5_on_real_dynamo() -> None:
+    import conformance
+    from conformance.results import Status
+
+    report = conformance.run(
+        client=f"{__name__}:plans_every_model",
+        profiles=["client"],
+        topologies=1,
+        seed=3,
+        client_timeout=20.0,
+        target="auto",
+    )
+    others = next(r for r in report.results if r.requirement == "READY-5")
+    assert others.status is Status.FAIL
+    real = others.message.split("real Dynamo 1.6.1 [2, 4, 1]", 1)[1]
+    assert ".judge.rl#" in real and "(another model) received" in real
+
+
+def test_a_client_that_skips_re_verification_is_warned_on_topo_1_on_real_dynamo() -> None:
+    import conformance
+    from conformance.results import Status
+
+    report = conformance.run(
+        client="conformance.examples.zoo:skips_reverify",
+        profiles=["client"],
+        topologies=1,
+        seed=4,
+        client_timeout=20.0,
+        target="auto",
+    )
+    reverify = next(r for r in report.results if r.requirement == "TOPO-1")
+    assert reverify.status is Status.WARN  # TOPO-1 is a SHOULD
+    real = reverify.message.split("real Dynamo 1.6.1 [2, 4, 1]", 1)[1]
+    assert "update call(s) on a resized fleet" in real
+    assert "returned success on a resized fleet" in real

@@ -4,13 +4,26 @@ colliding and missing ranks, whether given as a Python callable or as a shell co
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 
 import pytest
 
 import conformance
-from conformance.client_profile import _heterogeneous
+from conformance.client_profile import (
+    PINNED_TOPOLOGY,
+    ClientContext,
+    ClientRun,
+    _during,
+    _heterogeneous,
+    _real_listing_problem,
+    check_others,
+    check_ready_error,
+)
+from conformance.registry import CheckError, Failed
 from conformance.results import Status
 from conformance.runner import dynamo_available
+from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.requirements import all_requirements
 
 pytestmark = pytest.mark.integration
@@ -46,9 +59,13 @@ def test_the_projects_client_passes() -> None:
     assert any("project_client" in note for note in report.target["notes"])
     if dynamo_available():
         assert (
-            "client profile: 3 runs against real Dynamo 1.6.1 through the harness"
+            "client profile: 4 runs against real Dynamo 1.6.1 through the harness"
             in (report.target["notes"])
         )
+        # READY-5 and RANK-1 judged on a real listing with a model-less engine and another model's.
+        by_requirement = {r.requirement: r.message for r in report.results}
+        assert "(and 1 on real Dynamo)" in by_requirement["READY-5"]
+        assert "(and 1 on real Dynamo)" in by_requirement["RANK-1"]
 
 
 def test_even_split_fails_naming_colliding_and_missing_ranks() -> None:
@@ -132,3 +149,68 @@ def test_generated_topologies_are_made_heterogeneous(groups: list[dict[str, obje
     data = _heterogeneous({"model": "m", "engines": groups})
     sizes = {g.get("world_size") or g.get("tp") for g in data["engines"]}
     assert len(sizes) >= 2
+
+
+def _guard_context(**options: object) -> ClientContext:
+    from conformance.client_profile import load_client
+    from conformance.runner import Options, RunContext
+
+    opts = Options(profiles=("client",), seed=1, **options)  # type: ignore[arg-type]
+    return ClientContext(RunContext(options=opts, seed=1), load_client(None, None))
+
+
+def _real_run(kind: str) -> ClientRun:
+    from conformance.client_profile import Credentials
+
+    return ClientRun(
+        name="real Dynamo 1.6.1 [2, 4, 1], engine-c killed",
+        kind=kind,
+        convention="prime-nccl",
+        inference_world_size=3,
+        credentials=Credentials(),
+        master_address="127.0.0.1",
+        master_port=29500,
+    )
+
+
+def _refuse() -> None:
+    raise HarnessError("engine-c not listed in 64 s")
+
+
+@pytest.mark.parametrize(
+    ("change", "why"), [(_refuse, "could not change"), (lambda: time.sleep(1.0), "took")]
+)
+def test_a_harness_that_cannot_change_the_fleet_in_time_is_an_error_not_a_failure(
+    change: Callable[[], object], why: str
+) -> None:
+    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    ctx = _guard_context(client_timeout=2.5)  # a change past 0.5 s outlasts what the client has
+    idle = _real_run("dynamo:error-then-ready")
+    never = _real_run("error-then-ready")  # the reference run: nothing observed, so it fails
+    never.name = "scenario error-then-ready"
+    ctx.runs = [never, idle]
+    topology = topology_from_dict(PINNED_TOPOLOGY)
+    with start_reference_fleet(topology) as fleet:
+        _during(ctx, lambda *a, **k: None, fleet, topology.model, idle, change)
+    assert why in idle.harness_problem
+    with pytest.raises(CheckError, match="the client is not judged on it"):
+        check_ready_error(ctx)
+    # The guard is what makes it an error: the same records without it are a failure.
+    idle.harness_problem = ""
+    with pytest.raises(Failed):
+        check_ready_error(ctx)
+
+
+def test_a_real_listing_without_another_model_is_an_error_of_ready_5() -> None:
+    run = _real_run("rank")
+    ready = [{"world_size": 2}, {"world_size": 4}, {"world_size": 1}]
+    _real_listing_problem(run, ready, [], 7)
+    assert "a reachable engine of another model" in run.harness_problem
+    ctx = _guard_context()
+    mixed = _real_run("mixed-fleet")
+    mixed.name = "scenario mixed-fleet"
+    ctx.runs = [run, mixed]
+    with pytest.raises(CheckError, match="did not present a reachable engine of another model"):
+        check_others(ctx)

@@ -26,6 +26,7 @@ field_checks_smg = zoo_client("field-checks-smg")
 derives_w = zoo_client("derives-w")
 orders_by_component = zoo_client("component-order")
 rejects_unknown_fields = zoo_client("rejects-unknown-fields")
+skips_reverify = zoo_client("skips-reverify")
 
 #: function name -> bug (a key of spec_client.ZOO).
 BY_NAME: dict[str, str] = {
@@ -41,6 +42,7 @@ BY_NAME: dict[str, str] = {
     "derives_w": "derives-w",
     "orders_by_component": "component-order",
     "rejects_unknown_fields": "rejects-unknown-fields",
+    "skips_reverify": "skips-reverify",
 }
 
 

@@ -167,6 +167,7 @@ class DynamoFleet:
         namespace_prefix: str | None = None,
         worker_suffix: str | None = None,
         prefix_strict: bool = False,
+        resize_after_init: Mapping[str, int] | None = None,
     ) -> None:
         if request_plane not in REQUEST_PLANES:
             raise HarnessError(
@@ -199,6 +200,10 @@ class DynamoFleet:
         unknown = sorted(set(self.replies) - {s.key for s in self.topology.engines()})
         if unknown:
             raise HarnessError(f"replies name engines not in the topology: {unknown}")
+        # Engine key -> the world size its routes reply reports once its admin API answered a
+        # broadcast init (TOPO-1: a fleet that resizes after init); read when a stub is launched,
+        # so setting it and then restart(key) applies it to a running fleet.
+        self.resize_after_init = {k: int(v) for k, v in (resize_after_init or {}).items()}
         # Each engine registers its topology model through the runtime (register_models=False:
         # none, as before models were supported); extra_models adds more per engine key.
         self.register_models = register_models
@@ -465,6 +470,7 @@ class DynamoFleet:
                                 **_spec_json(s),
                                 "reply": self.replies.get(s.key),
                                 "models": self._models_of(s),
+                                "resize_after_init": self.resize_after_init.get(s.key),
                             }
                             for s in chunk
                         ],
@@ -954,6 +960,7 @@ def start_dynamo_fleet(
     namespace_prefix: str | None = None,
     worker_suffix: str | None = None,
     prefix_strict: bool = False,
+    resize_after_init: Mapping[str, int] | None = None,
 ) -> DynamoFleet:
     """Start the real Dynamo frontend and stub workers for ``topology`` (default: the default fleet).
 
@@ -969,6 +976,8 @@ def start_dynamo_fleet(
     directory (``register_models=False``: none); ``extra_models`` maps engine keys to more model
     names that engine registers. ``namespace_prefix`` / ``worker_suffix`` / ``prefix_strict``
     set the frontend's namespace scope (``DYN_NAMESPACE_PREFIX`` and so on).
+    ``resize_after_init`` maps engine keys to the world size the engine reports once it answered
+    a broadcast init (the listing then shows the resize, as after a real restart).
     """
     fleet = DynamoFleet(
         topology,
@@ -984,5 +993,6 @@ def start_dynamo_fleet(
         namespace_prefix=namespace_prefix,
         worker_suffix=worker_suffix,
         prefix_strict=prefix_strict,
+        resize_after_init=resize_after_init,
     )
     return fleet.start()

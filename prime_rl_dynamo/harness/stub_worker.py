@@ -124,7 +124,7 @@ class _Engine:
             reply["system_url"] = self.system_url
         if self.admin_base_url is not None:
             reply["admin_base_url"] = self.admin_base_url
-            reply["world_size"] = self.spec.world_size
+            reply["world_size"] = self.admin.world_size if self.admin else self.spec.world_size
         return reply
 
     def _route_callback(self, route: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
@@ -251,7 +251,9 @@ async def _main(spec_path: Path) -> None:
 
     engines = [
         _Engine(
-            _spec_from_json({k: v for k, v in e.items() if k not in ("reply", "models")}),
+            _spec_from_json(
+                {k: v for k, v in e.items() if k not in ("reply", "models", "resize_after_init")}
+            ),
             recorder,
             e["reply"],
             e.get("models"),
@@ -259,11 +261,12 @@ async def _main(spec_path: Path) -> None:
         for e in spec["engines"]
     ]
     admin_engines: dict[int, ReferenceEngine] = {}
-    for engine in engines:
+    for engine, entry in zip(engines, spec["engines"], strict=True):
         if engine.spec.admin:
             engine.admin_socket = _listen_socket()
             port = int(engine.admin_socket.getsockname()[1])
             engine.admin = ReferenceEngine(spec=engine.spec, port=port, host="127.0.0.1")
+            engine.admin.resize_after_init = entry.get("resize_after_init")
             admin_engines[port] = engine.admin
     for engine in engines:
         await engine.start(runtime_factory)

@@ -60,8 +60,8 @@ _MAXIMUM: dict[str, float] = {
     "churn": 86_400,
     "oversized": 1 << 30,
     "slow": 1 << 30,
-    "version": 2**31 - 1,
-    "status": 599,
+    "version": 1_000_000,  # a protocol_version far past any the catalog names
+    "status": 599,  # the last HTTP status code
 }
 
 _SYNTAX = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)(?:=(?P<value>[^:]*))?(?::(?P<count>[0-9]+))?$")
