@@ -22,21 +22,25 @@ from tests.test_conformance_reports import assert_valid_junit
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The pytest route in a child process, without plugins that would reorder or litter the run.
+PYTEST_ROUTE = (
+    sys.executable,
+    "-m",
+    "pytest",
+    "--pyargs",
+    "conformance",
+    "-q",
+    "-p",
+    "no:randomly",
+    "-p",
+    "no:cacheprovider",
+)
 
 
 def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--pyargs",
-            "conformance",
-            "-q",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
+            *PYTEST_ROUTE,
             "--rl-load",
             "2x2",
             "--rl-seed",
@@ -83,16 +87,7 @@ def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
     with stalling_head_frontend() as frontend:
         junit, report = tmp_path / "p.xml", tmp_path / "p.json"
         args = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--pyargs",
-            "conformance",
-            "-q",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
+            *PYTEST_ROUTE,
             "--rl-url",
             frontend.url,
             "--rl-profile",
