@@ -17,6 +17,7 @@ from typing import Any
 
 from bench.progress import NullReporter, Reporter
 from bench.stats import paired_ratio, summarize
+from bench.suite import rotated_runs
 
 __all__ = ["CLIENTS", "ClientProfileConfig", "run_client_profile"]
 
@@ -82,27 +83,18 @@ def run_client_profile(
     series: dict[str, dict[str, Any]] = {
         label: {"status": "ok", "reason": None} for label in labels
     }
-    walls: dict[str, list[float]] = {label: [] for label in labels}
-    outcomes: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
     phase = reporter.phase("client profile", config.repetitions * len(labels))
-    for rep in range(config.repetitions):
-        shift = rep % len(labels) if labels else 0
-        for label in labels[shift:] + labels[:shift]:
-            if series[label]["status"] != "ok":
-                phase.advance()
-                continue
-            phase.note(f"run {rep + 1}/{config.repetitions} with {label}")
-            try:
-                wall, outcome = _one_run(CLIENTS[label], config)
-            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
-                series[label] = {"status": "skipped", "reason": str(exc)[-800:]}
-                reporter.log(f"client profile with {label} skipped: {exc}")
-                continue
-            finally:
-                phase.advance()
-            walls[label].append(wall)
-            outcomes[label].append(outcome)
-    phase.done()
+    walls, outcomes = rotated_runs(
+        labels,
+        config.repetitions,
+        lambda label: _one_run(CLIENTS[label], config),
+        series,
+        phase,
+        reporter,
+        what="client profile",
+        preposition="with",
+        advance_skipped=True,
+    )
     for label in labels:
         if series[label]["status"] == "ok" and walls[label]:
             series[label].update(

@@ -14,13 +14,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import httpx
 
-from bench.progress import NullReporter, Reporter
+from bench.progress import NullReporter, Phase, Reporter
 from bench.stats import interleaved, paired_ratio, summarize
 from prime_rl_dynamo.errors import PrimeRLDynamoError
 
@@ -202,6 +202,50 @@ def _get_call(client: httpx.Client, url: str, sizes: list[int]) -> Callable[[], 
     return get
 
 
+def record_unavailable(
+    series: dict[str, Any], name: str, engines: int, exc: FleetUnavailable, reporter: Reporter
+) -> None:
+    """Note in one frontend's ``series`` that its fleet of ``engines`` could not start.
+
+    A permanent reason skips the frontend at every size; any other marks the series partial
+    with a skipped point at this size."""
+    reason = str(exc)
+    if exc.permanent:
+        series.update(status="skipped", reason=reason)
+    else:
+        series["status"] = "partial"
+        series["points"].append({"engines": engines, "skipped": reason})
+    reporter.log(f"{name} at {engines} engines skipped: {reason}")
+
+
+def measure_gets(
+    stack: contextlib.ExitStack,
+    running: Mapping[str, _Frontend],
+    engines: int,
+    warmup: int,
+    requests: int,
+    phase: Phase,
+    *,
+    timeout_s: float,
+) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
+    """GET /v1/rl/workers on every running frontend, interleaved, after ``warmup`` rounds.
+
+    Returns each frontend's latencies (seconds) and body sizes (bytes); one ``phase`` step a
+    request round."""
+    clients = {name: stack.enter_context(httpx.Client(timeout=timeout_s)) for name in running}
+    body_sizes: dict[str, list[int]] = {name: [] for name in running}
+    gets = {
+        name: _get_call(clients[name], fe.discovery_url, body_sizes[name])
+        for name, fe in running.items()
+    }
+    phase.note(f"GET /v1/rl/workers at {engines} engines")
+    for _ in range(warmup):
+        for get in gets.values():
+            get()
+    latency = interleaved(gets, requests, after_each=lambda _rep: phase.advance())
+    return latency, body_sizes
+
+
 #: DiscoveryClient settings for the time-to-ready figure: the shortest pause between polls the
 #: client accepts (1 ms; zero is refused as a tight loop), so the figure is the client's own work
 #: plus that 1 ms (stable_polls=2 by default: two GETs, each validated and assessed).
@@ -253,29 +297,15 @@ def run_discovery(
                         starters[name](topology, config.start_timeout_s)
                     )
                 except FleetUnavailable as exc:
-                    reason = str(exc)
-                    if exc.permanent:
-                        series[name].update(status="skipped", reason=reason)
-                    else:
-                        series[name]["status"] = "partial"
-                        series[name]["points"].append({"engines": engines, "skipped": reason})
-                    reporter.log(f"{name} at {engines} engines skipped: {reason}")
+                    record_unavailable(series[name], name, engines, exc, reporter)
             phase.advance()
             if not running:
                 phase.advance(steps_per_size - 1)
                 continue
 
-            clients = {name: stack.enter_context(httpx.Client(timeout=30.0)) for name in running}
-            body_sizes: dict[str, list[int]] = {name: [] for name in running}
-            gets = {
-                name: _get_call(clients[name], fe.discovery_url, body_sizes[name])
-                for name, fe in running.items()
-            }
-            phase.note(f"GET /v1/rl/workers at {engines} engines")
-            for _ in range(config.warmup):
-                for get in gets.values():
-                    get()
-            latency = interleaved(gets, config.requests, after_each=lambda _rep: phase.advance())
+            latency, body_sizes = measure_gets(
+                stack, running, engines, config.warmup, config.requests, phase, timeout_s=30.0
+            )
 
             ready: dict[str, list[float]] = {}
             ready_failed: dict[str, str] = {}

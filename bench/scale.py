@@ -15,17 +15,16 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import httpx
-
 from bench.discovery import (
     FleetUnavailable,
     _Frontend,
-    _get_call,
     _reference_frontend,
     fleet_topology,
+    measure_gets,
+    record_unavailable,
 )
 from bench.progress import NullReporter, Reporter
-from bench.stats import interleaved, paired_ratio, summarize
+from bench.stats import paired_ratio, summarize
 
 __all__ = ["ScaleConfig", "run_scale"]
 
@@ -132,27 +131,14 @@ def run_scale(
                             _reference_frontend(topology, config.start_timeout_s)
                         )
                 except FleetUnavailable as exc:
-                    if exc.permanent:
-                        series[name].update(status="skipped", reason=str(exc))
-                    else:
-                        series[name]["status"] = "partial"
-                        series[name]["points"].append({"engines": engines, "skipped": str(exc)})
-                    reporter.log(f"{name} at {engines} engines skipped: {exc}")
+                    record_unavailable(series[name], name, engines, exc, reporter)
             phase.advance()
             if not running:
                 phase.advance(config.requests)
                 continue
-            clients = {name: stack.enter_context(httpx.Client(timeout=60.0)) for name in running}
-            body_sizes: dict[str, list[int]] = {name: [] for name in running}
-            gets = {
-                name: _get_call(clients[name], fe.discovery_url, body_sizes[name])
-                for name, fe in running.items()
-            }
-            phase.note(f"GET /v1/rl/workers at {engines} engines")
-            for _ in range(config.warmup):
-                for get in gets.values():
-                    get()
-            latency = interleaved(gets, config.requests, after_each=lambda _rep: phase.advance())
+            latency, body_sizes = measure_gets(
+                stack, running, engines, config.warmup, config.requests, phase, timeout_s=60.0
+            )
             for name, fe in running.items():
                 point: dict[str, Any] = {
                     "engines": engines,

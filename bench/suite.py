@@ -10,10 +10,11 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.progress import NullReporter, Reporter
+from bench.progress import NullReporter, Phase, Reporter
 from bench.stats import paired_ratio, summarize
 
 __all__ = ["SuiteConfig", "run_suite"]
@@ -103,25 +104,17 @@ def run_suite(
         else:
             series[target] = {"status": "skipped", "reason": reason}
     phase = reporter.phase("conformance suite", config.repetitions * max(len(targets), 1))
-    walls: dict[str, list[float]] = {t: [] for t in targets}
-    outcomes: dict[str, list[dict[str, Any]]] = {t: [] for t in targets}
-    for rep in range(config.repetitions):
-        shift = rep % len(targets) if targets else 0
-        for target in targets[shift:] + targets[:shift]:
-            if series[target]["status"] != "ok":
-                continue
-            phase.note(f"run {rep + 1}/{config.repetitions} against {target}")
-            try:
-                wall, outcome = _one_run(target, config.profiles, config.timeout_s)
-            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
-                series[target] = {"status": "skipped", "reason": str(exc)[-800:]}
-                reporter.log(f"conformance against {target} skipped: {exc}")
-                continue
-            finally:
-                phase.advance()
-            walls[target].append(wall)
-            outcomes[target].append(outcome)
-    phase.done()
+    walls, outcomes = rotated_runs(
+        targets,
+        config.repetitions,
+        lambda target: _one_run(target, config.profiles, config.timeout_s),
+        series,
+        phase,
+        reporter,
+        what="conformance",
+        preposition="against",
+        advance_skipped=False,
+    )
     for target in targets:
         if series[target]["status"] == "ok" and walls[target]:
             series[target].update(
@@ -142,3 +135,46 @@ def run_suite(
     if all(series.get(t, {}).get("status") == "ok" for t in TARGETS):
         result["ratio_dynamo_over_reference"] = paired_ratio(walls["dynamo"], walls["reference"])
     return result
+
+
+def rotated_runs(
+    labels: Sequence[str],
+    repetitions: int,
+    one_run: Callable[[str], tuple[float, dict[str, Any]]],
+    series: dict[str, dict[str, Any]],
+    phase: Phase,
+    reporter: Reporter,
+    *,
+    what: str,
+    preposition: str,
+    advance_skipped: bool,
+) -> tuple[dict[str, list[float]], dict[str, list[dict[str, Any]]]]:
+    """Run ``one_run(label)`` ``repetitions`` times per label, rotating who goes first.
+
+    Returns each label's wall times and outcomes. A run that fails (RuntimeError, a time-out,
+    ValueError) marks the label skipped in ``series`` with the reason, logged as
+    ``"{what} {preposition} {label} skipped: ..."``, and the label runs no more;
+    ``advance_skipped`` also advances ``phase`` for each of its runs left out. Ends the phase."""
+    labels = list(labels)
+    walls: dict[str, list[float]] = {label: [] for label in labels}
+    outcomes: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
+    for rep in range(repetitions):
+        shift = rep % len(labels) if labels else 0
+        for label in labels[shift:] + labels[:shift]:
+            if series[label]["status"] != "ok":
+                if advance_skipped:
+                    phase.advance()
+                continue
+            phase.note(f"run {rep + 1}/{repetitions} {preposition} {label}")
+            try:
+                wall, outcome = one_run(label)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
+                series[label] = {"status": "skipped", "reason": str(exc)[-800:]}
+                reporter.log(f"{what} {preposition} {label} skipped: {exc}")
+                continue
+            finally:
+                phase.advance()
+            walls[label].append(wall)
+            outcomes[label].append(outcome)
+    phase.done()
+    return walls, outcomes

@@ -769,24 +769,7 @@ def _diff_request_body(
     if not isinstance(b_new, dict):
         yield Change(name, label, "request body removed", label, BREAKING, ADDITIVE)
         return
-    media_old: Mapping[str, Any] = b_old.get("content", {})
-    media_new: Mapping[str, Any] = b_new.get("content", {})
-    for media in sorted(media_old.keys() | media_new.keys()):
-        m_old, m_new = media_old.get(media), media_new.get(media)
-        if m_old is None or m_new is None:
-            gone = m_new is None
-            yield Change(
-                name, f"{label} {media}",
-                "request media type removed" if gone else "request media type added",
-                f"{label} {media}", BREAKING if gone else ADDITIVE, ADDITIVE if gone else BREAKING,
-            )  # fmt: skip
-            continue
-        diff = _SchemaDiff(name, old, new, m_old.get("schema", {}), m_new.get("schema", {}))
-        for change in diff.run():
-            yield Change(
-                name, f"{label} {media} {change.location or '/'}", change.kind, change.detail,
-                change.servers, change.clients,
-            )  # fmt: skip
+    yield from _diff_content(name, label, old, new, b_old, b_new, request=True)
 
 
 def _diff_responses(
@@ -821,24 +804,7 @@ def _diff_responses(
             )  # fmt: skip
             continue
         r_old, r_new = _SchemaDiff._resolve(r_old, old), _SchemaDiff._resolve(r_new, new)
-        media_old: Mapping[str, Any] = r_old.get("content", {})
-        media_new: Mapping[str, Any] = r_new.get("content", {})
-        for media in sorted(media_old.keys() | media_new.keys()):
-            m_old, m_new = media_old.get(media), media_new.get(media)
-            if m_old is None or m_new is None:
-                gone = m_new is None
-                yield Change(
-                    name, f"{label} {media}",
-                    "media type removed" if gone else "media type added", f"{label} {media}",
-                    ADDITIVE if gone else BREAKING, BREAKING if gone else ADDITIVE,
-                )  # fmt: skip
-                continue
-            diff = _SchemaDiff(name, old, new, m_old.get("schema", {}), m_new.get("schema", {}))
-            for change in diff.run():
-                yield Change(
-                    name, f"{label} {change.location or '/'}", change.kind, change.detail,
-                    change.clients, change.servers,
-                )  # fmt: skip
+        yield from _diff_content(name, label, old, new, r_old, r_new, request=False)
         for header in sorted(r_old.get("headers", {}).keys() | r_new.get("headers", {}).keys()):
             h_old = r_old.get("headers", {}).get(header)
             h_new = r_new.get("headers", {}).get(header)
@@ -852,6 +818,44 @@ def _diff_responses(
                     name, f"{label} header {header}", "response header removed", header,
                     BREAKING if h_old.get("required") else ADDITIVE, ADDITIVE,
                 )  # fmt: skip
+
+
+def _diff_content(
+    name: str,
+    label: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    body_old: Mapping[str, Any],
+    body_new: Mapping[str, Any],
+    *,
+    request: bool,
+) -> Iterator[Change]:
+    """The media types of a request body (``request``) or a response and their schemas.
+
+    A request body is written by the client, a response by the server: the servers' and
+    clients' verdicts swap between the two, and a response's schema changes are located
+    without the media type.
+    """
+    media_old: Mapping[str, Any] = body_old.get("content", {})
+    media_new: Mapping[str, Any] = body_new.get("content", {})
+    noun = "request media type" if request else "media type"
+    for media in sorted(media_old.keys() | media_new.keys()):
+        m_old, m_new = media_old.get(media), media_new.get(media)
+        if m_old is None or m_new is None:
+            gone = m_new is None
+            verdicts = (BREAKING, ADDITIVE) if gone else (ADDITIVE, BREAKING)  # as a request's
+            yield Change(
+                name, f"{label} {media}", f"{noun} removed" if gone else f"{noun} added",
+                f"{label} {media}", *(verdicts if request else verdicts[::-1]),
+            )  # fmt: skip
+            continue
+        diff = _SchemaDiff(name, old, new, m_old.get("schema", {}), m_new.get("schema", {}))
+        where = f"{label} {media}" if request else label
+        for change in diff.run():
+            yield Change(
+                name, f"{where} {change.location or '/'}", change.kind, change.detail,
+                *((change.servers, change.clients) if request else (change.clients, change.servers)),
+            )  # fmt: skip
 
 
 def _listing_schemas(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:

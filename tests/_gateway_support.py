@@ -3,6 +3,9 @@
 It presents a self-signed certificate made here (``cryptography``), refuses requests without the
 expected token header (401), and forwards everything else to the upstream unchanged: method,
 path, body, status, headers (hop-by-hop ones aside) and body bytes.
+
+``stalling_head_frontend`` is the other stand-in: it answers GET with the reference fleet's
+listing and holds every HEAD until released, so a conformance run can be interrupted mid-way.
 """
 
 from __future__ import annotations
@@ -136,5 +139,51 @@ def tls_gateway(upstream: str, token: str, directory: Path) -> Iterator[Gateway]
     try:
         yield Gateway(f"https://127.0.0.1:{server.server_address[1]}", cert, token, seen)
     finally:
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass
+class StallingFrontend:
+    url: str  # http://127.0.0.1:PORT
+    head_seen: threading.Event  # set once a HEAD arrived (the run reached HTTP-2)
+    release: threading.Event  # lets the held HEAD requests end
+
+
+@contextmanager
+def stalling_head_frontend() -> Iterator[StallingFrontend]:
+    """Serve the reference fleet's GET /v1/rl/workers body on every GET; hold HEAD (HTTP-2)."""
+    import httpx
+
+    from prime_rl_dynamo.reference import start_reference_fleet
+
+    with start_reference_fleet() as fleet:
+        listing = httpx.get(fleet.frontend_url + "/v1/rl/workers", timeout=10).content
+    head_seen, release = threading.Event(), threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(listing)))
+            self.end_headers()
+            self.wfile.write(listing)
+
+        def do_HEAD(self) -> None:  # HTTP-2 hangs here until the run is interrupted
+            head_seen.set()
+            release.wait(30)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield StallingFrontend(f"http://127.0.0.1:{server.server_address[1]}", head_seen, release)
+    finally:
+        release.set()
         server.shutdown()
         server.server_close()

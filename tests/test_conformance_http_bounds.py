@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -87,13 +88,18 @@ def _http1(report: conformance.Report) -> conformance.Result:
     return next(r for r in report.results if r.check == "HTTP-1::status-and-content-type")
 
 
+def _run_http1(server: RawServer, **bounds: Any) -> conformance.Report:
+    """Run only HTTP-1 of the frontend profile against ``server`` with the given bounds."""
+    return conformance.run(
+        url=server.url, profiles=["frontend"], requirements=["HTTP-1"], seed=1, **bounds
+    )
+
+
 def test_a_dribbled_body_fails_http_1_at_the_per_exchange_deadline(
     serve: Callable[[Writer], RawServer],
 ) -> None:
     server = serve(_dribble)
-    report = conformance.run(
-        url=server.url, profiles=["frontend"], requirements=["HTTP-1"], timeout=1.0, seed=1
-    )
+    report = _run_http1(server, timeout=1.0)
     result = _http1(report)
     assert result.status is Status.FAIL, result.message
     assert "per-exchange deadline of 1 s" in result.message
@@ -104,13 +110,7 @@ def test_an_endless_chunked_body_fails_http_1_at_the_size_cap(
     serve: Callable[[Writer], RawServer],
 ) -> None:
     server = serve(_endless_chunks)
-    report = conformance.run(
-        url=server.url,
-        profiles=["frontend"],
-        requirements=["HTTP-1"],
-        max_body_bytes=1 << 20,
-        seed=1,
-    )
+    report = _run_http1(server, max_body_bytes=1 << 20)
     result = _http1(report)
     assert result.status is Status.FAIL, result.message
     assert "size cap of 1048576 bytes" in result.message
@@ -136,13 +136,7 @@ def test_schemathesis_exchanges_are_bounded_too(serve: Callable[[Writer], RawSer
         )
 
     server = serve(first_good_then_endless)
-    report = conformance.run(
-        url=server.url,
-        profiles=["frontend"],
-        requirements=["HTTP-1"],
-        max_body_bytes=1 << 20,
-        seed=1,
-    )
+    report = _run_http1(server, max_body_bytes=1 << 20)
     st = next(r for r in report.results if r.check == "HTTP-1::schemathesis")
     assert st.status is Status.FAIL, st.message
     assert "size cap of 1048576 bytes" in st.message

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _gateway_support import stalling_head_frontend
 
 from prime_rl_dynamo.reference import start_reference_fleet
 from tests.test_conformance_reports import assert_valid_junit
@@ -21,21 +22,25 @@ from tests.test_conformance_reports import assert_valid_junit
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The pytest route in a child process, without plugins that would reorder or litter the run.
+PYTEST_ROUTE = (
+    sys.executable,
+    "-m",
+    "pytest",
+    "--pyargs",
+    "conformance",
+    "-q",
+    "-p",
+    "no:randomly",
+    "-p",
+    "no:cacheprovider",
+)
 
 
 def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--pyargs",
-            "conformance",
-            "-q",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
+            *PYTEST_ROUTE,
             "--rl-load",
             "2x2",
             "--rl-seed",
@@ -78,76 +83,37 @@ def test_unreachable_target_exits_3_with_one_line(tmp_path: Path) -> None:
 
 def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
     import signal
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    import httpx
-
-    with start_reference_fleet() as fleet:
-        listing = httpx.get(fleet.frontend_url + "/v1/rl/workers", timeout=10).content
-    head_seen, release = threading.Event(), threading.Event()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(listing)))
-            self.end_headers()
-            self.wfile.write(listing)
-
-        def do_HEAD(self) -> None:  # HTTP-2 hangs here until the run is interrupted
-            head_seen.set()
-            release.wait(30)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    junit, report = tmp_path / "p.xml", tmp_path / "p.json"
-    args = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "--pyargs",
-        "conformance",
-        "-q",
-        "-p",
-        "no:randomly",
-        "-p",
-        "no:cacheprovider",
-        "--rl-url",
-        f"http://127.0.0.1:{server.server_address[1]}",
-        "--rl-profile",
-        "frontend",
-        "--rl-timeout",
-        "60",
-        "--rl-seed",
-        "1",
-        f"--junitxml={junit}",
-        "--rl-json-report",
-        str(report),
-    ]
-    proc = subprocess.Popen(
-        args,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    try:
-        assert head_seen.wait(120), "the run never reached HTTP-2"
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=120)
-    finally:
-        release.set()
-        proc.kill()
-        server.shutdown()
-        server.server_close()
+    with stalling_head_frontend() as frontend:
+        junit, report = tmp_path / "p.xml", tmp_path / "p.json"
+        args = [
+            *PYTEST_ROUTE,
+            "--rl-url",
+            frontend.url,
+            "--rl-profile",
+            "frontend",
+            "--rl-timeout",
+            "60",
+            "--rl-seed",
+            "1",
+            f"--junitxml={junit}",
+            "--rl-json-report",
+            str(report),
+        ]
+        proc = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        try:
+            assert frontend.head_seen.wait(120), "the run never reached HTTP-2"
+            proc.send_signal(signal.SIGINT)
+            out, _ = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
     assert proc.returncode == 2, out[-2000:]  # pytest's "interrupted"
     assert "interrupted: the conformance report is incomplete" in out
     assert "Traceback" not in out, out[-3000:]

@@ -12,15 +12,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prime_rl_dynamo.cli._groups import add_group
+
 
 def add_parser(subparsers: Any) -> None:
     """Register ``report`` and its ``diff`` subcommand."""
-    parser = subparsers.add_parser(
+    commands = add_group(
+        subparsers,
         "report",
         help="work with conformance reports (diff two runs)",
         description="Work with the JSON reports of prime-rl-dynamo conformance --json-report.",
+        dest="report_command",
+        metavar="COMMAND",
     )
-    commands = parser.add_subparsers(dest="report_command", metavar="COMMAND")
     diff = commands.add_parser(
         "diff",
         help="what changed between two runs: newly failing, newly passing, waived",
@@ -32,12 +36,6 @@ def add_parser(subparsers: Any) -> None:
     diff.add_argument("after", metavar="B.json", help="the later run's JSON report")
     diff.add_argument("--json", action="store_true", help="print the diff as JSON")
     diff.set_defaults(func=run_diff)
-    parser.set_defaults(func=lambda args: _usage(parser))
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _load(path: str) -> Any:

@@ -14,17 +14,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prime_rl_dynamo.cli._groups import add_group
+
 EXIT_OK, EXIT_BREAKING, EXIT_USAGE = 0, 1, 2
 
 
 def add_parser(subparsers: Any) -> None:
     """Register the ``spec`` subcommand (``spec diff``)."""
-    parser = subparsers.add_parser(
+    actions = add_group(
+        subparsers,
         "spec",
         help="compare versions of the contract (spec diff OLD NEW)",
         description="Work with versions of the contract's JSON Schemas and OpenAPI documents.",
+        dest="spec_command",
+        metavar="ACTION",
     )
-    actions = parser.add_subparsers(dest="spec_command", metavar="ACTION")
     diff = actions.add_parser(
         "diff",
         help="classify every difference as additive or breaking, for clients and for servers",
@@ -44,12 +48,6 @@ def add_parser(subparsers: Any) -> None:
         "(JSON: {accepted: [{document, location, kind, reason}]}); an entry matching nothing fails",
     )
     diff.set_defaults(func=run_diff)
-    parser.set_defaults(func=lambda _args: _usage(parser))
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return EXIT_USAGE
 
 
 def run_diff(args: argparse.Namespace) -> int:

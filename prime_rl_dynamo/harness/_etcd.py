@@ -7,12 +7,11 @@ installs it in CI).
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import httpx
 
-from prime_rl_dynamo.errors import HarnessError
+from prime_rl_dynamo.harness._loopback import LoopbackServer
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port
 
 __all__ = ["EtcdServer", "find_etcd"]
@@ -26,21 +25,19 @@ def find_etcd() -> str | None:
     return "/usr/bin/etcd" if Path("/usr/bin/etcd").exists() else None
 
 
-class EtcdServer:
+class EtcdServer(LoopbackServer):
     """One single-member etcd cluster on 127.0.0.1."""
 
+    label = "etcd"
+
     def __init__(self, workdir: Path, env: dict[str, str]) -> None:
-        binary = find_etcd()
-        if binary is None:
-            raise HarnessError(
-                "the etcd discovery backend needs an etcd server binary and none was found on PATH; "
-                "install the Debian package etcd-server (scripts/install-system-deps.sh does it)"
-            )
-        self.binary = binary
-        self.workdir = workdir
-        self.env = env
-        self.attempt = 0
-        self._configure()
+        super().__init__(
+            find_etcd(),
+            "the etcd discovery backend needs an etcd server binary and none was found on PATH; "
+            "install the Debian package etcd-server (scripts/install-system-deps.sh does it)",
+            workdir,
+            env,
+        )
 
     def _configure(self) -> None:
         self.client_port = free_port()
@@ -65,30 +62,14 @@ class EtcdServer:
             "etcd", argv, self.env, self.workdir / f"etcd-{self.attempt}.log", native=True
         )
 
-    def start(self, timeout: float) -> None:
-        """Start etcd and wait until its /health says so (new ports if one was taken meanwhile)."""
-        self.process.start()
-        deadline = time.monotonic() + timeout
-        last = "no answer yet"
-        while time.monotonic() < deadline:
-            if not self.process.alive():
-                if "address already in use" in self.process.tail(40) and self.attempt < 2:
-                    self.attempt += 1
-                    self._configure()
-                    self.process.start()
-                    continue
-                raise HarnessError(
-                    f"etcd exited during start-up: {self.process.describe()}\n{self.process.tail()}"
-                )
-            try:
-                response = httpx.get(f"{self.url}/health", timeout=1.0)
-                if response.status_code == 200 and response.json().get("health") == "true":
-                    return
-                last = f"{response.status_code} {response.text[:200]}"
-            except (httpx.HTTPError, ValueError) as exc:
-                last = repr(exc)
-            time.sleep(0.05)
-        raise HarnessError(
-            f"etcd at {self.url} was not healthy after {timeout:.0f} s (last: {last}): "
-            f"{self.process.describe()}\n{self.process.tail()}"
-        )
+    def _probe(self) -> str | None:
+        try:
+            response = httpx.get(f"{self.url}/health", timeout=1.0)
+            if response.status_code == 200 and response.json().get("health") == "true":
+                return None
+            return f"{response.status_code} {response.text[:200]}"
+        except (httpx.HTTPError, ValueError) as exc:
+            return repr(exc)
+
+    def _unready(self, timeout: float, last: str) -> str:
+        return f"was not healthy after {timeout:.0f} s (last: {last})"

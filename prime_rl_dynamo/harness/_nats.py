@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import shutil
 import socket
-import time
 from pathlib import Path
 
-from prime_rl_dynamo.errors import HarnessError
+from prime_rl_dynamo.harness._loopback import LoopbackServer
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port
 
 __all__ = ["NatsServer", "find_nats_server"]
@@ -36,21 +35,19 @@ def _greets(port: int) -> bool:
         return False
 
 
-class NatsServer:
+class NatsServer(LoopbackServer):
     """One nats-server on 127.0.0.1 (no cluster, no monitoring port, JetStream in the workdir)."""
 
+    label = "nats-server"
+
     def __init__(self, workdir: Path, env: dict[str, str]) -> None:
-        binary = find_nats_server()
-        if binary is None:
-            raise HarnessError(
-                "the nats request plane needs a nats-server binary and none was found on PATH; "
-                "install the Debian package nats-server (scripts/install-system-deps.sh does it)"
-            )
-        self.binary = binary
-        self.workdir = workdir
-        self.env = env
-        self.attempt = 0
-        self._configure()
+        super().__init__(
+            find_nats_server(),
+            "the nats request plane needs a nats-server binary and none was found on PATH; "
+            "install the Debian package nats-server (scripts/install-system-deps.sh does it)",
+            workdir,
+            env,
+        )
 
     def _configure(self) -> None:
         self.port = free_port()
@@ -68,25 +65,8 @@ class NatsServer:
             "nats", argv, self.env, self.workdir / f"nats-{self.attempt}.log", native=True
         )
 
-    def start(self, timeout: float) -> None:
-        """Start nats-server and wait until it greets clients (new port if one was taken)."""
-        self.process.start()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.process.alive():
-                if "address already in use" in self.process.tail(40).lower() and self.attempt < 2:
-                    self.attempt += 1
-                    self._configure()
-                    self.process.start()
-                    continue
-                raise HarnessError(
-                    f"nats-server exited during start-up: {self.process.describe()}\n"
-                    f"{self.process.tail()}"
-                )
-            if _greets(self.port):
-                return
-            time.sleep(0.05)
-        raise HarnessError(
-            f"nats-server at {self.url} did not answer after {timeout:.0f} s: "
-            f"{self.process.describe()}\n{self.process.tail()}"
-        )
+    def _probe(self) -> str | None:
+        return None if _greets(self.port) else "no answer yet"
+
+    def _unready(self, timeout: float, last: str) -> str:
+        return f"did not answer after {timeout:.0f} s"
