@@ -45,15 +45,17 @@ def _example(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_refusal_is_one_line_and_exit_1() -> None:
+def test_a_refusal_says_what_on_its_first_line_and_exits_1() -> None:
     with start_reference_fleet() as fleet:
         fleet.wait_ready()
         done = _example(_env(fleet.discovery_url, fleet.inference_world_size + 1))
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("prime_rl_pool_client: refused: "), lines
+    # The first line says what (the profile's table shows it); the rest are the details.
+    assert lines and lines[0].startswith("prime_rl_pool_client: refused: "), lines
     assert "POLL-5" in lines[0] or "RANK-2" in lines[0], lines
+    assert not any(line.startswith("prime_rl_pool_client:") for line in lines[1:]), lines
 
 
 def test_run_outside_the_profile_says_what_is_missing() -> None:

@@ -97,8 +97,9 @@ run = contract_client(_run)
 def main() -> int:
     """``python -m conformance.examples.prime_rl_pool_client`` for --client-cmd (CONFORMANCE_* env).
 
-    Exit 0 after the start-up order; 1 with one line on stderr when the pool refuses (the client
-    profile shows that line); 2 when run outside the profile (a CONFORMANCE_* variable unset).
+    Exit 0 after the start-up order; 1 with the refusal on stderr when the pool refuses (its first
+    line says what, the lines after it the details a person needs, e.g. a topology diff; no
+    traceback); 2 when run outside the profile (a CONFORMANCE_* variable unset).
     """
     import sys
 
@@ -114,8 +115,11 @@ def main() -> int:
         run(*args, **kwargs)
         return 0
     except PrimeRLDynamoError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"prime_rl_pool_client: refused: {first}", file=sys.stderr)
+        diff = getattr(exc, "diff", None)  # TopologyChangedError: what changed, line by line
+        text = str(exc) or type(exc).__name__
+        if diff and str(diff) not in text:
+            text = f"{text}\n{diff}"
+        print(f"prime_rl_pool_client: refused: {text}", file=sys.stderr)
         return 1
 
 
