@@ -42,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
+    # Listening before the URL is announced: connections queue in the backlog until uvicorn's
+    # loop (started in a thread below) accepts them, instead of being refused in between.
+    sock.listen(2048)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
