@@ -37,6 +37,7 @@ __all__ = ["ProtocolConfig", "main", "run_protocol"]
 
 POLL_INTERVAL = 1.0  # seconds between v1 polls (and v2 conditional polls)
 FEED_WAIT = 30.0  # seconds a change-feed GET is held (the reference's cap)
+ENGINE_WORLD_SIZE = 2  # every benchmark engine's world size; W is this times the engine count
 ASK = {"Dynamo-RL-Protocol": "2, 1"}
 
 
@@ -125,7 +126,7 @@ async def _detect(
 
     async with DiscoveryClient(
         url,
-        inference_world_size=None,
+        inference_world_size=ENGINE_WORLD_SIZE * engines,  # the operator's W (READY-3)
         poll_interval=POLL_INTERVAL,
         timeout=120,
         max_body_bytes=256 * 2**20,
@@ -220,7 +221,7 @@ def _dynamo_size(engines: int, config: ProtocolConfig) -> dict[str, Any]:
     from prime_rl_dynamo.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
-    topology = topology_from_dict(fleet_topology(engines, 2), source="<bench>")
+    topology = topology_from_dict(fleet_topology(engines, ENGINE_WORLD_SIZE), source="<bench>")
     _say(f"real Dynamo, {engines} engines: starting the fleet")
     with start_dynamo_fleet(topology, startup_timeout=300) as fleet:
         assert fleet.frontend is not None and fleet.frontend.pid is not None

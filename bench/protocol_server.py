@@ -27,11 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     from bench.discovery import fleet_topology
+    from bench.protocol import ENGINE_WORLD_SIZE
     from prime_rl_dynamo.reference.frontend import Frontend
     from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
     from prime_rl_dynamo.topology import topology_from_dict
 
-    topology = topology_from_dict(fleet_topology(args.engines, 2), source="<bench>")
+    topology = topology_from_dict(fleet_topology(args.engines, ENGINE_WORLD_SIZE), source="<bench>")
     engines = [
         ReferenceEngine(spec=spec, port=20000 + i, host="127.0.0.1")
         for i, spec in enumerate(topology.engines())
