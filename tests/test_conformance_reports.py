@@ -224,3 +224,24 @@ def test_every_junit_file_under_reports_validates() -> None:
         assert_valid_junit(path)
     for path in sorted(reports.glob("conformance-*.json")):
         assert_valid_report(path)
+
+
+def test_the_report_schema_names_every_profile() -> None:
+    # A profile added to the suite (frontend-v2) once made every real run's JSON report invalid.
+    from conformance.registry import PROFILES
+
+    schema = load_json("conformance-report.v1.schema.json")
+    found = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "profile" in node.get("properties", {}):
+                found.append(node["properties"]["profile"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    assert found and all(set(p["enum"]) == set(PROFILES) for p in found), found
