@@ -512,27 +512,16 @@ def run(
 
 def _redact(report: Report, opts: Options) -> None:
     """Header values never reach a report, a message or a terminal: names are kept, values not."""
-    from prime_rl_dynamo._http import REDACTED, redacted_headers
+    from prime_rl_dynamo._http import redacted_headers, scrub
 
     if not opts.headers:
         return
     report.options["headers"] = redacted_headers(opts.headers)
-    secrets = sorted({value for _, value in opts.headers if value}, key=len, reverse=True)
-
-    def scrub(value: Any) -> Any:
-        if isinstance(value, str):
-            for secret in secrets:
-                value = value.replace(secret, REDACTED)
-            return value
-        if isinstance(value, dict):
-            return {k: scrub(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return type(value)(scrub(v) for v in value)
-        return value
-
-    report.target = scrub(report.target)
+    secrets = tuple(sorted({value for _, value in opts.headers if value}, key=len, reverse=True))
+    report.target = scrub(report.target, secrets)
     report.results[:] = [
-        replace(r, message=scrub(r.message), details=scrub(r.details)) for r in report.results
+        replace(r, message=scrub(r.message, secrets), details=scrub(r.details, secrets))
+        for r in report.results
     ]
 
 

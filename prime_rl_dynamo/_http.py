@@ -93,8 +93,8 @@ def secret_values(headers: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def scrub(value: Any, secrets: tuple[str, ...]) -> Any:
-    """``value`` (text, or JSON made of dicts, lists and text) with every secret replaced by
-    REDACTED, as every command shows a header value."""
+    """``value`` (text, or JSON-like data of dicts, lists, tuples and text) with every secret
+    replaced by REDACTED, as every command shows a header value."""
     if not secrets:
         return value
     if isinstance(value, str):
@@ -103,6 +103,6 @@ def scrub(value: Any, secrets: tuple[str, ...]) -> Any:
         return value
     if isinstance(value, dict):
         return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrub(v, secrets) for v in value]
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub(v, secrets) for v in value)
     return value
