@@ -7,7 +7,7 @@ from functools import cache
 
 from prime_rl_dynamo._resources import load_json
 
-__all__ = ["Requirement", "all_requirements", "requirement", "v2_requirements"]
+__all__ = ["Reason", "Requirement", "all_requirements", "requirement", "v2_requirements"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +20,23 @@ class Requirement:
     enforced_by: str  # schema | validator | suite | client
     title: str
     since: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why something was refused or judged: the requirement it breaks and what was seen.
+
+    Code decides on ``requirement`` (and ``worker``), never on the wording of ``message``;
+    ``str()`` is the line a person reads: ``"READY-1: dynamo.backend.rl#7 reports error: ..."``.
+    """
+
+    requirement: str
+    message: str
+    #: The worker the reason is about, as its label, when it is about one.
+    worker: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.requirement}: {self.message}"
 
 
 @cache
