@@ -43,7 +43,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -55,6 +55,9 @@ from conformance.results import cut
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo.recording import RecordedRequest
 from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
+
+if TYPE_CHECKING:
+    from prime_rl_dynamo.fleet import Fleet
 
 __all__ = [
     "CONVENTIONS",
@@ -652,7 +655,7 @@ def _call_client(
 
 
 def _listed_engines(
-    fleet: Any, model: str | None
+    fleet: Fleet, model: str | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(matching engines in canonical order, every other listed engine), from the listing.
 
@@ -806,7 +809,7 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
     os.environ[SECRET_ENV] = secret
 
     def one(
-        fleet: Any,
+        fleet: Fleet,
         client_run: ClientRun,
         *,
         model: str | None,
@@ -963,7 +966,7 @@ def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, 
             master_port=29500 + rng.randrange(400),
         )
 
-    def during(fleet: Any, client_run: ClientRun, change: Callable[[], object]) -> None:
+    def during(fleet: Fleet, client_run: ClientRun, change: Callable[[], object]) -> None:
         _during(ctx, one, fleet, topology.model, client_run, change)
 
     with start_dynamo_fleet(topology, discovery=opts.discovery) as fleet:
@@ -1008,7 +1011,7 @@ def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, 
 def _during(
     ctx: ClientContext,
     one: Callable[..., None],
-    fleet: Any,
+    fleet: Fleet,
     model: str | None,
     client_run: ClientRun,
     change: Callable[[], object],

@@ -14,11 +14,15 @@ import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, dynamo_available, profile_setup
 from prime_rl_dynamo._text import plural
+
+if TYPE_CHECKING:
+    from prime_rl_dynamo.fleet import Fleet, FleetEngine
+    from prime_rl_dynamo.harness import DynamoFleet
 
 __all__ = ["RoundtripContext", "compare_listing"]
 
@@ -80,7 +84,7 @@ def scoped_topology(data: dict[str, Any], scope: str) -> tuple[dict[str, Any], d
     return {**data, "engines": [*groups, outside]}, kwargs
 
 
-def scope_problems(body: dict[str, Any], fleet: Any, *, when: str) -> list[str]:
+def scope_problems(body: dict[str, Any], fleet: DynamoFleet, *, when: str) -> list[str]:
     """LIST-5 on a real listing: the body's namespace is the configured scope and every entry's
     namespace is in it (equal to it, or under the prefix)."""
     problems: list[str] = []
@@ -232,11 +236,11 @@ class RoundtripContext(ProfileContext):
         super().__init__()
 
 
-def _live(fleet: Any) -> list[Any]:
+def _live(fleet: Fleet) -> list[FleetEngine]:
     return [e for e in fleet.engines if e.alive and fleet.in_scope(e)]
 
 
-def _poll_until(fleet: Any, condition: Any, timeout: float) -> tuple[bool, list[dict[str, Any]]]:
+def _poll_until(fleet: Fleet, condition: Any, timeout: float) -> tuple[bool, list[dict[str, Any]]]:
     """Poll the listing until ``condition(body)`` or the deadline; returns every body seen."""
     deadline = time.monotonic() + timeout
     bodies: list[dict[str, Any]] = []
@@ -250,7 +254,7 @@ def _poll_until(fleet: Any, condition: Any, timeout: float) -> tuple[bool, list[
         time.sleep(0.2)
 
 
-def _converge(fleet: Any, dead: set[Identity], when: str, timeout: float = 30.0) -> list[str]:
+def _converge(fleet: Fleet, dead: set[Identity], when: str, timeout: float = 30.0) -> list[str]:
     """Poll until the listing equals the live fleet; the last differences if it never does."""
     problems: list[str] = []
 
@@ -264,7 +268,7 @@ def _converge(fleet: Any, dead: set[Identity], when: str, timeout: float = 30.0)
     return []
 
 
-def _churn(fleet: Any, ctx: RoundtripContext) -> None:
+def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
     dead: set[Identity] = set()
     candidates = [e for e in _live(fleet) if e.spec.publishes_admin]
     if not candidates:

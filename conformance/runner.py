@@ -12,7 +12,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance._storage import tool_state_in_cache
 from conformance.registry import (
@@ -24,6 +24,9 @@ from conformance.registry import (
     all_checks,
 )
 from conformance.results import Report, Result, Status
+
+if TYPE_CHECKING:
+    from prime_rl_dynamo.fleet import Fleet
 
 __all__ = [
     "Options",
@@ -143,7 +146,7 @@ class RunContext:
     seed: int
     target: dict[str, Any] = field(default_factory=dict)
     url: str | None = None  # RL listener base URL of the target (frontend/workers profiles)
-    fleet: Any = None  # the embedded fleet, when the suite stood one up
+    fleet: Fleet | None = None  # the embedded fleet, when the suite stood one up
     notes: list[str] = field(default_factory=list)
 
     def observe(self, headers: dict[str, str], parsed: Any) -> None:
@@ -360,11 +363,9 @@ def _profile_target(name: str, run: RunContext) -> str:
     return f"real Dynamo fleets from the harness ({opts.discovery} discovery)"
 
 
-def _wait_listed(fleet: Any) -> None:
+def _wait_listed(fleet: Fleet) -> None:
     # The real frontend lists workers only once they registered: wait for all of them.
-    wait = getattr(fleet, "wait_ready", None)
-    if wait is not None:
-        wait(len(fleet.engines), timeout=60)
+    fleet.wait_ready(len(fleet.engines), timeout=60)
 
 
 def _run_one(item: Check, ctx: Any, strict: bool) -> Result:

@@ -20,8 +20,10 @@ import httpx
 import pytest
 
 from prime_rl_dynamo.errors import HarnessError
-from prime_rl_dynamo.harness._fleet import DynamoFleet, _FleetRecorder
+from prime_rl_dynamo.harness._fleet import DynamoFleet
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
+from prime_rl_dynamo.harness._signals import SigtermGuard
+from prime_rl_dynamo.harness._stubs import StubRecorder
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
 from prime_rl_dynamo.topology import topology_from_dict
 from tests._harness_support import etcd_available, pids_alive
@@ -99,7 +101,7 @@ def test_admin_dispatcher_routes_by_port_and_records_relative_paths(
 def test_stub_admin_api_accepts_collective_rpc_as_vllm_does(
     admin: tuple[AdminDispatcher, Recorder],
 ) -> None:
-    # vLLM defaults args to [] and kwargs to {}; every form of FACTS.md §7 is answered.
+    # vLLM defaults args to [] and kwargs to {}; every wire form trainers use is answered.
     app, _ = admin
     for body in (
         {"method": "init_broadcaster", "kwargs": {"host": "h", "port": 1, "rank_offset": 0}},
@@ -140,7 +142,7 @@ def test_fleet_recorder_reads_complete_lines_in_time_order(tmp_path: Path) -> No
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text(_line("a", 3.0) + _line("a", 1.0)[:-10])  # the second line is half written
     second.write_text(_line("b", 2.0))
-    recorder = _FleetRecorder(lambda: [first, second, tmp_path / "missing.jsonl"])
+    recorder = StubRecorder(lambda: [first, second, tmp_path / "missing.jsonl"])
     assert [(r.engine, r.time) for r in recorder.requests()] == [("b", 2.0), ("a", 3.0)]
     with first.open("a") as fh:
         fh.write(_line("a", 1.0)[-10:])
@@ -164,7 +166,7 @@ def test_fleet_options_are_checked_before_anything_starts() -> None:
 
 def test_packing_gives_dead_engines_their_own_process() -> None:
     small = topology_from_dict({"engines": [{"component": "a", "count": 10}]})
-    assert [len(c) for c in DynamoFleet(small)._pack(small.engines())] == [1] * 10
+    assert [len(c) for c in DynamoFleet(small).stubs.pack(small.engines())] == [1] * 10
     big = topology_from_dict(
         {
             "engines": [
@@ -173,12 +175,12 @@ def test_packing_gives_dead_engines_their_own_process() -> None:
             ]
         }
     )
-    chunks = DynamoFleet(big)._pack(big.engines())
+    chunks = DynamoFleet(big).stubs.pack(big.engines())
     assert [len(c) for c in chunks] == [1, 8, 8, 4]
     assert chunks[0][0].component == "ghost"
     keys = [s.key for c in chunks for s in c]
     assert sorted(keys) == sorted(s.key for s in big.engines())
-    packed = DynamoFleet(small, engines_per_process=4)._pack(small.engines())
+    packed = DynamoFleet(small, engines_per_process=4).stubs.pack(small.engines())
     assert [len(c) for c in packed] == [4, 4, 2]
 
 
@@ -262,20 +264,39 @@ def test_start_failure_raises_with_the_log_tail_and_leaves_nothing(tmp_path: Pat
     assert not fleet.workdir.exists()
 
 
-def test_sigterm_handler_is_shared_by_fleets_and_restored_by_the_last() -> None:
-    from prime_rl_dynamo.harness import _fleet
-
-    before = signal.getsignal(signal.SIGTERM)
-    if before is not signal.SIG_DFL:
+def test_sigterm_guards_stack_and_the_last_one_out_restores_the_default() -> None:
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         pytest.skip("someone else handles SIGTERM in this process")
-    assert _fleet._sigterm_acquire() and _fleet._sigterm_acquire()
-    _fleet._sigterm_release()
-    assert signal.getsignal(signal.SIGTERM) is _fleet._on_sigterm
-    _fleet._sigterm_release()
+    first, second, third = SigtermGuard(), SigtermGuard(), SigtermGuard()
+    assert first.install() and second.install()
+    assert signal.getsignal(signal.SIGTERM) is second
+    first.uninstall()  # stopped out of order: the handler on top stays
+    assert signal.getsignal(signal.SIGTERM) is second
+    assert third.install()
+    third.uninstall()
+    assert signal.getsignal(signal.SIGTERM) is second
+    second.uninstall()  # skips the uninstalled first guard
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     with pytest.raises(SystemExit) as info:
-        _fleet._on_sigterm(signal.SIGTERM, None)
+        first(signal.SIGTERM, None)
     assert info.value.code == 128 + signal.SIGTERM
+
+
+def test_sigterm_guard_leaves_someone_elses_handler_alone() -> None:
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        pytest.skip("someone else handles SIGTERM in this process")
+
+    def theirs(signum: int, frame: object) -> None:
+        pass
+
+    signal.signal(signal.SIGTERM, theirs)
+    try:
+        guard = SigtermGuard()
+        assert not guard.install()
+        guard.uninstall()
+        assert signal.getsignal(signal.SIGTERM) is theirs
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def test_cli_dynamo_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -369,8 +390,8 @@ def test_namespace_scope_rules_follow_what_1_6_1_does(
 ) -> None:
     fleet = DynamoFleet(topology_from_dict({"namespace": "rl-run-7", "engines": []}), **kwargs)
     assert fleet.scope == scope
-    assert [ns for ns in inside if not fleet.in_namespace_scope(ns)] == []
-    assert [ns for ns in outside if fleet.in_namespace_scope(ns)] == []
+    assert [ns for ns in inside if not fleet.environment.in_namespace_scope(ns)] == []
+    assert [ns for ns in outside if fleet.environment.in_namespace_scope(ns)] == []
 
 
 def test_model_directory_is_made_locally_and_complete(tmp_path: Path) -> None:

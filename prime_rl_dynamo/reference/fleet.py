@@ -15,26 +15,26 @@ import time
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
+from prime_rl_dynamo._wire import DISCOVERY_PATH
 from prime_rl_dynamo.errors import ConfigError, TransportError
+from prime_rl_dynamo.fleet import Fleet, FleetEngine, started
 from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
 from prime_rl_dynamo.reference.faults import Fault, parse_faults
-from prime_rl_dynamo.reference.frontend import DISCOVERY_PATH, Frontend, abort_connection
+from prime_rl_dynamo.reference.frontend import Frontend, abort_connection
 from prime_rl_dynamo.reference.recording_asgi import lifespan, serve_recorded
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
-from prime_rl_dynamo.topology import (
-    DEFAULT_ROUTES,
-    EngineSpec,
-    MembershipEvent,
-    Topology,
-    load_topology,
-)
+from prime_rl_dynamo.topology import EngineSpec, MembershipEvent, Topology, load_topology
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from prime_rl_dynamo.fleet import EngineOptions
 
 __all__ = ["ReferenceFleet", "start_reference_fleet"]
 
@@ -125,16 +125,18 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-class ReferenceFleet:
-    """A running reference fleet; use as a context manager or call ``stop()``.
+class ReferenceFleet(Fleet):
+    """The reference fleet for ``topology`` (a Topology, a topology file, or None for the default
+    fleet, W = 16), served from one background thread once started.
 
-    Attributes: ``frontend_url``, ``discovery_url``, ``engines`` (ReferenceEngine: ``.spec``,
-    ``.system_url``, ``.admin_base_url``, plus live state), ``recorder``, ``topology``.
+    ``faults`` add to the topology's own; ``seed`` overrides the topology's seed (instance ids and
+    faults follow it). ``port`` is the frontend's (0: a free one); every engine gets a free port.
+    Engines are ReferenceEngine: ``.spec``, ``.system_url``, ``.admin_base_url``, plus live state.
     """
 
     def __init__(
         self,
-        topology: Topology,
+        topology: Topology | str | Path | None = None,
         *,
         faults: Iterable[str | Fault] = (),
         seed: int | None = None,
@@ -144,6 +146,8 @@ class ReferenceFleet:
     ) -> None:
         if host not in _LOOPBACK:
             raise ConfigError(f"the reference fleet binds loopback only; got host {host!r}")
+        if not isinstance(topology, Topology):
+            topology = load_topology(topology)
         if seed is not None:
             topology = replace(topology, seed=seed)  # instance ids follow the seed too
         self.topology = topology
@@ -209,6 +213,15 @@ class ReferenceFleet:
         # The frontend's scope (frontend.py): the topology's namespace as a prefix.
         return spec.namespace.startswith(self.topology.namespace)
 
+    @property
+    def scope(self) -> str:
+        """The body's ``namespace``: the topology's, which the frontend uses as a prefix."""
+        return self.topology.namespace
+
+    def in_scope(self, engine: FleetEngine) -> bool:
+        """Whether the frontend lists this engine at all (its namespace is under the scope)."""
+        return self._in_scope(engine.spec)
+
     # -- addresses -----------------------------------------------------------------------------
 
     @property
@@ -219,7 +232,7 @@ class ReferenceFleet:
 
     @property
     def discovery_url(self) -> str:
-        """``frontend_url + "/v1/rl/workers"``."""
+        """``frontend_url`` + ``DISCOVERY_PATH``."""
         return self.frontend_url + DISCOVERY_PATH
 
     @property
@@ -310,17 +323,6 @@ class ReferenceFleet:
             with contextlib.suppress(OSError):
                 sock.close()
 
-    def __enter__(self) -> ReferenceFleet:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     # -- faults and membership -----------------------------------------------------------------
 
     def set_faults(self, faults: Iterable[str | Fault]) -> None:
@@ -402,32 +404,12 @@ class ReferenceFleet:
             engine.member = True
         return engine
 
-    def add(
-        self,
-        component: str,
-        *,
-        count: int = 1,
-        world_size: int = 1,
-        namespace: str | None = None,
-        endpoint: str = "rl",
-        routes: Iterable[str] = DEFAULT_ROUTES,
-        admin: bool = True,
-        system: bool = True,
-    ) -> list[ReferenceEngine]:
-        """Start ``count`` new engines of one component (new ports), listed from now on."""
+    def add(self, component: str, **options: Unpack[EngineOptions]) -> list[ReferenceEngine]:
+        """Start new engines of one component (``EngineOptions``; new ports), listed from now on."""
         with self.state.lock:
             existing = [e.spec for e in self.state.engines]
         specs = self.topology.more_engines(
-            existing,
-            component,
-            count=count,
-            world_size=world_size,
-            namespace=namespace,
-            endpoint=endpoint,
-            routes=routes,
-            admin=admin,
-            system=system,
-            source="ReferenceFleet.add",
+            existing, component, source="ReferenceFleet.add", **options
         )
         added = []
         for spec in specs:
@@ -544,23 +526,13 @@ def _spare(specs: list[EngineSpec], topology: Topology) -> EngineSpec:
     )
 
 
-def start_reference_fleet(
-    topology: Topology | str | Path | None = None,
-    *,
-    faults: Iterable[str | Fault] = (),
-    seed: int | None = None,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    recorder: Recorder | None = None,
-) -> ReferenceFleet:
-    """Start a reference fleet in a background thread on free ports (``port`` for the frontend).
+start_reference_fleet = started(
+    ReferenceFleet,
+    "start_reference_fleet",
+    """Start a reference fleet in a background thread: ``ReferenceFleet(...).start()``.
 
-    ``topology`` is a Topology, a topology file, or None for the default fleet (W = 16).
-    ``faults`` add to the topology's own; ``seed`` overrides the topology's seed for faults.
-    """
-    if not isinstance(topology, Topology):
-        topology = load_topology(topology)
-    fleet = ReferenceFleet(
-        topology, faults=faults, seed=seed, host=host, port=port, recorder=recorder
-    )
-    return fleet.start()
+    Takes ReferenceFleet's arguments: ``topology`` (a Topology, a topology file, or None for the
+    default fleet, W = 16), ``faults`` (added to the topology's own), ``seed`` (overrides the
+    topology's), ``host`` (loopback only), ``port`` (the frontend's; 0: a free one), ``recorder``.
+    """,
+)
