@@ -8,9 +8,9 @@ and ``DynamoFleet`` subclass ``Fleet`` explicitly: mypy checks that every member
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypedDict, TypeVar, runtime_checkable
 
+from prime_rl_dynamo._wire import DISCOVERY_PATH
 from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.topology import EngineSpec, Topology
 
@@ -97,6 +97,7 @@ class Fleet(Protocol):
     @property
     def discovery_url(self) -> str:
         """The discovery endpoint: ``frontend_url`` + ``DISCOVERY_PATH``."""
+        return self.frontend_url + DISCOVERY_PATH
 
     @property
     def engines(self) -> Sequence[FleetEngine]:
@@ -134,12 +135,7 @@ class Fleet(Protocol):
     def __enter__(self: _F) -> _F:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     # -- the listing ---------------------------------------------------------------------------

@@ -15,13 +15,13 @@ from starlette.types import Receive, Scope, Send
 
 from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
-from prime_rl_dynamo.reference.recording_asgi import lifespan, serve_recorded
+from prime_rl_dynamo.reference.recording_asgi import Dispatcher, serve_recorded
 from prime_rl_dynamo.reference.state import ReferenceEngine
 
 __all__ = ["ADMIN_PREFIX", "AdminDispatcher"]
 
 
-class AdminDispatcher:
+class AdminDispatcher(Dispatcher):
     """ASGI app: routes each request to its engine's admin API and records it (server "admin")."""
 
     def __init__(self, engines_by_port: Mapping[int, ReferenceEngine], recorder: Recorder) -> None:
@@ -29,12 +29,8 @@ class AdminDispatcher:
         self.recorder = recorder
         self.app = engine_app()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await lifespan(receive, send)
-            return
-        if scope["type"] != "http":  # pragma: no cover - websockets are not served
-            return
+    async def dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one admin call of the engine listening on the port it arrived on."""
         port = int((scope.get("server") or ("", 0))[1])
         engine = self.engines_by_port.get(port)
         path = scope["path"]

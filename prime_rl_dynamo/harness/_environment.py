@@ -8,14 +8,13 @@ follows from them: the namespace scope the frontend reports and which engines it
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.topology import EngineSpec
 
-__all__ = ["DISCOVERY_BACKENDS", "REQUEST_PLANES", "FleetEnvironment"]
+__all__ = ["DISCOVERY_BACKENDS", "REQUEST_PLANES", "FleetEnvironment", "scope_variables"]
 
 DISCOVERY_BACKENDS = ("file", "etcd")
 # Request planes a fleet can be asked for. 1.6.1's runtime accepts only "tcp" and "nats": "http"
@@ -26,6 +25,21 @@ _TRUTHY = ("1", "true", "on", "yes")
 
 # Variables of the caller's environment that would leak into the fleet's Dynamo configuration.
 _SCRUBBED_PREFIXES = ("DYN_", "ETCD_", "NATS_")
+
+
+def scope_variables(
+    namespace_prefix: str | None, worker_suffix: str | None, prefix_strict: bool
+) -> dict[str, str]:
+    """The variables that set the frontend's namespace scope: ``DYN_NAMESPACE_PREFIX``,
+    ``DYN_NAMESPACE_WORKER_SUFFIX`` and ``DYN_NAMESPACE_PREFIX_STRICT`` (unset ones omitted)."""
+    scope: dict[str, str] = {}
+    if namespace_prefix:
+        scope["DYN_NAMESPACE_PREFIX"] = namespace_prefix
+    if worker_suffix:
+        scope["DYN_NAMESPACE_WORKER_SUFFIX"] = worker_suffix
+    if prefix_strict:
+        scope["DYN_NAMESPACE_PREFIX_STRICT"] = "true"
+    return scope
 
 
 @dataclass
@@ -55,30 +69,6 @@ class FleetEnvironment:
                 f"discovery backend must be one of {list(DISCOVERY_BACKENDS)}, "
                 f"got {self.discovery!r}"
             )
-
-    @classmethod
-    def scoped(
-        cls,
-        workdir: Path,
-        namespace: str,
-        *,
-        discovery: str,
-        request_plane: str,
-        env: Mapping[str, str] | None,
-        namespace_prefix: str | None,
-        worker_suffix: str | None,
-        prefix_strict: bool,
-    ) -> FleetEnvironment:
-        """An environment whose namespace scope is given by shorthands for its variables
-        (``DYN_NAMESPACE_PREFIX``, ``DYN_NAMESPACE_WORKER_SUFFIX``, ``DYN_NAMESPACE_PREFIX_STRICT``)."""
-        extra = dict(env or {})
-        if namespace_prefix:
-            extra["DYN_NAMESPACE_PREFIX"] = namespace_prefix
-        if worker_suffix:
-            extra["DYN_NAMESPACE_WORKER_SUFFIX"] = worker_suffix
-        if prefix_strict:
-            extra["DYN_NAMESPACE_PREFIX_STRICT"] = "true"
-        return cls(workdir, namespace, discovery, request_plane, extra)
 
     # -- variables -----------------------------------------------------------------------------
 

@@ -6,9 +6,6 @@ installs it in CI).
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import httpx
 
 from prime_rl_dynamo.harness._loopback import LoopbackServer
@@ -17,27 +14,13 @@ from prime_rl_dynamo.harness._process import ManagedProcess, free_port
 __all__ = ["EtcdServer", "find_etcd"]
 
 
-def find_etcd() -> str | None:
-    """Path of the etcd binary, or None."""
-    found = shutil.which("etcd")
-    if found:
-        return found
-    return "/usr/bin/etcd" if Path("/usr/bin/etcd").exists() else None
-
-
 class EtcdServer(LoopbackServer):
     """One single-member etcd cluster on 127.0.0.1."""
 
     label = "etcd"
-
-    def __init__(self, workdir: Path, env: dict[str, str]) -> None:
-        super().__init__(
-            find_etcd(),
-            "the etcd discovery backend needs an etcd server binary and none was found on PATH; "
-            "install the Debian package etcd-server (scripts/install-system-deps.sh does it)",
-            workdir,
-            env,
-        )
+    package = "etcd-server"
+    purpose = "the etcd discovery backend"
+    fallbacks = ("/usr/bin/etcd",)
 
     def _configure(self) -> None:
         self.client_port = free_port()
@@ -73,3 +56,7 @@ class EtcdServer(LoopbackServer):
 
     def _unready(self, timeout: float, last: str) -> str:
         return f"was not healthy after {timeout:.0f} s (last: {last})"
+
+
+#: Path of the etcd binary, or None.
+find_etcd = EtcdServer.find

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from prime_rl_dynamo._wire import DISCOVERY_PATH, WorkerId
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.fleet import Fleet, FleetEngine, started
-from prime_rl_dynamo.harness._environment import FleetEnvironment
+from prime_rl_dynamo.harness._environment import FleetEnvironment, scope_variables
 from prime_rl_dynamo.harness._etcd import EtcdServer
 from prime_rl_dynamo.harness._nats import NatsServer
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
@@ -119,25 +119,19 @@ class DynamoFleet(Fleet):
         self.topology = topology if topology is not None else default_topology()
         # Logs, specs, recordings and the file store; created by start(), removed by stop().
         self.workdir = Path(tempfile.gettempdir()) / f"prime-rl-dynamo-fleet-{secrets.token_hex(6)}"
-        self.environment = FleetEnvironment.scoped(
-            self.workdir,
-            self.topology.namespace,
-            discovery=discovery,
-            request_plane=request_plane,
-            env=env,
-            namespace_prefix=namespace_prefix,
-            worker_suffix=worker_suffix,
-            prefix_strict=prefix_strict,
+        extra = {**(env or {}), **scope_variables(namespace_prefix, worker_suffix, prefix_strict)}
+        self.environment = FleetEnvironment(
+            self.workdir, self.topology.namespace, discovery, request_plane, extra
         )
-        options = StubOptions.checked(
-            self.topology,
-            replies=replies,
+        options = StubOptions(
+            replies={k: dict(v) for k, v in (replies or {}).items()},
             register_models=register_models,
-            extra_models=extra_models,
-            resize_after_init=resize_after_init,
+            extra_models={k: list(v) for k, v in (extra_models or {}).items()},
+            resize_after_init={k: int(v) for k, v in (resize_after_init or {}).items()},
             engines_per_process=engines_per_process,
             python=python,
         )
+        options.check(self.topology)
         self.stubs = StubLauncher(self.environment, options)
         n = len(self.topology.engines())
         self.startup_timeout = startup_timeout if startup_timeout is not None else 60.0 + n
@@ -156,16 +150,6 @@ class DynamoFleet(Fleet):
         self._client = httpx.Client(timeout=10.0)
 
     # ----------------------------------------------------------------- configuration
-    @property
-    def discovery(self) -> str:
-        """The discovery backend: ``file`` or ``etcd``."""
-        return self.environment.discovery
-
-    @property
-    def request_plane(self) -> str:
-        """The request plane: ``tcp``, ``nats`` or ``http``."""
-        return self.environment.request_plane
-
     @property
     def extra_env(self) -> dict[str, str]:
         """The caller's variables, the namespace-scope shorthands included."""
@@ -187,11 +171,6 @@ class DynamoFleet(Fleet):
     def frontend_url(self) -> str:
         """Base URL of the RL listener (what Prime-RL is given)."""
         return f"http://127.0.0.1:{self.rl_port}"
-
-    @property
-    def discovery_url(self) -> str:
-        """The discovery endpoint: GET {frontend_url}/v1/rl/workers."""
-        return self.frontend_url + DISCOVERY_PATH
 
     @property
     def engines(self) -> list[DynamoEngine]:
@@ -236,11 +215,11 @@ class DynamoFleet(Fleet):
         atexit.register(self.stop)
         self._sigterm.install()
         try:
-            if self.discovery == "etcd":
+            if self.environment.discovery == "etcd":
                 self.etcd = EtcdServer(self.workdir, self.environment.base())
                 self.etcd.start(timeout=min(30.0, self.startup_timeout))
                 self.environment.etcd_url = self.etcd.url
-            if self.request_plane == "nats":
+            if self.environment.request_plane == "nats":
                 self.nats = NatsServer(self.workdir, self.environment.base())
                 self.nats.start(timeout=min(30.0, self.startup_timeout))
                 self.environment.nats_url = self.nats.url
@@ -594,9 +573,9 @@ class DynamoFleet(Fleet):
             "frontend_url": self.frontend_url,
             "discovery_url": self.discovery_url,
             "http_url": self.http_url,
-            "discovery": self.discovery,
+            "discovery": self.environment.discovery,
             "etcd_url": self.etcd.url if self.etcd is not None else None,
-            "request_plane": self.request_plane,
+            "request_plane": self.environment.request_plane,
             "nats_url": self.nats.url if self.nats is not None else None,
             "scope": self.scope,
             "inference_world_size": self.inference_world_size,

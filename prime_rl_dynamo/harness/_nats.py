@@ -6,24 +6,12 @@ scripts/install-system-deps.sh installs it in CI). Dynamo reaches it through ``N
 
 from __future__ import annotations
 
-import shutil
 import socket
-from pathlib import Path
 
 from prime_rl_dynamo.harness._loopback import LoopbackServer
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port
 
 __all__ = ["NatsServer", "find_nats_server"]
-
-_FALLBACKS = ("/usr/sbin/nats-server", "/usr/bin/nats-server")
-
-
-def find_nats_server() -> str | None:
-    """Path of the nats-server binary, or None."""
-    found = shutil.which("nats-server")
-    if found:
-        return found
-    return next((p for p in _FALLBACKS if Path(p).exists()), None)
 
 
 def _greets(port: int) -> bool:
@@ -39,15 +27,9 @@ class NatsServer(LoopbackServer):
     """One nats-server on 127.0.0.1 (no cluster, no monitoring port, JetStream in the workdir)."""
 
     label = "nats-server"
-
-    def __init__(self, workdir: Path, env: dict[str, str]) -> None:
-        super().__init__(
-            find_nats_server(),
-            "the nats request plane needs a nats-server binary and none was found on PATH; "
-            "install the Debian package nats-server (scripts/install-system-deps.sh does it)",
-            workdir,
-            env,
-        )
+    package = "nats-server"
+    purpose = "the nats request plane"
+    fallbacks = ("/usr/sbin/nats-server", "/usr/bin/nats-server")
 
     def _configure(self) -> None:
         self.port = free_port()
@@ -70,3 +52,7 @@ class NatsServer(LoopbackServer):
 
     def _unready(self, timeout: float, last: str) -> str:
         return f"did not answer after {timeout:.0f} s"
+
+
+#: Path of the nats-server binary, or None.
+find_nats_server = NatsServer.find

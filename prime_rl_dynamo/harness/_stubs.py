@@ -11,7 +11,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,35 +51,15 @@ class StubOptions:
     engines_per_process: int | None = None
     python: str = sys.executable
 
-    @classmethod
-    def checked(
-        cls,
-        topology: Topology,
-        *,
-        replies: Mapping[str, Mapping[str, Any]] | None = None,
-        register_models: bool = True,
-        extra_models: Mapping[str, Sequence[str]] | None = None,
-        resize_after_init: Mapping[str, int] | None = None,
-        engines_per_process: int | None = None,
-        python: str = sys.executable,
-    ) -> StubOptions:
-        """The options, copied, after checking that every engine key they name is in ``topology``."""
-        if engines_per_process is not None and engines_per_process < 1:
-            raise HarnessError(f"engines_per_process must be >= 1, got {engines_per_process}")
-        options = cls(
-            replies={k: dict(v) for k, v in (replies or {}).items()},
-            register_models=register_models,
-            extra_models={k: list(v) for k, v in (extra_models or {}).items()},
-            resize_after_init={k: int(v) for k, v in (resize_after_init or {}).items()},
-            engines_per_process=engines_per_process,
-            python=python,
-        )
+    def check(self, topology: Topology) -> None:
+        """HarnessError unless every engine key the options name is in ``topology``."""
+        if self.engines_per_process is not None and self.engines_per_process < 1:
+            raise HarnessError(f"engines_per_process must be >= 1, got {self.engines_per_process}")
         keys = {s.key for s in topology.engines()}
-        for name, by_key in (("replies", options.replies), ("extra_models", options.extra_models)):
+        for name, by_key in (("replies", self.replies), ("extra_models", self.extra_models)):
             unknown = sorted(set(by_key) - keys)
             if unknown:
                 raise HarnessError(f"{name} name engines not in the topology: {unknown}")
-        return options
 
 
 class StubProcess(ManagedProcess):

@@ -20,14 +20,13 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from prime_rl_dynamo._wire import DISCOVERY_PATH
 from prime_rl_dynamo.errors import ConfigError, TransportError
 from prime_rl_dynamo.fleet import Fleet, FleetEngine, started
 from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
 from prime_rl_dynamo.reference.faults import Fault, parse_faults
 from prime_rl_dynamo.reference.frontend import Frontend, abort_connection
-from prime_rl_dynamo.reference.recording_asgi import lifespan, serve_recorded
+from prime_rl_dynamo.reference.recording_asgi import Dispatcher, serve_recorded
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
 from prime_rl_dynamo.topology import EngineSpec, MembershipEvent, Topology, load_topology
 
@@ -60,19 +59,15 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-class _Dispatcher:
+class _Dispatcher(Dispatcher):
     """Top-level ASGI app: routes by local port, records every request."""
 
     def __init__(self, fleet: ReferenceFleet) -> None:
         self.fleet = fleet
         self.engine_app = engine_app()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await lifespan(receive, send)
-            return
-        if scope["type"] != "http":
-            return
+    async def dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request on the frontend or on the engine listening on its port."""
         # uvicorn's send is a bound method of the request cycle, which holds the transport; the
         # reset and truncate faults need it to close the connection with no (or half a) response.
         cycle = getattr(send, "__self__", None)
@@ -229,11 +224,6 @@ class ReferenceFleet(Fleet):
         """Base URL of the RL listener."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.frontend_port}"
-
-    @property
-    def discovery_url(self) -> str:
-        """``frontend_url`` + ``DISCOVERY_PATH``."""
-        return self.frontend_url + DISCOVERY_PATH
 
     @property
     def engines(self) -> list[ReferenceEngine]:

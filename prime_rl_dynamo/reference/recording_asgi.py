@@ -1,7 +1,8 @@
 """ASGI plumbing shared by the reference fleet and the real-Dynamo stub engines' admin servers.
 
 ``serve_recorded`` runs one HTTP request through an app and records it exactly once in a
-Recorder; ``lifespan`` answers the ASGI lifespan protocol for dispatchers that have no state.
+Recorder; ``Dispatcher`` is the top-level app of a server over many ports, which answers the ASGI
+lifespan protocol itself (there is no state to set up) and hands each HTTP request on.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
 
-__all__ = ["host_of", "lifespan", "read_body", "serve_recorded"]
+__all__ = ["Dispatcher", "host_of", "lifespan", "read_body", "serve_recorded"]
 
 
 def host_of(headers: Mapping[str, str]) -> str:
@@ -35,6 +36,21 @@ async def lifespan(receive: Receive, send: Send) -> None:
         elif message["type"] == "lifespan.shutdown":
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+class Dispatcher:
+    """A top-level ASGI app: lifespan is acknowledged, other non-HTTP scopes are ignored (no
+    websockets are served) and each HTTP request goes to ``dispatch``."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self.dispatch(scope, receive, send)
+
+    async def dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one HTTP request."""
+        raise NotImplementedError
 
 
 async def read_body(receive: Receive) -> bytes:
