@@ -82,7 +82,6 @@ class EngineGroup:
     pp: int = 1
     pcp: int = 1
     dp: int = 1
-    ep: int = 1
     namespace: str | None = None
     endpoint: str = "rl"
     model: str | None = None
@@ -372,7 +371,6 @@ def topology_from_dict(data: Mapping[str, Any], *, source: str = "<topology>") -
                 pp=raw.get("pp", 1),
                 pcp=raw.get("pcp", 1),
                 dp=raw.get("dp", 1),
-                ep=raw.get("ep", 1),
                 namespace=raw.get("namespace"),
                 endpoint=raw.get("endpoint", "rl"),
                 model=raw.get("model"),

@@ -18,7 +18,7 @@ from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
 from prime_rl_dynamo.reference.recording_asgi import Dispatcher, serve_recorded
 from prime_rl_dynamo.reference.state import ReferenceEngine
 
-__all__ = ["ADMIN_PREFIX", "AdminDispatcher"]
+__all__ = ["AdminDispatcher"]
 
 
 class AdminDispatcher(Dispatcher):

@@ -81,7 +81,6 @@ class ManagedProcess:
         self.log = log
         self.native = native  # not a Python child: arm the death signal before exec
         self.popen: subprocess.Popen[bytes] | None = None
-        self.started_at = 0.0
 
     def start(self) -> None:
         """Spawn the process."""
@@ -95,7 +94,6 @@ class ManagedProcess:
                 start_new_session=True,  # own process group: signals reach its children too
                 preexec_fn=_prctl_pdeathsig() if self.native else None,
             )
-        self.started_at = time.monotonic()
 
     @property
     def pid(self) -> int | None:

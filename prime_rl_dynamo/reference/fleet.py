@@ -152,6 +152,7 @@ class ReferenceFleet(Fleet):
         all_faults = parse_faults([*topology.faults, *faults])
         self._sockets: dict[int, socket.socket] = {}
         self._extra_servers: dict[int, uvicorn.Server] = {}
+        # The serving tasks of sockets opened later: the loop holds tasks only weakly.
         self._extra_tasks: dict[int, asyncio.Future[None]] = {}
         outside = sorted(
             {f"{s.namespace}.{s.component}" for s in topology.engines() if not self._in_scope(s)}
