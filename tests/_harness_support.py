@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpx
@@ -12,12 +13,44 @@ import pytest
 from prime_rl_dynamo.client import Discovery, discover_sync
 from prime_rl_dynamo.errors import NotReadyError
 from prime_rl_dynamo.plan import Convention
+from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.topology import topology_from_dict
 from prime_rl_dynamo.validate import validate_body
+
+#: The heterogeneous fleet of the real-Dynamo tests: world sizes 2, 2, 4, 1 (W = HETERO_W).
+HETERO: dict[str, Any] = {
+    "namespace": "dynamo",
+    "model": None,
+    "engines": [
+        {"component": "prefill", "count": 2, "tp": 2},
+        {"component": "decode", "count": 1, "tp": 2, "dp": 2},
+        {"component": "encode", "count": 1, "world_size": 1},
+    ],
+}
+HETERO_W = 9
 
 
 def require_dynamo() -> None:
     """Skip the module when the dynamo extra (ai-dynamo-runtime) is not installed."""
     pytest.importorskip("dynamo.runtime", reason="needs the dynamo extra (ai-dynamo-runtime)")
+
+
+@contextlib.contextmanager
+def hetero_fleet(topology: dict[str, Any] = HETERO) -> Iterator[Any]:
+    """A started real-Dynamo fleet of ``topology`` (default HETERO), once its 4 engines are ready."""
+    from prime_rl_dynamo.harness import start_dynamo_fleet
+
+    with start_dynamo_fleet(topology_from_dict(topology)) as running:
+        running.wait_ready(4, timeout=60)
+        yield running
+
+
+def admin_calls(fleet: Any, *paths: str) -> dict[str, list[RecordedRequest]]:
+    """Each engine's admin calls by key, once checked to be exactly ``paths``, in order."""
+    calls = {e.key: fleet.recorder.requests(engine=e.key, server="admin") for e in fleet.engines}
+    for key, made in calls.items():
+        assert [c.path for c in made] == list(paths), key
+    return calls
 
 
 def fetch_snapshot(fleet: Any) -> tuple[bytes, Any]:
@@ -67,6 +100,20 @@ def pending_message(fleet: Any, world: int, timeout: float) -> str:
     with pytest.raises(NotReadyError) as info:
         discover(fleet, world, timeout=timeout)
     return str(info.value)
+
+
+def pending_until_restarted(fleet: Any, victim: Any, world: int) -> Discovery:
+    """With ``victim`` killed, the client is pending and names it (READY-1); once restarted (a new
+    instance id) it is ready without the dead instance. Returns that discovery."""
+    message = pending_message(fleet, world, timeout=1.5)
+    assert victim.label in message and "READY-1" in message
+    (restarted,) = fleet.restart(victim.key)
+    assert restarted.instance_id != victim.instance_id
+    # Ready again once the dead instance has expired from the store (about 5-10 s).
+    discovery = discover(fleet, world, timeout=45)
+    labels = [w.label for w in discovery.workers]
+    assert restarted.label in labels and victim.label not in labels
+    return discovery
 
 
 def pids_alive(pids: Iterable[int | None]) -> list[int]:

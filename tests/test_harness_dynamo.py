@@ -16,11 +16,16 @@ import pytest
 from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.topology import topology_from_dict
 from tests._harness_support import (
+    HETERO,
+    HETERO_W,
+    admin_calls,
     discover,
     expected_offsets,
     fetch_snapshot,
+    hetero_fleet,
     listening_sockets,
     pending_message,
+    pending_until_restarted,
     plan_rows,
     require_dynamo,
 )
@@ -31,27 +36,18 @@ from prime_rl_dynamo.harness import DynamoFleet, start_dynamo_fleet  # noqa: E40
 
 pytestmark = [pytest.mark.integration, pytest.mark.dynamo]
 
-HETERO = {
-    "namespace": "dynamo",
-    "model": None,
-    "engines": [
-        {"component": "prefill", "count": 2, "tp": 2},
-        {"component": "decode", "count": 1, "tp": 2, "dp": 2},
-        {
-            "component": "encode",
-            "count": 1,
-            "world_size": 1,
-            "routes": ["resume_generation", "pause_generation", "flush_cache"],
-        },
-    ],
+# The encode engine serves only three engine routes.
+ROUTES = ["resume_generation", "pause_generation", "flush_cache"]
+HETERO_ROUTES = {
+    **HETERO,
+    "engines": [*HETERO["engines"][:-1], {**HETERO["engines"][-1], "routes": ROUTES}],
 }
-W = 9
+W = HETERO_W
 
 
 @pytest.fixture(scope="module")
 def fleet() -> Iterator[DynamoFleet]:
-    with start_dynamo_fleet(topology_from_dict(HETERO)) as running:
-        running.wait_ready(4, timeout=60)
+    with hetero_fleet(HETERO_ROUTES) as running:
         yield running
 
 
@@ -170,15 +166,11 @@ def test_admin_pool_drives_the_real_fleet_with_credentials(fleet: DynamoFleet) -
     offsets = {
         label: first for label, first, _ in expected_offsets(fleet.engines, Convention.PRIME_NCCL)
     }
+    made = admin_calls(
+        fleet, "/health", "/init_broadcaster", "/pause", "/update_weights", "/resume"
+    )
     for engine in fleet.engines:
-        calls = fleet.recorder.requests(engine=engine.key, server="admin")
-        assert [c.path for c in calls] == [
-            "/health",
-            "/init_broadcaster",
-            "/pause",
-            "/update_weights",
-            "/resume",
-        ]
+        calls = made[engine.key]
         # Engines found through discovery are sent the pool's credentials too (CRED-2).
         assert all(c.headers.get("authorization") == "Bearer s3cret" for c in calls)
         assert all(c.headers.get("x-team") == "rl" for c in calls)
@@ -201,15 +193,7 @@ def test_killed_worker_turns_snapshot_pending_then_restart_makes_it_ready(
     assert len(dead) == 1 and dead[0].error is not None
     assert dead[0].error.startswith("Unavailable: TCP connection to")
     assert dead[0].routes == () and dead[0].admin_base_url is None and dead[0].world_size is None
-    message = pending_message(fleet, W, timeout=1.5)
-    assert old_label in message and "READY-1" in message
-
-    (restarted,) = fleet.restart(victim.key)
-    assert restarted.instance_id != victim.instance_id
-    # Ready again once the dead instance has expired from the file store (about 5-10 s).
-    discovery = discover(fleet, W, timeout=45)
-    labels = [w.label for w in discovery.workers]
-    assert restarted.label in labels and old_label not in labels
+    discovery = pending_until_restarted(fleet, victim, W)
     assert plan_rows(discovery, Convention.PRIME_NCCL) == expected_offsets(
         fleet.engines, Convention.PRIME_NCCL
     )

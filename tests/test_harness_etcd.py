@@ -19,7 +19,7 @@ from tests._harness_support import (
     expected_offsets,
     fetch_snapshot,
     listening_sockets,
-    pending_message,
+    pending_until_restarted,
     plan_rows,
     require_dynamo,
 )
@@ -87,15 +87,8 @@ def test_client_discovers_and_plans_over_etcd(fleet: DynamoFleet) -> None:
 
 def test_kill_pending_restart_ready_over_etcd(fleet: DynamoFleet) -> None:
     victim = fleet.engine("dynamo.decode#0")
-    old_label = victim.label
-    fleet.kill(victim.key)
-    message = pending_message(fleet, W, timeout=1.5)
-    assert old_label in message and "READY-1" in message
-    (restarted,) = fleet.restart(victim.key)
-    assert restarted.instance_id != victim.instance_id
-    discovery = discover(fleet, W, timeout=45)
-    labels = [w.label for w in discovery.workers]
-    assert restarted.label in labels and old_label not in labels
+    assert fleet.kill(victim.key) == [victim.key]
+    pending_until_restarted(fleet, victim, W)
 
 
 def test_add_resize_remove_over_etcd(fleet: DynamoFleet) -> None:

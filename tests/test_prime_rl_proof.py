@@ -18,7 +18,7 @@ from conformance.registry import all_checks
 from conformance.results import Status
 from conformance.runner import dynamo_available
 from prime_rl_dynamo.plan import Convention
-from tests._harness_support import expected_offsets
+from tests._harness_support import HETERO_W, admin_calls, expected_offsets, hetero_fleet
 
 EXAMPLE = "conformance.examples.prime_rl_pool_client"
 # The pinned [2, 4, 1] fleet plus two generated ones: seed 1 draws every convention and an
@@ -52,27 +52,14 @@ def test_the_example_passes_the_client_profile_as_a_callable_and_as_a_command() 
 
 # --- real Dynamo 1.6.1 ---------------------------------------------------------------------------
 
-HETERO: dict[str, Any] = {
-    "namespace": "dynamo",
-    "model": None,
-    "engines": [
-        {"component": "prefill", "count": 2, "tp": 2},
-        {"component": "decode", "count": 1, "tp": 2, "dp": 2},
-        {"component": "encode", "count": 1, "world_size": 1},
-    ],
-}
-W = 9
+W = HETERO_W
 
 
 @pytest.fixture(scope="module")
 def dynamo_fleet() -> Iterator[Any]:
     if not dynamo_available():
         pytest.skip("the dynamo extra (ai-dynamo-runtime) is not installed")
-    from prime_rl_dynamo.harness import start_dynamo_fleet
-    from prime_rl_dynamo.topology import topology_from_dict
-
-    with start_dynamo_fleet(topology_from_dict(HETERO)) as running:
-        running.wait_ready(4, timeout=60)
+    with hetero_fleet() as running:
         yield running
 
 
@@ -106,15 +93,9 @@ def test_the_example_becomes_ready_and_plans_right_on_real_dynamo(
     by_key = {e.key: e.label for e in fleet.engines}
     init_path = "/collective_rpc" if conv is Convention.VLLM_NATIVE_NCCL else "/init_broadcaster"
     seen = {}
+    made = admin_calls(fleet, "/health", init_path, "/pause", "/update_weights", "/resume")
     for engine in fleet.engines:
-        calls = fleet.recorder.requests(engine=engine.key, server="admin")
-        assert [c.path for c in calls] == [
-            "/health",
-            init_path,
-            "/pause",
-            "/update_weights",
-            "/resume",
-        ], engine.key
+        calls = made[engine.key]
         assert all(c.status == 200 for c in calls), [(c.path, c.status) for c in calls]
         for call in calls:
             assert call.headers.get("authorization") == "Bearer key-123"
@@ -160,15 +141,9 @@ def test_the_pool_drives_real_dynamos_engines_through_collective_rpc(dynamo_flee
         label: offset for label, offset, _ in expected_offsets(fleet.engines, Convention.NIXL)
     }
     seen = {}
+    made = admin_calls(fleet, "/health", "/collective_rpc", "/pause", "/collective_rpc", "/resume")
     for engine in fleet.engines:
-        calls = fleet.recorder.requests(engine=engine.key, server="admin")
-        assert [c.path for c in calls] == [
-            "/health",
-            "/collective_rpc",
-            "/pause",
-            "/collective_rpc",
-            "/resume",
-        ]
+        calls = made[engine.key]
         assert all(c.status == 200 for c in calls)
         init, update = calls[1].json, calls[3].json
         assert init["method"] == "init_broadcaster" and init["kwargs"]["session_id"] == "s-1"

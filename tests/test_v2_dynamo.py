@@ -16,10 +16,13 @@ from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import TopologyChangedError
 from prime_rl_dynamo.topology import topology_from_dict
 from prime_rl_dynamo.v2 import PROTOCOL_HEADER
+from tests._harness_support import require_dynamo
+
+require_dynamo()
+
+from prime_rl_dynamo.harness import start_dynamo_fleet  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.dynamo, pytest.mark.slow]
-
-harness = pytest.importorskip("prime_rl_dynamo.harness")
 
 TOPOLOGY = {
     "version": 1,
@@ -32,7 +35,7 @@ TOPOLOGY = {
 def test_real_dynamo_keeps_v1_and_the_client_falls_back_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with harness.start_dynamo_fleet(topology_from_dict(TOPOLOGY)) as fleet:
+    with start_dynamo_fleet(topology_from_dict(TOPOLOGY)) as fleet:
         asked = httpx.get(fleet.discovery_url, headers={PROTOCOL_HEADER: "2, 1"}, timeout=10)
         plain = httpx.get(fleet.discovery_url, timeout=10)
         assert asked.status_code == 200 and PROTOCOL_HEADER.lower() not in asked.headers
