@@ -507,14 +507,11 @@ class ReferenceFleet(Fleet):
 
 def _spare(specs: list[EngineSpec], topology: Topology) -> EngineSpec:
     """One unlisted engine like the first, for the churn fault's "join" step."""
-    from prime_rl_dynamo.topology import _instance_id
-
     first = specs[0]
-    index = 1 + max(s.index for s in specs if s.component == first.component)
-    key = f"{first.namespace}.{first.component}#{index}"
-    return replace(
-        first, key=key, index=index, instance_id=_instance_id(topology.seed, key), present=False
+    (new,) = topology.more_engines(
+        specs, first.component, namespace=first.namespace, source="the churn fault"
     )
+    return replace(first, key=new.key, index=new.index, instance_id=new.instance_id, present=False)
 
 
 start_reference_fleet = started(
