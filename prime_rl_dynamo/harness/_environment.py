@@ -8,6 +8,7 @@ follows from them: the namespace scope the frontend reports and which engines it
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,8 +48,9 @@ class FleetEnvironment:
     """The Dynamo configuration shared by every process of one fleet.
 
     ``extra`` holds the caller's variables (they win over the harness's); ``namespace`` is the
-    topology's, which the frontend scans unless ``extra`` says otherwise. ``etcd_url`` and
-    ``nats_url`` are set once those servers run.
+    topology's, which the frontend scans unless ``extra`` says otherwise; ``python`` is the
+    interpreter of the frontend and stub processes. ``etcd_url`` and ``nats_url`` are set once
+    those servers run.
     """
 
     workdir: Path
@@ -56,6 +58,7 @@ class FleetEnvironment:
     discovery: str = "file"
     request_plane: str = "tcp"
     extra: dict[str, str] = field(default_factory=dict)
+    python: str = sys.executable
     etcd_url: str | None = None
     nats_url: str | None = None
 

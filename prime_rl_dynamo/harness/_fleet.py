@@ -121,7 +121,7 @@ class DynamoFleet(Fleet):
         self.workdir = Path(tempfile.gettempdir()) / f"prime-rl-dynamo-fleet-{secrets.token_hex(6)}"
         extra = {**(env or {}), **scope_variables(namespace_prefix, worker_suffix, prefix_strict)}
         self.environment = FleetEnvironment(
-            self.workdir, self.topology.namespace, discovery, request_plane, extra
+            self.workdir, self.topology.namespace, discovery, request_plane, extra, python
         )
         options = StubOptions(
             replies={k: dict(v) for k, v in (replies or {}).items()},
@@ -129,7 +129,6 @@ class DynamoFleet(Fleet):
             extra_models={k: list(v) for k, v in (extra_models or {}).items()},
             resize_after_init={k: int(v) for k, v in (resize_after_init or {}).items()},
             engines_per_process=engines_per_process,
-            python=python,
         )
         options.check(self.topology)
         self.stubs = StubLauncher(self.environment, options)
@@ -267,7 +266,7 @@ class DynamoFleet(Fleet):
         for attempt in range(3):
             self.http_port, self.rl_port = free_port(), free_port()
             argv = [
-                self.stubs.options.python,
+                self.environment.python,
                 "-m",
                 "prime_rl_dynamo.harness.frontend",
                 "--http-port",

@@ -8,7 +8,6 @@ appends every call it serves to a JSON-lines recording that ``StubRecorder`` rea
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -49,7 +48,6 @@ class StubOptions:
     extra_models: dict[str, list[str]] = field(default_factory=dict)
     resize_after_init: dict[str, int] = field(default_factory=dict)
     engines_per_process: int | None = None
-    python: str = sys.executable
 
     def check(self, topology: Topology) -> None:
         """HarnessError unless every engine key the options name is in ``topology``."""
@@ -161,7 +159,7 @@ class StubLauncher:
         for chunk in self.pack(specs, known):
             self._counter += 1
             stub = StubProcess(
-                f"stub-{self._counter:03d}", chunk, env, workdir, self.options.python
+                f"stub-{self._counter:03d}", chunk, env, workdir, self.environment.python
             )
             stub.spec_file.write_text(json.dumps(self._spec(stub)), encoding="utf-8")
             self.live.append(stub)

@@ -147,7 +147,6 @@ class ReferenceFleet(Fleet):
             topology = replace(topology, seed=seed)  # instance ids follow the seed too
         self.topology = topology
         self.host = host
-        self.seed = topology.seed
         self.recorder = recorder if recorder is not None else Recorder()
         all_faults = parse_faults([*topology.faults, *faults])
         self._sockets: dict[int, socket.socket] = {}
@@ -188,7 +187,7 @@ class ReferenceFleet(Fleet):
         self.state.listeners.append(self._on_scheduled)
         self._tasks: set[asyncio.Future[None]] = set()
         self.frontend = Frontend(
-            self.state, namespace=topology.namespace, faults=all_faults, seed=self.seed
+            self.state, namespace=topology.namespace, faults=all_faults, seed=topology.seed
         )
         self._config = uvicorn.Config(
             _Dispatcher(self),
