@@ -94,7 +94,8 @@ class DynamoFleet(Fleet):
     ``extra_models`` maps engine keys to more model names that engine registers.
     ``resize_after_init`` maps engine keys to the world size the engine reports once it answered
     a broadcast init (the listing then shows the resize, as after a real restart).
-    ``keep_workdir`` keeps the logs, specs and recordings after ``stop()``.
+    ``keep_workdir`` keeps the logs, specs and recordings after ``stop()``; ``python`` is the
+    interpreter of the frontend and stub processes.
     """
 
     def __init__(

@@ -50,7 +50,8 @@ class StubOptions:
     engines_per_process: int | None = None
 
     def check(self, topology: Topology) -> None:
-        """HarnessError unless every engine key the options name is in ``topology``."""
+        """HarnessError unless ``engines_per_process`` is at least 1 and every engine key the
+        options name is in ``topology``."""
         if self.engines_per_process is not None and self.engines_per_process < 1:
             raise HarnessError(f"engines_per_process must be >= 1, got {self.engines_per_process}")
         keys = {s.key for s in topology.engines()}
