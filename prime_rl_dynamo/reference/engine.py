@@ -20,19 +20,9 @@ from starlette.routing import Route
 
 from prime_rl_dynamo.reference.state import ReferenceEngine
 
-__all__ = ["ADMIN_OPERATIONS", "ADMIN_PREFIX", "engine_app"]
+__all__ = ["ADMIN_PREFIX", "engine_app"]
 
 ADMIN_PREFIX = "/admin"
-
-#: Admin operations, as named in a topology's ``faults.admin_fail``.
-ADMIN_OPERATIONS = (
-    "health",
-    "pause",
-    "resume",
-    "init_broadcaster",
-    "update_weights",
-    "collective_rpc",
-)
 
 _PAUSE_MODES = ("abort", "wait", "keep")
 _BOOLEAN_WORDS = ("true", "false")
