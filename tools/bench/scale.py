@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.discovery import (
+from tools.bench.discovery import (
     FleetUnavailable,
     _Frontend,
     _reference_frontend,
@@ -23,8 +23,8 @@ from bench.discovery import (
     measure_gets,
     record_unavailable,
 )
-from bench.progress import NullReporter, Reporter
-from bench.stats import paired_ratio, summarize
+from tools.bench.progress import NullReporter, Reporter
+from tools.bench.stats import paired_ratio, summarize
 
 __all__ = ["ScaleConfig", "run_scale"]
 

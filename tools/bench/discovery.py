@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -20,9 +19,10 @@ from typing import Any
 
 import httpx
 
-from bench.progress import NullReporter, Phase, Reporter
-from bench.stats import interleaved, paired_ratio, summarize
 from prime_rl_dynamo.errors import PrimeRLDynamoError
+from tools.bench import child_argv, child_env
+from tools.bench.progress import NullReporter, Phase, Reporter
+from tools.bench.stats import interleaved, paired_ratio, summarize
 
 __all__ = [
     "FRONTENDS",
@@ -94,7 +94,8 @@ def _reference_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[
     # stderr goes to a file: a pipe nobody reads would stall a chatty child.
     with tempfile.TemporaryFile(mode="w+") as errors:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.fleet_server", json.dumps(topology)],
+            child_argv("fleet_server", json.dumps(topology)),
+            env=child_env(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,

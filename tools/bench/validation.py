@@ -3,7 +3,7 @@
 Contenders run interleaved on the same bytes: ``json.loads`` (the yardstick), ``orjson.loads``,
 ``validate_body`` (schema + semantic checks + typed snapshot), a pydantic parser equivalent to the
 original change's, the same with pydantic's own JSON parser, and pure-Python jsonschema (small
-bodies only). Run ``python -m bench.validation`` for a table; ``measure()`` returns the data.
+bodies only). Run ``python -m tools.bench.validation`` for a table; ``measure()`` returns the data.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench.stats import interleaved, paired_ratio, summarize
+from tools.bench.stats import interleaved, paired_ratio, summarize
 
 __all__ = [
     "CRITERIA",
@@ -388,8 +388,8 @@ def format_table(report: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m bench.validation [--sizes 1,64,1024,8192] [--repetitions 15] [--json]``."""
-    parser = argparse.ArgumentParser(prog="python -m bench.validation", description=__doc__)
+    """``python -m tools.bench.validation [--sizes 1,64,1024,8192] [--repetitions 15] [--json]``."""
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.validation", description=__doc__)
     parser.add_argument("--sizes", default="1,64,1024,8192", help="worker counts, comma-separated")
     parser.add_argument("--repetitions", type=int, default=15)
     parser.add_argument("--jsonschema-max-workers", type=int, default=64)

@@ -15,9 +15,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.progress import NullReporter, Reporter
-from bench.stats import paired_ratio, summarize
-from bench.suite import rotated_runs
+from tools.bench.progress import NullReporter, Reporter
+from tools.bench.stats import paired_ratio, summarize
+from tools.bench.suite import rotated_runs
 
 __all__ = ["CLIENTS", "ClientProfileConfig", "run_client_profile"]
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.progress import NullReporter, Phase, Reporter
-from bench.stats import paired_ratio, summarize
+from tools.bench.progress import NullReporter, Phase, Reporter
+from tools.bench.stats import paired_ratio, summarize
 
 __all__ = ["SuiteConfig", "run_suite"]
 

@@ -1,0 +1,26 @@
+"""The benchmarks behind ``prime-rl-dynamo bench`` (run from a checkout, or ``make bench``).
+
+They measure the installed ``prime_rl_dynamo`` and are not part of the wheel. Sections that need a
+server of their own start it as ``python -m tools.bench.<module>`` in a child process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tools import REPO
+
+
+def child_argv(module: str, *args: str) -> list[str]:
+    """The command line running ``tools.bench.<module>`` with this interpreter."""
+    return [sys.executable, "-m", f"{__name__}.{module}", *args]
+
+
+def child_env() -> dict[str, str]:
+    """This process's environment with the repository root first on ``PYTHONPATH``.
+
+    A child started from any directory then imports ``tools`` from this checkout.
+    """
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *([path] if path else [])])}
