@@ -6,14 +6,12 @@ are up to date with them. Integration tests run ``schemathesis run`` against rea
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +20,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from _schemathesis_support import run_schemathesis
 
 from prime_rl_dynamo._resources import load_json, schema_dir, schema_path
 from prime_rl_dynamo.requirements import all_requirements
@@ -34,7 +33,12 @@ from tools.openapi import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = ("rl-frontend.openapi.json", "worker-system.openapi.json", "admin.openapi.json")
+DOCUMENTS = (
+    "rl-frontend.openapi.json",
+    "worker-system.openapi.json",
+    "admin.openapi.json",
+    "rl-frontend.v2.openapi.json",
+)
 
 EXPECTED_OPERATIONS = {
     "rl-frontend.openapi.json": {("GET", "/v1/rl/workers"), ("HEAD", "/v1/rl/workers")},
@@ -47,6 +51,7 @@ EXPECTED_OPERATIONS = {
         ("POST", "/update_weights"),
         ("POST", "/collective_rpc"),
     },
+    "rl-frontend.v2.openapi.json": {("GET", "/v1/rl/workers")},
 }
 
 EXPECTED_EMBEDDED = {
@@ -56,13 +61,12 @@ EXPECTED_EMBEDDED = {
     },
     "worker-system.openapi.json": {"RlWorkerRoutes": "rl-worker-routes.v1.schema.json"},
     "admin.openapi.json": {"Admin": "admin-bodies.v1.schema.json"},
+    "rl-frontend.v2.openapi.json": {
+        "RlWorkersV2": "rl-workers.v2.schema.json",
+        "RlWorkers": "rl-workers.v1.schema.json",
+        "RlWorkersError": "rl-workers-error.v1.schema.json",
+    },
 }
-
-
-@functools.cache
-def _scratch() -> str:
-    """Where schemathesis runs: it writes .schemathesis/ into its working directory."""
-    return tempfile.mkdtemp(prefix="prime-rl-dynamo-schemathesis-")
 
 
 def _document(name: str) -> dict[str, Any]:
@@ -367,39 +371,15 @@ def test_spec_worked_example_matches_the_rank_math(spec: str) -> None:
     assert "`[0, 2, 4]`" in spec and "Rank 4 is claimed twice" in spec
 
 
-# --- schemathesis against real servers -----------------------------------------------------------
+# --- schemathesis against real servers (the reference fleet's runs: test_reference_schemathesis) -
+
+_QUICK = ("--max-examples", "10")
 
 
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _schemathesis(document: str, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "schemathesis.cli",
-            "run",
-            str(schema_path(f"openapi/{document}")),
-            "--url",
-            url,
-            "--checks",
-            "all",
-            "--seed",
-            "1",
-            "--max-examples",
-            "10",
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-        cwd=_scratch(),  # schemathesis writes .schemathesis/ where it runs: not in the checkout
-    )
 
 
 class _Listener:
@@ -460,27 +440,12 @@ class _Listener:
 def test_schemathesis_checks_the_rl_listener_405_contract(mode: str, finding: str | None) -> None:
     pytest.importorskip("schemathesis")
     with _Listener(mode) as listener:
-        result = _schemathesis("rl-frontend.openapi.json", listener.url)
+        result = run_schemathesis("rl-frontend.openapi.json", listener.url, *_QUICK)
     if finding is None:
         assert result.returncode == 0, result.stdout[-3000:]
     else:
         assert result.returncode == 1, result.stdout[-3000:]
         assert finding in result.stdout
-
-
-@pytest.mark.integration
-def test_schemathesis_passes_on_the_reference_fleet() -> None:
-    pytest.importorskip("schemathesis")
-    reference = pytest.importorskip("prime_rl_dynamo.reference")
-    with reference.start_reference_fleet() as fleet:
-        engine = fleet.engines[0]
-        frontend = _schemathesis("rl-frontend.openapi.json", fleet.frontend_url)
-        system = _schemathesis("worker-system.openapi.json", engine.system_url)
-        # The reference admin API validates requests as strictly as the document describes them.
-        admin = _schemathesis("admin.openapi.json", engine.admin_base_url)
-    assert frontend.returncode == 0, frontend.stdout[-3000:]
-    assert system.returncode == 0, system.stdout[-3000:]
-    assert admin.returncode == 0, admin.stdout[-3000:]
 
 
 @pytest.mark.integration
@@ -503,9 +468,11 @@ def test_schemathesis_passes_on_real_dynamo() -> None:
         }
     )
     with start_dynamo_fleet(topology) as fleet:
-        frontend = _schemathesis("rl-frontend.openapi.json", fleet.frontend_url)
-        system = _schemathesis("worker-system.openapi.json", fleet.engines[0].system_url)
-        admin = _schemathesis("admin.openapi.json", fleet.engines[0].admin_base_url)
+        frontend = run_schemathesis("rl-frontend.openapi.json", fleet.frontend_url, *_QUICK)
+        system = run_schemathesis(
+            "worker-system.openapi.json", fleet.engines[0].system_url, *_QUICK
+        )
+        admin = run_schemathesis("admin.openapi.json", fleet.engines[0].admin_base_url, *_QUICK)
     # Dynamo's own RL listener and system server keep the documented contract, text/plain included.
     assert frontend.returncode == 0, frontend.stdout[-3000:]
     assert system.returncode == 0, system.stdout[-3000:]

@@ -196,7 +196,7 @@ async def _admin(request: Request, operation: str) -> Response:
         return _error(500, f"injected failure of {operation} on engine {engine.key}")
     if operation in _INIT_OPERATIONS and _is_init(operation, data):
         if engine.admin_error_in_200:
-            # Dynamo's engine routes answer errors in a 200 body (FACTS.md §7).
+            # Dynamo's engine routes answer errors in a 200 body: the fault makes admin do so too.
             return JSONResponse(
                 {"status": "error", "message": f"injected init failure on engine {engine.key}"}
             )
@@ -259,7 +259,7 @@ async def _engine_route(request: Request) -> Response:
         engine.weight_dirs.append(json.dumps(data.get("update_info")))
     elif name == "init_weight_transfer_engine":
         if engine.admin_error_in_200:
-            # Dynamo's engine routes answer errors in a 200 body (FACTS.md §7).
+            # Dynamo's engine routes answer errors in a 200 body.
             return JSONResponse(
                 {"status": "error", "message": f"injected init failure on engine {engine.key}"}
             )
