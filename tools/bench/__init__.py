@@ -8,8 +8,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 
 from tools import REPO
+
+
+def refuse_unknown(what: str, chosen: Iterable[str], known: Iterable[str]) -> None:
+    """ValueError naming the ``chosen`` names (clients, frontends...) that are not ``known``."""
+    known = list(known)
+    unknown = [name for name in chosen if name not in known]
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown}; expected some of {known}")
 
 
 def child_argv(module: str, *args: str) -> list[str]:

@@ -15,8 +15,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tools.bench import refuse_unknown
 from tools.bench.progress import NullReporter, Reporter
-from tools.bench.stats import paired_ratio, summarize
+from tools.bench.stats import paired_ratio
 from tools.bench.suite import rotated_runs
 
 __all__ = ["CLIENTS", "ClientProfileConfig", "run_client_profile"]
@@ -76,15 +77,13 @@ def run_client_profile(
     """Time the client profile per client; returns the ``client`` section of the report."""
     config = config or ClientProfileConfig()
     reporter = reporter or NullReporter()
-    unknown = [c for c in config.clients if c not in CLIENTS]
-    if unknown:
-        raise ValueError(f"unknown clients {unknown}; expected some of {list(CLIENTS)}")
+    refuse_unknown("clients", config.clients, CLIENTS)
     labels = list(config.clients)
     series: dict[str, dict[str, Any]] = {
         label: {"status": "ok", "reason": None} for label in labels
     }
     phase = reporter.phase("client profile", config.repetitions * len(labels))
-    walls, outcomes = rotated_runs(
+    walls = rotated_runs(
         labels,
         config.repetitions,
         lambda label: _one_run(CLIENTS[label], config),
@@ -95,14 +94,6 @@ def run_client_profile(
         preposition="with",
         advance_skipped=True,
     )
-    for label in labels:
-        if series[label]["status"] == "ok" and walls[label]:
-            series[label].update(
-                wall_s=summarize(walls[label]),
-                run_s=summarize([o["run_s"] for o in outcomes[label]]),
-                counts=outcomes[label][-1]["counts"],
-                ok=all(o["ok"] for o in outcomes[label]),
-            )
     result: dict[str, Any] = {
         "config": asdict(config),
         "run": f"client profile (seed {config.seed}, {config.topologies} generated topologies)",

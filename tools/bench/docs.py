@@ -71,12 +71,16 @@ def _not_passed(series: dict[str, Any]) -> str:
     return "; ".join(parts) or "every check passed"
 
 
+def _load(machine: dict[str, Any]) -> str:
+    before, after = machine["load_average"][0], machine["load_average_after"][0]
+    return f"load average {before:.1f} before and {after:.1f} after"
+
+
 def _run_line(report: dict[str, Any]) -> str:
     machine = report["machine"]
-    before, after = machine["load_average"][0], machine["load_average_after"][0]
     return (
         f"`{report['command']}` ({report['wall_s'] / 60:.1f} min, {machine['cpu_count']} cores, "
-        f"load average {before:.1f} before and {after:.1f} after, {machine['timestamp'][:10]})"
+        f"{_load(machine)}, {machine['timestamp'][:10]})"
     )
 
 
@@ -198,10 +202,9 @@ def _scale_points(report: dict[str, Any], frontend: str) -> list[dict[str, Any]]
 
 def _scale_source(report: dict[str, Any]) -> str:
     machine = report["machine"]
-    before, after = machine["load_average"][0], machine["load_average_after"][0]
     return (
         f"`{report['command']}`, {machine['timestamp'][:10]}, {machine['cpu_count']} cores "
-        f"shared with other jobs, load average {before:.1f} before and {after:.1f} after"
+        f"shared with other jobs, {_load(machine)}"
     )
 
 

@@ -104,7 +104,7 @@ def run_suite(
         else:
             series[target] = {"status": "skipped", "reason": reason}
     phase = reporter.phase("conformance suite", config.repetitions * max(len(targets), 1))
-    walls, outcomes = rotated_runs(
+    walls = rotated_runs(
         targets,
         config.repetitions,
         lambda target: _one_run(target, config.profiles, config.timeout_s),
@@ -114,17 +114,9 @@ def run_suite(
         what="conformance",
         preposition="against",
         advance_skipped=False,
+        # status -> requirement IDs of the last run that did not pass (docs quote them)
+        keep=("not_passed",),
     )
-    for target in targets:
-        if series[target]["status"] == "ok" and walls[target]:
-            series[target].update(
-                wall_s=summarize(walls[target]),
-                run_s=summarize([o["run_s"] for o in outcomes[target]]),
-                counts=outcomes[target][-1]["counts"],
-                # status -> requirement IDs of the last run that did not pass (docs quote them)
-                not_passed=outcomes[target][-1].get("not_passed", {}),
-                ok=all(o["ok"] for o in outcomes[target]),
-            )
     result: dict[str, Any] = {
         "config": asdict(config),
         "run": "default (every profile)"
@@ -148,13 +140,16 @@ def rotated_runs(
     what: str,
     preposition: str,
     advance_skipped: bool,
-) -> tuple[dict[str, list[float]], dict[str, list[dict[str, Any]]]]:
+    keep: tuple[str, ...] = (),
+) -> dict[str, list[float]]:
     """Run ``one_run(label)`` ``repetitions`` times per label, rotating who goes first.
 
-    Returns each label's wall times and outcomes. A run that fails (RuntimeError, a time-out,
-    ValueError) marks the label skipped in ``series`` with the reason, logged as
-    ``"{what} {preposition} {label} skipped: ..."``, and the label runs no more;
-    ``advance_skipped`` also advances ``phase`` for each of its runs left out. Ends the phase."""
+    Each label that ran gets ``wall_s``, ``run_s`` (summaries), ``counts``, the ``keep`` keys of
+    its last outcome and ``ok`` (every run ok) in ``series``; returns each label's wall times. A
+    run that fails (RuntimeError, a time-out, ValueError) marks the label skipped in ``series``
+    with the reason, logged as ``"{what} {preposition} {label} skipped: ..."``, and the label runs
+    no more; ``advance_skipped`` also advances ``phase`` for each of its runs left out. Ends the
+    phase."""
     labels = list(labels)
     walls: dict[str, list[float]] = {label: [] for label in labels}
     outcomes: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
@@ -177,4 +172,14 @@ def rotated_runs(
             walls[label].append(wall)
             outcomes[label].append(outcome)
     phase.done()
-    return walls, outcomes
+    for label in labels:
+        if series[label]["status"] == "ok" and walls[label]:
+            last = outcomes[label][-1]
+            series[label].update(
+                wall_s=summarize(walls[label]),
+                run_s=summarize([o["run_s"] for o in outcomes[label]]),
+                counts=last["counts"],
+                **{key: last.get(key, {}) for key in keep},
+                ok=all(o["ok"] for o in outcomes[label]),
+            )
+    return walls
