@@ -8,17 +8,13 @@ team waits for.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from tools.bench import refuse_unknown
 from tools.bench.progress import NullReporter, Reporter
 from tools.bench.stats import paired_ratio
-from tools.bench.suite import rotated_runs
+from tools.bench.suite import rotated_runs, timed_child
 
 __all__ = ["CLIENTS", "ClientProfileConfig", "run_client_profile"]
 
@@ -53,22 +49,8 @@ print(json.dumps({"run_s": time.perf_counter() - start, "ok": report.ok,
 
 
 def _one_run(client: str, config: ClientProfileConfig) -> tuple[float, dict[str, Any]]:
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, client, str(config.topologies), str(config.seed)],
-        capture_output=True,
-        text=True,
-        timeout=config.timeout_s,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(
-            f"client profile with {client} exited {proc.returncode}: {proc.stderr[-800:]}"
-        )
-    outcome: dict[str, Any] = json.loads(lines[-1])
-    return wall, outcome
+    args = [client, str(config.topologies), str(config.seed)]
+    return timed_child(_CHILD, args, config.timeout_s, f"client profile with {client}")
 
 
 def run_client_profile(

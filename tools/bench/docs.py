@@ -71,17 +71,21 @@ def _not_passed(series: dict[str, Any]) -> str:
     return "; ".join(parts) or "every check passed"
 
 
-def _load(machine: dict[str, Any]) -> str:
+def _facts(report: dict[str, Any]) -> tuple[str, str, str, str]:
+    """A stored run's command, cores, load average before and after, and date, as the docs say them."""
+    machine = report["machine"]
     before, after = machine["load_average"][0], machine["load_average_after"][0]
-    return f"load average {before:.1f} before and {after:.1f} after"
+    return (
+        f"`{report['command']}`",
+        f"{machine['cpu_count']} cores",
+        f"load average {before:.1f} before and {after:.1f} after",
+        machine["timestamp"][:10],
+    )
 
 
 def _run_line(report: dict[str, Any]) -> str:
-    machine = report["machine"]
-    return (
-        f"`{report['command']}` ({report['wall_s'] / 60:.1f} min, {machine['cpu_count']} cores, "
-        f"{_load(machine)}, {machine['timestamp'][:10]})"
-    )
+    command, cores, load, date = _facts(report)
+    return f"{command} ({report['wall_s'] / 60:.1f} min, {cores}, {load}, {date})"
 
 
 def _readme_validation(report: dict[str, Any]) -> str:
@@ -201,11 +205,8 @@ def _scale_points(report: dict[str, Any], frontend: str) -> list[dict[str, Any]]
 
 
 def _scale_source(report: dict[str, Any]) -> str:
-    machine = report["machine"]
-    return (
-        f"`{report['command']}`, {machine['timestamp'][:10]}, {machine['cpu_count']} cores "
-        f"shared with other jobs, {_load(machine)}"
-    )
+    command, cores, load, date = _facts(report)
+    return f"{command}, {date}, {cores} shared with other jobs, {load}"
 
 
 def _scale_table(report: dict[str, Any]) -> str:

@@ -63,12 +63,15 @@ def _unavailable(target: str) -> str | None:
     return None
 
 
-def _one_run(
-    target: str, profiles: tuple[str, ...], timeout_s: float
+def timed_child(
+    code: str, args: Sequence[str], timeout_s: float, what: str
 ) -> tuple[float, dict[str, Any]]:
+    """Run ``python -c code *args`` in a fresh process: its wall time and its last JSON line.
+
+    RuntimeError (naming ``what``, with the end of stderr) when it fails or prints no JSON."""
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, target, ",".join(profiles)],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         timeout=timeout_s,
@@ -77,10 +80,17 @@ def _one_run(
     wall = time.perf_counter() - start
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
-        raise RuntimeError(
-            f"conformance run against {target} exited {proc.returncode}: {proc.stderr[-800:]}"
-        )
+        raise RuntimeError(f"{what} exited {proc.returncode}: {proc.stderr[-800:]}")
     outcome: dict[str, Any] = json.loads(lines[-1])
+    return wall, outcome
+
+
+def _one_run(
+    target: str, profiles: tuple[str, ...], timeout_s: float
+) -> tuple[float, dict[str, Any]]:
+    wall, outcome = timed_child(
+        _CHILD, [target, ",".join(profiles)], timeout_s, f"conformance run against {target}"
+    )
     if outcome.get("target") != target:
         raise RuntimeError(
             f"conformance run asked for target {target!r} but ran against {outcome.get('target')!r}"
