@@ -118,6 +118,9 @@ def test_refusals_say_what_is_missing_or_unreadable(fleet: ReferenceFleet) -> No
         "status": "error",
         "message": "init_broadcaster: field 'timeout' is required (schema Admin.InitBroadcaster)",
     }
+    huge = _post(fleet, "collective_rpc", json={"method": "m", "args": {"k" * 5000: 1}})
+    assert huge.status_code == 400 and len(huge.json()["message"]) < 400, huge.text
+    assert huge.json()["message"].startswith("collective_rpc: field 'args': {'kkk")
     for raw, expected in (
         (b"[1]", "body must be a JSON object, found list"),
         (b"", "body must be a JSON object, found NoneType"),

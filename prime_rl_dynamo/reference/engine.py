@@ -79,6 +79,8 @@ _ADMIN_DOCUMENT = "openapi/admin.openapi.json"
 # The document's local refs ("#/components/schemas/...") resolve inside this resource.
 _DOCUMENT_URI = "urn:prime-rl-dynamo:admin.openapi.json"
 _QUERY_WORDS: dict[str, dict[str, Any]] = {"boolean": {"true": True, "false": False}}
+# jsonschema quotes the offending value whole; a refusal quotes at most this much of it.
+_QUOTE_LIMIT = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,11 @@ def _operations() -> dict[str, _Operation]:
     return operations
 
 
+def _said(error: ValidationError) -> str:
+    message = error.message
+    return message if len(message) <= _QUOTE_LIMIT else message[: _QUOTE_LIMIT - 3] + "..."
+
+
 def _refusal(error: ValidationError) -> str:
     """One schema error as a sentence naming the field: what was expected and what came."""
     required, instance = error.validator_value, error.instance
@@ -128,7 +135,7 @@ def _refusal(error: ValidationError) -> str:
         if missing:
             return f"field {missing[0]!r} is required"
     where = "/".join(str(part) for part in error.absolute_path)
-    return f"field {where!r}: {error.message}" if where else error.message
+    return f"field {where!r}: {_said(error)}" if where else _said(error)
 
 
 def _check_query(request: Request, operation: _Operation) -> None:
@@ -139,7 +146,7 @@ def _check_query(request: Request, operation: _Operation) -> None:
         value = _QUERY_WORDS.get(str(schema.get("type")), {}).get(raw, raw)
         error = best_match(validator.iter_errors(value))
         if error is not None:
-            raise _BadRequest(f"query {name}: {error.message}")
+            raise _BadRequest(f"query {name}: {_said(error)}")
 
 
 async def _check_body(request: Request, operation: _Operation) -> dict[str, Any]:
