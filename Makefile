@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup conformance test lint typecheck pytest ci-conformance bench
+.PHONY: setup conformance test lint typecheck pytest ci-conformance bench bench-docs generate
 
 setup: $(VENV)/.installed
 
@@ -26,6 +26,8 @@ lint:
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/prime-rl-dynamo spec diff schema/frozen/v1 schema --accept schema/frozen/v1-accepted.json
+	$(PY) -m tools.openapi --check
+	$(PY) -m tools.codegen --check
 
 typecheck:
 	$(BIN)/mypy
@@ -47,3 +49,12 @@ pytest:
 
 bench: setup
 	$(BIN)/prime-rl-dynamo bench --json reports/bench.json --plot reports/bench.png
+
+## After a benchmark run into docs/bench/: rewrite the figures README.md and docs/ quote.
+bench-docs: setup
+	$(PY) -m tools.bench.docs
+
+## After editing schema/ or tools/openapi/: rewrite schema/openapi/ and prime_rl_dynamo/_models.py.
+generate: setup
+	$(PY) -m tools.openapi
+	$(PY) -m tools.codegen

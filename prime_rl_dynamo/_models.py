@@ -1,6 +1,6 @@
 """Typed models of rl-workers.v1.schema.json (msgspec, frozen). GENERATED, do not edit.
 
-Regenerate with ``python -m prime_rl_dynamo._codegen``; tests fail when this file drifts.
+Regenerate with ``python -m tools.codegen``; tests fail when this file drifts.
 Optional fields are ``X | None``: None means the field was absent (null is refused).
 """
 

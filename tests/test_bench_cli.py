@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-import bench.run
-from bench.discovery import DiscoveryConfig
-from bench.run import BenchConfig
-from bench.validation_figures import ValidationConfig
+import tools.bench.run
 from prime_rl_dynamo.cli import main
+from tools.bench.discovery import DiscoveryConfig
+from tools.bench.run import BenchConfig
+from tools.bench.validation_figures import ValidationConfig
 
 pytestmark = pytest.mark.integration
 
@@ -25,13 +25,14 @@ def _tiny(mode: str) -> BenchConfig:
             sizes=(1,), requests=2, ready_repetitions=1, warmup=1, frontends=("reference",)
         ),
         suite=None,
+        client=None,
     )
 
 
 def test_quick_writes_json_and_png(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(bench.run, "quick_config", lambda: _tiny("quick"))
+    monkeypatch.setattr(tools.bench.run, "quick_config", lambda: _tiny("quick"))
     out_json = tmp_path / "r.json"
     out_png = tmp_path / "r.png"
     code = main(
@@ -55,7 +56,7 @@ def test_only_and_no_dynamo_shape_the_run(
         seen.append(config)
         return {"mode": config.mode, "machine": {}, "validation": {}, "discovery": {}, "suite": {}}
 
-    monkeypatch.setattr(bench.run, "run_bench", fake_run)
+    monkeypatch.setattr(tools.bench.run, "run_bench", fake_run)
     code = main(
         [
             "bench",
@@ -80,3 +81,16 @@ def test_plot_must_be_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code = main(["bench", "--no-progress", "--plot", str(tmp_path / "figure.jpg")])
     assert code == 2
     assert "expects a .png file" in capsys.readouterr().err
+
+
+def test_bench_finds_this_checkout_and_says_what_to_do_without_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from prime_rl_dynamo.cli import bench as bench_cli
+
+    assert bench_cli.checkout_root() == Path(__file__).resolve().parents[1]
+    monkeypatch.setattr(bench_cli, "checkout_root", lambda: None)
+    assert main(["bench", "--quick"]) == 2
+    assert main(["bench", "--protocol"]) == 2
+    err = capsys.readouterr().err
+    assert "tools/bench/" in err and "checkout" in err and "Traceback" not in err

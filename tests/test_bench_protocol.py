@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.protocol import ProtocolConfig, _wire_bytes, plot, run_protocol
+from tools.bench.protocol import ProtocolConfig, _wire_bytes, plot, run_protocol
 
 pytestmark = pytest.mark.integration
 
@@ -46,7 +46,7 @@ def test_tiny_run_has_every_figure_and_ratio(tmp_path: Path) -> None:
 def test_docs_table_is_rendered_from_the_stored_report() -> None:
     import json
 
-    from bench.protocol import markdown
+    from tools.bench.protocol import markdown
 
     root = Path(__file__).resolve().parent.parent
     report = json.loads((root / "docs" / "bench" / "protocol.json").read_text("utf-8"))
@@ -58,11 +58,11 @@ def test_docs_table_is_rendered_from_the_stored_report() -> None:
 
 
 def test_cli_bench_protocol_passes_its_options(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bench.protocol
+    import tools.bench.protocol
     from prime_rl_dynamo.cli import main
 
     seen: list[list[str]] = []
-    monkeypatch.setattr(bench.protocol, "main", lambda argv: seen.append(argv) or 0)
+    monkeypatch.setattr(tools.bench.protocol, "main", lambda argv: seen.append(argv) or 0)
     assert main(["bench", "--protocol", "--quick"]) == 0
     assert main(["bench", "--protocol", "--no-dynamo", "--json", "x.json"]) == 0
     assert seen == [

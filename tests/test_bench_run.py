@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from bench.discovery import DiscoveryConfig
-from bench.plot import plot_report
-from bench.run import REPORT_FORMAT, BenchConfig, run_bench, write_report
-from bench.suite import SuiteConfig, run_suite
-from bench.table import render_tables
-from bench.validation_figures import ValidationConfig
+from tools.bench.discovery import DiscoveryConfig
+from tools.bench.plot import plot_report
+from tools.bench.run import REPORT_FORMAT, BenchConfig, run_bench, write_report
+from tools.bench.suite import SuiteConfig, run_suite
+from tools.bench.table import render_tables
+from tools.bench.validation_figures import ValidationConfig
 
 pytestmark = pytest.mark.integration
 
@@ -145,7 +145,7 @@ def test_unavailable_dynamo_is_reported_skipped_not_invented(
 ) -> None:
     import sys
 
-    from bench.discovery import run_discovery
+    from tools.bench.discovery import run_discovery
 
     # As if the dynamo extra were not installed: importing the harness fails.
     monkeypatch.setitem(sys.modules, "prime_rl_dynamo.harness", None)
@@ -176,7 +176,7 @@ def test_suite_times_a_real_conformance_run_in_a_child_process() -> None:
 
 
 def test_markdown_quotes_every_section_with_its_command(report: dict[str, Any]) -> None:
-    from bench.markdown import render_markdown
+    from tools.bench.markdown import render_markdown
 
     text = render_markdown(report)
     assert "Command: `test`" in text
@@ -186,7 +186,7 @@ def test_markdown_quotes_every_section_with_its_command(report: dict[str, Any]) 
 
 
 def test_client_profile_section_times_each_client_in_a_fresh_process() -> None:
-    from bench.client_profile import ClientProfileConfig, run_client_profile
+    from tools.bench.client_profile import ClientProfileConfig, run_client_profile
 
     section = run_client_profile(
         ClientProfileConfig(clients=("project client",), repetitions=1, topologies=1)

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bench.markdown import render_markdown
-from bench.plot import plot_report
-from bench.scale import ScaleConfig, run_scale
+from tools.bench.markdown import render_markdown
+from tools.bench.plot import plot_report
+from tools.bench.scale import ScaleConfig, run_scale
 
 pytestmark = [pytest.mark.integration]
 

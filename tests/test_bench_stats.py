@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from bench.stats import interleaved, paired_ratio, percentile, summarize
+from tools.bench.stats import interleaved, paired_ratio, percentile, summarize
 
 
 def test_percentile_interpolates_between_ranks() -> None:

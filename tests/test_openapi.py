@@ -6,14 +6,10 @@ are up to date with them. Integration tests run ``schemathesis run`` against rea
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import shutil
 import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -22,19 +18,25 @@ from typing import Any
 
 import jsonschema
 import pytest
+from _schemathesis_support import run_schemathesis
 
-from prime_rl_dynamo import _openapi
-from prime_rl_dynamo._openapi import (
-    EMBEDDED_SCHEMAS,
+from prime_rl_dynamo._resources import load_json, schema_dir, schema_path
+from prime_rl_dynamo.requirements import all_requirements
+from tools import openapi
+from tools.openapi import (
     build_documents,
     embed_schema,
     extract_schema,
     render,
 )
-from prime_rl_dynamo._resources import load_json, schema_dir, schema_path
-from prime_rl_dynamo.requirements import all_requirements
 
-DOCUMENTS = ("rl-frontend.openapi.json", "worker-system.openapi.json", "admin.openapi.json")
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = (
+    "rl-frontend.openapi.json",
+    "worker-system.openapi.json",
+    "admin.openapi.json",
+    "rl-frontend.v2.openapi.json",
+)
 
 EXPECTED_OPERATIONS = {
     "rl-frontend.openapi.json": {("GET", "/v1/rl/workers"), ("HEAD", "/v1/rl/workers")},
@@ -47,19 +49,22 @@ EXPECTED_OPERATIONS = {
         ("POST", "/update_weights"),
         ("POST", "/collective_rpc"),
     },
+    "rl-frontend.v2.openapi.json": {("GET", "/v1/rl/workers")},
 }
 
 EXPECTED_EMBEDDED = {
-    "rl-frontend.openapi.json": {"RlWorkers", "RlWorkersError"},
-    "worker-system.openapi.json": {"RlWorkerRoutes"},
-    "admin.openapi.json": set(),
+    "rl-frontend.openapi.json": {
+        "RlWorkers": "rl-workers.v1.schema.json",
+        "RlWorkersError": "rl-workers-error.v1.schema.json",
+    },
+    "worker-system.openapi.json": {"RlWorkerRoutes": "rl-worker-routes.v1.schema.json"},
+    "admin.openapi.json": {"Admin": "admin-bodies.v1.schema.json"},
+    "rl-frontend.v2.openapi.json": {
+        "RlWorkersV2": "rl-workers.v2.schema.json",
+        "RlWorkers": "rl-workers.v1.schema.json",
+        "RlWorkersError": "rl-workers-error.v1.schema.json",
+    },
 }
-
-
-@functools.cache
-def _scratch() -> str:
-    """Where schemathesis runs: it writes .schemathesis/ into its working directory."""
-    return tempfile.mkdtemp(prefix="prime-rl-dynamo-schemathesis-")
 
 
 def _document(name: str) -> dict[str, Any]:
@@ -127,27 +132,20 @@ def test_every_ref_is_local_and_resolves(name: str) -> None:
 @pytest.mark.parametrize("name", DOCUMENTS)
 def test_document_embeds_exactly_the_bundled_json_schemas(name: str) -> None:
     components = _document(name)["components"]["schemas"]
-    embedded = {key for key, value in components.items() if "x-schema-file" in value}
+    embedded = {
+        key: value["x-schema-file"] for key, value in components.items() if "x-schema-file" in value
+    }
     assert embedded == EXPECTED_EMBEDDED[name]
-    for component in embedded:
-        source = EMBEDDED_SCHEMAS[component]
-        assert components[component]["x-schema-file"] == source
+    for component, source in embedded.items():
         # The inverse of the embedding must give back the schema file byte for byte (as JSON).
         assert extract_schema(components, component) == load_json(source), (
             f"{name}: components/schemas/{component} differs from {source}; "
-            "run `python -m prime_rl_dynamo._openapi`"
+            "run `python -m tools.openapi`"
         )
 
 
 def test_checked_in_documents_are_up_to_date() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "prime_rl_dynamo._openapi", "--check"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    # `python -m tools.openapi --check` itself: tests/test_tools.py.
     for name, document in build_documents().items():
         assert schema_path(f"openapi/{name}").read_text(encoding="utf-8") == render(document)
 
@@ -156,8 +154,8 @@ def test_check_fails_when_a_schema_and_its_document_drift(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     shutil.copytree(schema_dir() / "openapi", tmp_path / "openapi")
-    monkeypatch.setattr(_openapi, "schema_dir", lambda: tmp_path)
-    assert _openapi.main(["--check"]) == 0
+    monkeypatch.setattr(openapi, "SCHEMA_DIR", tmp_path)
+    assert openapi.main(["--check"]) == 0
     # Someone edits the discovery schema and forgets the OpenAPI view: --check must notice.
     edited = json.loads(json.dumps(load_json("rl-workers.v1.schema.json")))
     edited["properties"]["namespace"]["minLength"] = 1
@@ -165,14 +163,14 @@ def test_check_fails_when_a_schema_and_its_document_drift(
     def load(name: str) -> Any:
         return edited if name == "rl-workers.v1.schema.json" else load_json(name)
 
-    monkeypatch.setattr(_openapi, "load_json", load)
-    assert _openapi.main(["--check"]) == 1
+    monkeypatch.setattr(openapi, "load_schema", load)
+    assert openapi.main(["--check"]) == 1
     err = capsys.readouterr().err
     assert "rl-frontend.openapi.json: out of date" in err
     assert "admin.openapi.json" not in err
     # Regenerating fixes it.
-    assert _openapi.main([]) == 0
-    assert _openapi.main(["--check"]) == 0
+    assert openapi.main([]) == 0
+    assert openapi.main(["--check"]) == 0
 
 
 def test_embedding_round_trips_and_refuses_remote_refs() -> None:
@@ -263,7 +261,8 @@ ADMIN_INVALID = [
 
 
 def test_admin_request_schemas_accept_the_brief_and_refuse_malformed_bodies() -> None:
-    schemas = _document("admin.openapi.json")["components"]["schemas"]
+    components = _document("admin.openapi.json")["components"]["schemas"]
+    schemas = {name.removeprefix("Admin."): schema for name, schema in components.items()}
     for name, body in ADMIN_VALID.items():
         jsonschema.Draft202012Validator(schemas[name]).validate(body)
     jsonschema.Draft202012Validator(schemas["InitInfo"]).validate(
@@ -322,7 +321,9 @@ def test_spec_names_no_id_outside_the_catalog(spec: str) -> None:
     assert set(all_requirements()) <= tokens
 
 
-def test_spec_keeps_bcp14_keywords_inside_requirements(spec: str) -> None:
+@pytest.mark.parametrize("name", ["SPEC.md", "SPEC-v2.md"])
+def test_spec_keeps_bcp14_keywords_inside_requirements(name: str) -> None:
+    spec = schema_path(name).read_text(encoding="utf-8")
     body = spec.split("## 2. Requirement index", 1)[1]
     for paragraph in re.split(r"\n\s*\n", body):
         if paragraph.startswith(("**", "|", "-", "```")):
@@ -362,39 +363,15 @@ def test_spec_worked_example_matches_the_rank_math(spec: str) -> None:
     assert "`[0, 2, 4]`" in spec and "Rank 4 is claimed twice" in spec
 
 
-# --- schemathesis against real servers -----------------------------------------------------------
+# --- schemathesis against real servers (the reference fleet's runs: test_reference_schemathesis) -
+
+_QUICK = ("--max-examples", "10")
 
 
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _schemathesis(document: str, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "schemathesis.cli",
-            "run",
-            str(schema_path(f"openapi/{document}")),
-            "--url",
-            url,
-            "--checks",
-            "all",
-            "--seed",
-            "1",
-            "--max-examples",
-            "10",
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-        cwd=_scratch(),  # schemathesis writes .schemathesis/ where it runs: not in the checkout
-    )
 
 
 class _Listener:
@@ -455,27 +432,12 @@ class _Listener:
 def test_schemathesis_checks_the_rl_listener_405_contract(mode: str, finding: str | None) -> None:
     pytest.importorskip("schemathesis")
     with _Listener(mode) as listener:
-        result = _schemathesis("rl-frontend.openapi.json", listener.url)
+        result = run_schemathesis("rl-frontend.openapi.json", listener.url, *_QUICK)
     if finding is None:
         assert result.returncode == 0, result.stdout[-3000:]
     else:
         assert result.returncode == 1, result.stdout[-3000:]
         assert finding in result.stdout
-
-
-@pytest.mark.integration
-def test_schemathesis_passes_on_the_reference_fleet() -> None:
-    pytest.importorskip("schemathesis")
-    reference = pytest.importorskip("prime_rl_dynamo.reference")
-    with reference.start_reference_fleet() as fleet:
-        engine = fleet.engines[0]
-        frontend = _schemathesis("rl-frontend.openapi.json", fleet.frontend_url)
-        system = _schemathesis("worker-system.openapi.json", engine.system_url)
-        # The reference admin API validates requests as strictly as the document describes them.
-        admin = _schemathesis("admin.openapi.json", engine.admin_base_url)
-    assert frontend.returncode == 0, frontend.stdout[-3000:]
-    assert system.returncode == 0, system.stdout[-3000:]
-    assert admin.returncode == 0, admin.stdout[-3000:]
 
 
 @pytest.mark.integration
@@ -498,9 +460,11 @@ def test_schemathesis_passes_on_real_dynamo() -> None:
         }
     )
     with start_dynamo_fleet(topology) as fleet:
-        frontend = _schemathesis("rl-frontend.openapi.json", fleet.frontend_url)
-        system = _schemathesis("worker-system.openapi.json", fleet.engines[0].system_url)
-        admin = _schemathesis("admin.openapi.json", fleet.engines[0].admin_base_url)
+        frontend = run_schemathesis("rl-frontend.openapi.json", fleet.frontend_url, *_QUICK)
+        system = run_schemathesis(
+            "worker-system.openapi.json", fleet.engines[0].system_url, *_QUICK
+        )
+        admin = run_schemathesis("admin.openapi.json", fleet.engines[0].admin_base_url, *_QUICK)
     # Dynamo's own RL listener and system server keep the documented contract, text/plain included.
     assert frontend.returncode == 0, frontend.stdout[-3000:]
     assert system.returncode == 0, system.stdout[-3000:]

@@ -18,7 +18,12 @@ BODY_SCHEMAS = [
     "rl-workers-error.v1.schema.json",
     "rl-worker-routes.v1.schema.json",
 ]
-ALL_SCHEMAS = [*BODY_SCHEMAS, "requirements.schema.json", "vectors/vectors.schema.json"]
+ALL_SCHEMAS = [
+    *BODY_SCHEMAS,
+    "admin-bodies.v1.schema.json",
+    "requirements.schema.json",
+    "vectors/vectors.schema.json",
+]
 
 # Keywords that can fail on their own (as opposed to applicators that only descend).
 ASSERTIONS = {

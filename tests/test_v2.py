@@ -257,9 +257,9 @@ def test_protocol_v1_option_never_asks_for_v2() -> None:
 
 
 def test_v2_openapi_document_is_generated_from_the_schemas() -> None:
-    from prime_rl_dynamo._openapi_v2 import main
+    from tools.openapi import main
 
-    assert main(["--check"]) == 0, "run `python -m prime_rl_dynamo._openapi_v2`"
+    assert main(["--check"]) == 0, "run `python -m tools.openapi`"
 
 
 def test_spec_diff_says_v1_to_v2_is_a_new_version() -> None:

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from bench import validation
 from prime_rl_dynamo.validate import validate_body
+from tools.bench import validation
 
 
 def test_make_body_is_a_valid_dynamo_shaped_body() -> None:
@@ -87,7 +87,7 @@ def test_measure_hostile_reports_the_worst_next_to_the_valid_body() -> None:
 
 
 def test_report_tables_show_the_worst_hostile_row_next_to_the_valid_one() -> None:
-    from bench.table import hostile_rows
+    from tools.bench.table import hostile_rows
 
     section = {"hostile": validation.measure_hostile([8], repetitions=1)}
     header, rows = hostile_rows(section)

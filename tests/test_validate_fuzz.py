@@ -4,7 +4,7 @@ Cases: arbitrary bytes, deep nesting, huge numbers, repeated member names and te
 UTF-8, each built on a valid body so that the validator gets past the first byte. The properties:
 nothing raises but the documented errors, the fast path never accepts what the exhaustive path
 refuses, the two entry points agree, and the CLI exits 0 or 1 with printable output. (Linear time
-is shown by the benchmark, ``python -m bench.validation --hostile``, not asserted here.)
+is shown by the benchmark, ``python -m tools.bench.validation --hostile``, not asserted here.)
 Deterministic under CI=true (the conftest profile derandomizes); bounded by max_examples.
 """
 

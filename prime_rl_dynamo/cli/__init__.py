@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from prime_rl_dynamo.errors import PrimeRLDynamoError
 
-# Subcommand modules, in the order --help lists them.
-_SUBCOMMANDS = (
+#: Subcommand modules, in the order --help lists them.
+SUBCOMMANDS = (
     "validate",
     "plan",
     "discover",
@@ -54,7 +54,7 @@ EXIT_PIPE = 141
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand whose module is present."""
+    """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
         prog="prime-rl-dynamo",
         description="The Dynamo <-> Prime-RL discovery contract: validate, plan, discover, "
@@ -64,14 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"prime_rl_dynamo.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"prime_rl_dynamo.cli.{name}":
-                continue  # subcommand not built yet
-            raise
-        module.add_parser(subparsers)
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"prime_rl_dynamo.cli.{name}").add_parser(subparsers)
     return parser
 
 

@@ -1,7 +1,8 @@
 """``prime-rl-dynamo bench``: validation cost, discovery latency and suite wall time, side by side.
 
 Writes every figure and the machine's description as JSON, draws the figure as PNG and prints
-the tables; progress goes to stderr. The measuring code lives in the top-level ``bench`` package.
+the tables; progress goes to stderr. The measuring code is ``tools/bench/`` of the repository, not
+part of the wheel: this command runs it from a checkout and says so when there is none.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE
@@ -62,20 +64,23 @@ def add_parser(subparsers: Any) -> None:
         "--protocol",
         action="store_true",
         help="instead: protocol 1 polling against protocol 2 (conditional GET, change feed) at "
-        "64, 1,024 and 4,096 engines (bench.protocol; default files bench-protocol.json/.png)",
+        "64, 1,024 and 4,096 engines (tools.bench.protocol; default files bench-protocol.json/.png)",
     )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark; 0 when it completed, 1 when a section failed, 2 when unusable."""
+    if not _tools_importable():
+        print(f"prime-rl-dynamo bench: {NO_CHECKOUT}", file=sys.stderr)
+        return EXIT_USAGE
     if getattr(args, "protocol", False):
         return _run_protocol(args)
     try:
-        from bench.plot import plot_report
-        from bench.progress import NullReporter, RichReporter
-        from bench.run import full_config, quick_config, run_bench, write_report
-        from bench.table import render_tables
+        from tools.bench.plot import plot_report
+        from tools.bench.progress import NullReporter, RichReporter
+        from tools.bench.run import full_config, quick_config, run_bench, write_report
+        from tools.bench.table import render_tables
     except ImportError as exc:
         print(
             f"prime-rl-dynamo bench: needs the bench extra ({exc}); install prime-rl-dynamo[bench]",
@@ -115,8 +120,40 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: What to do when no checkout is at hand (an installed wheel carries no benchmarks).
+NO_CHECKOUT = (
+    "the benchmarks are in the repository's tools/bench/, which the installed package does not "
+    "carry: run this command inside a checkout of prime-rl-dynamo (after pip install -e "
+    "'.[bench]' there), or `make bench` in it"
+)
+
+
+def checkout_root() -> Path | None:
+    """The checkout holding ``tools/bench/``, or None.
+
+    Looked for next to the imported ``prime_rl_dynamo`` (an editable install or a run from the
+    checkout), then in the working directory and its parents.
+    """
+    import prime_rl_dynamo
+
+    cwd = Path.cwd().resolve()
+    for root in (Path(prime_rl_dynamo.__file__).resolve().parents[1], cwd, *cwd.parents):
+        if (root / "tools" / "bench" / "__init__.py").is_file() and (root / "schema").is_dir():
+            return root
+    return None
+
+
+def _tools_importable() -> bool:
+    root = checkout_root()
+    if root is None:
+        return False
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return True
+
+
 def _run_protocol(args: argparse.Namespace) -> int:
-    from bench.protocol import main as protocol_main
+    from tools.bench.protocol import main as protocol_main
 
     json_path = args.json_path if args.json_path != "bench-results.json" else "bench-protocol.json"
     plot_path = args.plot_path if args.plot_path != "bench-results.png" else "bench-protocol.png"

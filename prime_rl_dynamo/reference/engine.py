@@ -1,7 +1,9 @@
 """One reference engine's HTTP servers: the worker system server and the admin API under ``/admin``.
 
 A single Starlette application serves every engine; the fleet's dispatcher puts the engine the
-connection belongs to in the scope. Admin calls succeed unless the engine's faults say otherwise.
+connection belongs to in the scope. The admin API's routes, query parameters and request bodies are
+the admin OpenAPI document's (openapi/admin.openapi.json): a request its schemas refuse gets 400
+naming the field; others succeed unless the engine's faults say otherwise.
 """
 
 from __future__ import annotations
@@ -10,32 +12,25 @@ import asyncio
 import json
 import math
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.exceptions import best_match
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo.reference.state import ReferenceEngine
 
-__all__ = ["ADMIN_OPERATIONS", "ADMIN_PREFIX", "engine_app"]
+__all__ = ["ADMIN_PREFIX", "engine_app"]
 
 ADMIN_PREFIX = "/admin"
-
-#: Admin operations, as named in a topology's ``faults.admin_fail``.
-ADMIN_OPERATIONS = (
-    "health",
-    "pause",
-    "resume",
-    "init_broadcaster",
-    "update_weights",
-    "collective_rpc",
-)
-
-_PAUSE_MODES = ("abort", "wait", "keep")
-_BOOLEAN_WORDS = ("true", "false")
 
 
 class _BadRequest(Exception):
@@ -60,10 +55,17 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 parses as infinity: no JSON peer means that
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
 async def _json_object(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
-        data = json.loads(raw, parse_constant=_no_constant) if raw else None
+        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite) if raw else None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError too
         raise _BadRequest(f"body is not JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -71,81 +73,91 @@ async def _json_object(request: Request) -> dict[str, Any]:
     return data
 
 
-_U32 = 4294967295
+# --- the admin API's request rules: the admin OpenAPI document's own schemas ------------------------
+
+_ADMIN_DOCUMENT = "openapi/admin.openapi.json"
+# The document's local refs ("#/components/schemas/...") resolve inside this resource.
+_DOCUMENT_URI = "urn:prime-rl-dynamo:admin.openapi.json"
+_QUERY_WORDS: dict[str, dict[str, Any]] = {"boolean": {"true": True, "false": False}}
+# jsonschema quotes the offending value whole; a refusal quotes at most this much of it.
+_QUOTE_LIMIT = 200
 
 
 @dataclass(frozen=True, slots=True)
-class _Rule:
-    """What one body field of the admin API may hold (as the admin OpenAPI document says)."""
+class _Operation:
+    """One admin operation as the document declares it: its method, query and request body."""
 
-    kinds: tuple[type, ...]
-    required: bool = True
-    minimum: float | None = None
-    maximum: float | None = None
-    positive: bool = False  # exclusive minimum 0
-    min_length: int | None = None
+    method: str
+    query: dict[str, tuple[dict[str, Any], Draft202012Validator]]
+    body: tuple[str, Draft202012Validator] | None  # (schema name, validator)
 
 
-_BODIES: dict[str, dict[str, _Rule]] = {
-    "init_broadcaster": {
-        "host": _Rule((str,), min_length=1),
-        "port": _Rule((int,), minimum=1, maximum=65535),
-        "rank_offset": _Rule((int,), minimum=0, maximum=_U32),
-        "inference_world_size": _Rule((int,), minimum=1, maximum=_U32),
-        "engine_world_size": _Rule((int,), minimum=1, maximum=_U32),
-        "timeout": _Rule((int, float), positive=True),
-        "quantize_in_weight_transfer": _Rule((bool,)),
-        "session_id": _Rule((str,), required=False, min_length=1),
-    },
-    "update_weights": {"weight_dir": _Rule((str, type(None)), min_length=1)},
-    "collective_rpc": {
-        "method": _Rule((str,), min_length=1),
-        # vLLM's handler defaults both (args [] and kwargs {}); so does the admin API.
-        "args": _Rule((list,), required=False),
-        "kwargs": _Rule((dict,), required=False),
-        "timeout": _Rule((int, float), required=False, positive=True),
-    },
-}
+def _validator(schema: dict[str, Any], registry: Registry[Any]) -> Draft202012Validator:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#"):
+        schema = {**schema, "$ref": _DOCUMENT_URI + ref}
+    return Draft202012Validator(schema, registry=registry)
 
 
-def _kind_names(kinds: tuple[type, ...]) -> str:
-    names = {
-        str: "a string",
-        int: "an integer",
-        float: "a number",
-        bool: "a boolean",
-        list: "an array",
-        dict: "an object",
-        type(None): "null",
-    }
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
+@cache
+def _operations() -> dict[str, _Operation]:
+    """Every admin operation by its path's name (``/pause`` -> ``pause``), read from the document."""
+    document = load_json(_ADMIN_DOCUMENT)
+    registry: Registry[Any] = Registry().with_resource(
+        _DOCUMENT_URI, Resource.from_contents(document, default_specification=DRAFT202012)
+    )
+    operations = {}
+    for path, item in document["paths"].items():
+        ((method, operation),) = item.items()
+        query = {
+            p["name"]: (p["schema"], _validator(p["schema"], registry))
+            for p in operation.get("parameters", [])
+            if p["in"] == "query"
+        }
+        body = None
+        if "requestBody" in operation:
+            schema = operation["requestBody"]["content"]["application/json"]["schema"]
+            body = (schema["$ref"].rsplit("/", 1)[-1], _validator(schema, registry))
+        operations[path.strip("/")] = _Operation(method.upper(), query, body)
+    return operations
 
 
-def _check_field(data: dict[str, Any], name: str, rule: _Rule) -> None:
-    if name not in data:
-        if rule.required:
-            raise _BadRequest(f"field {name!r} is required")
-        return
-    value = data[name]
-    kinds = _kind_names(rule.kinds)
-    # bool is an int in Python, but JSON true is never an integer or a number.
-    if isinstance(value, bool) and bool not in rule.kinds:
-        raise _BadRequest(f"field {name!r} must be {kinds}, found a boolean")
-    # JSON Schema counts 2.0 as an integer; so does the admin API.
-    integral = int in rule.kinds and isinstance(value, float) and value.is_integer()
-    if not isinstance(value, rule.kinds) and not integral:
-        raise _BadRequest(f"field {name!r} must be {kinds}, found {type(value).__name__}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise _BadRequest(f"field {name!r} must be finite, found {value}")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if rule.minimum is not None and value < rule.minimum:
-            raise _BadRequest(f"field {name!r} must be >= {rule.minimum}, found {value}")
-        if rule.maximum is not None and value > rule.maximum:
-            raise _BadRequest(f"field {name!r} must be <= {rule.maximum}, found {value}")
-        if rule.positive and value <= 0:
-            raise _BadRequest(f"field {name!r} must be > 0, found {value}")
-    if isinstance(value, str) and rule.min_length is not None and len(value) < rule.min_length:
-        raise _BadRequest(f"field {name!r} must be a non-empty string")
+def _said(error: ValidationError) -> str:
+    message = error.message
+    return message if len(message) <= _QUOTE_LIMIT else message[: _QUOTE_LIMIT - 3] + "..."
+
+
+def _refusal(error: ValidationError) -> str:
+    """One schema error as a sentence naming the field: what was expected and what came."""
+    required, instance = error.validator_value, error.instance
+    if error.validator == "required" and isinstance(required, list) and isinstance(instance, dict):
+        missing = [name for name in required if name not in instance]
+        if missing:
+            return f"field {missing[0]!r} is required"
+    where = "/".join(str(part) for part in error.absolute_path)
+    return f"field {where!r}: {_said(error)}" if where else _said(error)
+
+
+def _check_query(request: Request, operation: _Operation) -> None:
+    for name, (schema, validator) in operation.query.items():
+        raw = request.query_params.get(name)
+        if raw is None:
+            continue
+        value = _QUERY_WORDS.get(str(schema.get("type")), {}).get(raw, raw)
+        error = best_match(validator.iter_errors(value))
+        if error is not None:
+            raise _BadRequest(f"query {name}: {_said(error)}")
+
+
+async def _check_body(request: Request, operation: _Operation) -> dict[str, Any]:
+    if operation.body is None:
+        return {}
+    name, validator = operation.body
+    data = await _json_object(request)
+    error = best_match(validator.iter_errors(data))
+    if error is not None:
+        raise _BadRequest(f"{_refusal(error)} (schema {name})")
+    return data
 
 
 _INIT_OPERATIONS = ("init_broadcaster", "collective_rpc")
@@ -181,17 +193,9 @@ async def _admin(request: Request, operation: str) -> Response:
     if faults.admin_latency_ms:
         await asyncio.sleep(faults.admin_latency_ms / 1000.0)
     try:
-        if operation == "pause":
-            mode = request.query_params.get("mode", "keep")
-            clear = request.query_params.get("clear_cache", "false")
-            if mode not in _PAUSE_MODES:
-                raise _BadRequest(f"query mode must be one of {list(_PAUSE_MODES)}, found {mode!r}")
-            if clear not in _BOOLEAN_WORDS:
-                raise _BadRequest(f"query clear_cache must be true or false, found {clear!r}")
-        elif operation in _BODIES:
-            data = await _json_object(request)
-            for name, rule in _BODIES[operation].items():
-                _check_field(data, name, rule)
+        declared = _operations()[operation]
+        _check_query(request, declared)
+        data = await _check_body(request, declared)
     except _BadRequest as exc:
         return _error(400, f"{operation}: {exc}")
 
@@ -199,7 +203,7 @@ async def _admin(request: Request, operation: str) -> Response:
         return _error(500, f"injected failure of {operation} on engine {engine.key}")
     if operation in _INIT_OPERATIONS and _is_init(operation, data):
         if engine.admin_error_in_200:
-            # Dynamo's engine routes answer errors in a 200 body (FACTS.md §7).
+            # Dynamo's engine routes answer errors in a 200 body: the fault makes admin do so too.
             return JSONResponse(
                 {"status": "error", "message": f"injected init failure on engine {engine.key}"}
             )
@@ -262,7 +266,7 @@ async def _engine_route(request: Request) -> Response:
         engine.weight_dirs.append(json.dumps(data.get("update_info")))
     elif name == "init_weight_transfer_engine":
         if engine.admin_error_in_200:
-            # Dynamo's engine routes answer errors in a 200 body (FACTS.md §7).
+            # Dynamo's engine routes answer errors in a 200 body.
             return JSONResponse(
                 {"status": "error", "message": f"injected init failure on engine {engine.key}"}
             )
@@ -286,11 +290,6 @@ def engine_app() -> Starlette:
     routes = [
         Route("/health", _system_health, methods=["GET"]),
         Route("/engine/{route:path}", _engine_route, methods=["POST"]),
-        _admin_route("health", "GET"),
-        _admin_route("pause", "POST"),
-        _admin_route("resume", "POST"),
-        _admin_route("init_broadcaster", "POST"),
-        _admin_route("update_weights", "POST"),
-        _admin_route("collective_rpc", "POST"),
+        *(_admin_route(name, op.method) for name, op in _operations().items()),
     ]
     return Starlette(routes=routes, exception_handlers={HTTPException: _http_error})

@@ -15,16 +15,19 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.discovery import (
+from tools.bench import refuse_unknown
+from tools.bench.discovery import (
+    NO_DYNAMO,
     FleetUnavailable,
     _Frontend,
     _reference_frontend,
     fleet_topology,
     measure_gets,
     record_unavailable,
+    require,
 )
-from bench.progress import NullReporter, Reporter
-from bench.stats import paired_ratio, summarize
+from tools.bench.progress import NullReporter, Reporter
+from tools.bench.stats import paired_ratio, summarize
 
 __all__ = ["ScaleConfig", "run_scale"]
 
@@ -58,15 +61,9 @@ class _DynamoRun(_Frontend):
 @contextlib.contextmanager
 def _dynamo_roundtrip(topology: dict[str, Any], config: ScaleConfig) -> Iterator[_DynamoRun]:
     """Start the fleet, time until its listing equals it, measure memory; yield while it runs."""
-    try:
-        import dynamo.runtime  # noqa: F401
-
-        from conformance.roundtrip import compare_listing
-        from prime_rl_dynamo.harness import DynamoFleet
-    except ImportError as exc:
-        raise FleetUnavailable(
-            f"real Dynamo is unavailable ({exc}); install prime-rl-dynamo[dynamo]", permanent=True
-        ) from exc
+    require("dynamo.runtime", "conformance.roundtrip", "prime_rl_dynamo.harness", reason=NO_DYNAMO)
+    from conformance.roundtrip import compare_listing
+    from prime_rl_dynamo.harness import DynamoFleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     began = time.perf_counter()
@@ -106,9 +103,7 @@ def run_scale(
     """Measure every size on both frontends; returns the ``scale`` section of the report."""
     config = config or ScaleConfig()
     reporter = reporter or NullReporter()
-    unknown = [f for f in config.frontends if f not in FRONTENDS]
-    if unknown:
-        raise ValueError(f"unknown frontends {unknown}; expected some of {list(FRONTENDS)}")
+    refuse_unknown("frontends", config.frontends, FRONTENDS)
     series: dict[str, dict[str, Any]] = {
         name: {"status": "ok", "reason": None, "points": []} for name in config.frontends
     }

@@ -1,6 +1,6 @@
 """Generate prime_rl_dynamo/_models.py (frozen msgspec Structs) from the bundled discovery schema.
 
-``python -m prime_rl_dynamo._codegen`` rewrites the models; ``--check`` exits 1 when the checked-in
+``python -m tools.codegen`` rewrites the models; ``--check`` exits 1 when the checked-in
 file drifted from the schema. Constraints msgspec cannot express are listed in the output's comments.
 """
 
@@ -10,13 +10,13 @@ import argparse
 import difflib
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from prime_rl_dynamo._resources import load_json
+from tools import REPO
+from tools import load_schema as load_json
 
 SCHEMA_NAME = "rl-workers.v1.schema.json"
-MODELS_PATH = Path(__file__).resolve().parent / "_models.py"
+MODELS_PATH = REPO / "prime_rl_dynamo" / "_models.py"
 
 # msgspec integer bounds must fit in an int64; larger bounds are left to the validator.
 _INT64_MAX = 2**63 - 1
@@ -159,7 +159,7 @@ def render(schema: dict[str, Any] | None = None) -> str:
     gen.emit_class(schema)
     header = (
         f'"""Typed models of {SCHEMA_NAME} (msgspec, frozen). GENERATED, do not edit.\n\n'
-        "Regenerate with ``python -m prime_rl_dynamo._codegen``; tests fail when this file drifts.\n"
+        "Regenerate with ``python -m tools.codegen``; tests fail when this file drifts.\n"
         "Optional fields are ``X | None``: None means the field was absent (null is refused).\n"
         '"""\n\n'
         "from __future__ import annotations\n\n"
@@ -177,7 +177,7 @@ def render(schema: dict[str, Any] | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m prime_rl_dynamo._codegen", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.codegen", description=__doc__)
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if _models.py differs from the schema"
     )
@@ -195,9 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             tofile=f"{MODELS_PATH.name} (from {SCHEMA_NAME})",
         )
         sys.stdout.writelines(diff)
-        print(
-            f"\n{MODELS_PATH.name} drifted from {SCHEMA_NAME}: run python -m prime_rl_dynamo._codegen"
-        )
+        print(f"\n{MODELS_PATH.name} drifted from {SCHEMA_NAME}: run python -m tools.codegen")
         return 1
     MODELS_PATH.write_text(text, encoding="utf-8")
     print(f"wrote {MODELS_PATH}")

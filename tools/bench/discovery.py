@@ -8,9 +8,9 @@ the same machine noise. A frontend that cannot run here is reported as skipped, 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -20,9 +20,10 @@ from typing import Any
 
 import httpx
 
-from bench.progress import NullReporter, Phase, Reporter
-from bench.stats import interleaved, paired_ratio, summarize
 from prime_rl_dynamo.errors import PrimeRLDynamoError
+from tools.bench import child_argv, child_env, refuse_unknown
+from tools.bench.progress import NullReporter, Phase, Reporter
+from tools.bench.stats import interleaved, paired_ratio, summarize
 
 __all__ = [
     "FRONTENDS",
@@ -63,6 +64,19 @@ class FleetUnavailable(Exception):
         self.permanent = permanent
 
 
+#: Why a Dynamo series cannot run, ``{exc}`` being the import error.
+NO_DYNAMO = "real Dynamo is unavailable ({exc}); install prime-rl-dynamo[dynamo]"
+
+
+def require(*modules: str, reason: str) -> None:
+    """Import ``modules``, or raise a permanent FleetUnavailable: ``reason`` with ``{exc}`` filled."""
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except ImportError as exc:
+        raise FleetUnavailable(reason.format(exc=exc), permanent=True) from exc
+
+
 def fleet_topology(engines: int, world_size: int, *, namespace: str = "bench") -> dict[str, Any]:
     """A topology of ``engines`` identical decode engines (topology.v1 document)."""
     if engines < 1:
@@ -85,16 +99,12 @@ class _Frontend:
 @contextlib.contextmanager
 def _reference_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[_Frontend]:
     start = time.perf_counter()
-    try:
-        import prime_rl_dynamo.reference  # noqa: F401  (only to fail early with a clear reason)
-    except ImportError as exc:
-        raise FleetUnavailable(
-            f"the reference fleet is not importable: {exc}", permanent=True
-        ) from exc
+    require("prime_rl_dynamo.reference", reason="the reference fleet is not importable: {exc}")
     # stderr goes to a file: a pipe nobody reads would stall a chatty child.
     with tempfile.TemporaryFile(mode="w+") as errors:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.fleet_server", json.dumps(topology)],
+            child_argv("fleet_server", json.dumps(topology)),
+            env=child_env(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,
@@ -146,14 +156,8 @@ def _readline_with_deadline(proc: subprocess.Popen[str], timeout_s: float) -> st
 @contextlib.contextmanager
 def _dynamo_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[_Frontend]:
     start = time.perf_counter()
-    try:
-        import dynamo.runtime  # noqa: F401
-
-        from prime_rl_dynamo.harness import start_dynamo_fleet
-    except ImportError as exc:
-        raise FleetUnavailable(
-            f"real Dynamo is unavailable ({exc}); install prime-rl-dynamo[dynamo]", permanent=True
-        ) from exc
+    require("dynamo.runtime", "prime_rl_dynamo.harness", reason=NO_DYNAMO)
+    from prime_rl_dynamo.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     try:
@@ -271,9 +275,7 @@ def run_discovery(
     config = config or DiscoveryConfig()
     reporter = reporter or NullReporter()
     starters = {"reference": _reference_frontend, "dynamo": _dynamo_frontend}
-    unknown = [f for f in config.frontends if f not in starters]
-    if unknown:
-        raise ValueError(f"unknown frontends {unknown}; expected some of {list(starters)}")
+    refuse_unknown("frontends", config.frontends, starters)
 
     series: dict[str, dict[str, Any]] = {
         name: {"status": "ok", "reason": None, "points": []} for name in config.frontends

@@ -12,13 +12,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bench.client_profile import ClientProfileConfig, run_client_profile
-from bench.discovery import DiscoveryConfig, run_discovery
-from bench.machine import describe_machine
-from bench.progress import NullReporter, Reporter
-from bench.scale import ScaleConfig, run_scale
-from bench.suite import SuiteConfig, run_suite
-from bench.validation_figures import ValidationConfig, run_validation
+from tools.bench.client_profile import ClientProfileConfig, run_client_profile
+from tools.bench.discovery import DiscoveryConfig, run_discovery
+from tools.bench.machine import describe_machine
+from tools.bench.progress import NullReporter, Reporter
+from tools.bench.scale import ScaleConfig, run_scale
+from tools.bench.suite import SuiteConfig, run_suite
+from tools.bench.validation_figures import ValidationConfig, run_validation
 
 __all__ = [
     "REPORT_FORMAT",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.progress import NullReporter, Reporter
+from tools.bench.progress import NullReporter, Reporter
 
 __all__ = ["ValidationConfig", "run_validation"]
 
@@ -69,7 +69,7 @@ def run_validation(
     config = config or ValidationConfig()
     reporter = reporter or NullReporter()
     try:
-        from bench import validation
+        from tools.bench import validation
     except ImportError as exc:  # e.g. the project's validator itself is not importable
         return {"status": "skipped", "reason": f"bench.validation: {exc}", "config": asdict(config)}
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.progress import NullReporter, Phase, Reporter
-from bench.stats import paired_ratio, summarize
+from tools.bench.progress import NullReporter, Phase, Reporter
+from tools.bench.stats import paired_ratio, summarize
 
 __all__ = ["SuiteConfig", "run_suite"]
 
@@ -63,12 +63,15 @@ def _unavailable(target: str) -> str | None:
     return None
 
 
-def _one_run(
-    target: str, profiles: tuple[str, ...], timeout_s: float
+def timed_child(
+    code: str, args: Sequence[str], timeout_s: float, what: str
 ) -> tuple[float, dict[str, Any]]:
+    """Run ``python -c code *args`` in a fresh process: its wall time and its last JSON line.
+
+    RuntimeError (naming ``what``, with the end of stderr) when it fails or prints no JSON."""
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, target, ",".join(profiles)],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         timeout=timeout_s,
@@ -77,10 +80,17 @@ def _one_run(
     wall = time.perf_counter() - start
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
-        raise RuntimeError(
-            f"conformance run against {target} exited {proc.returncode}: {proc.stderr[-800:]}"
-        )
+        raise RuntimeError(f"{what} exited {proc.returncode}: {proc.stderr[-800:]}")
     outcome: dict[str, Any] = json.loads(lines[-1])
+    return wall, outcome
+
+
+def _one_run(
+    target: str, profiles: tuple[str, ...], timeout_s: float
+) -> tuple[float, dict[str, Any]]:
+    wall, outcome = timed_child(
+        _CHILD, [target, ",".join(profiles)], timeout_s, f"conformance run against {target}"
+    )
     if outcome.get("target") != target:
         raise RuntimeError(
             f"conformance run asked for target {target!r} but ran against {outcome.get('target')!r}"
@@ -104,7 +114,7 @@ def run_suite(
         else:
             series[target] = {"status": "skipped", "reason": reason}
     phase = reporter.phase("conformance suite", config.repetitions * max(len(targets), 1))
-    walls, outcomes = rotated_runs(
+    walls = rotated_runs(
         targets,
         config.repetitions,
         lambda target: _one_run(target, config.profiles, config.timeout_s),
@@ -114,17 +124,9 @@ def run_suite(
         what="conformance",
         preposition="against",
         advance_skipped=False,
+        # status -> requirement IDs of the last run that did not pass (docs quote them)
+        keep=("not_passed",),
     )
-    for target in targets:
-        if series[target]["status"] == "ok" and walls[target]:
-            series[target].update(
-                wall_s=summarize(walls[target]),
-                run_s=summarize([o["run_s"] for o in outcomes[target]]),
-                counts=outcomes[target][-1]["counts"],
-                # status -> requirement IDs of the last run that did not pass (docs quote them)
-                not_passed=outcomes[target][-1].get("not_passed", {}),
-                ok=all(o["ok"] for o in outcomes[target]),
-            )
     result: dict[str, Any] = {
         "config": asdict(config),
         "run": "default (every profile)"
@@ -148,13 +150,16 @@ def rotated_runs(
     what: str,
     preposition: str,
     advance_skipped: bool,
-) -> tuple[dict[str, list[float]], dict[str, list[dict[str, Any]]]]:
+    keep: tuple[str, ...] = (),
+) -> dict[str, list[float]]:
     """Run ``one_run(label)`` ``repetitions`` times per label, rotating who goes first.
 
-    Returns each label's wall times and outcomes. A run that fails (RuntimeError, a time-out,
-    ValueError) marks the label skipped in ``series`` with the reason, logged as
-    ``"{what} {preposition} {label} skipped: ..."``, and the label runs no more;
-    ``advance_skipped`` also advances ``phase`` for each of its runs left out. Ends the phase."""
+    Each label that ran gets ``wall_s``, ``run_s`` (summaries), ``counts``, the ``keep`` keys of
+    its last outcome and ``ok`` (every run ok) in ``series``; returns each label's wall times. A
+    run that fails (RuntimeError, a time-out, ValueError) marks the label skipped in ``series``
+    with the reason, logged as ``"{what} {preposition} {label} skipped: ..."``, and the label runs
+    no more; ``advance_skipped`` also advances ``phase`` for each of its runs left out. Ends the
+    phase."""
     labels = list(labels)
     walls: dict[str, list[float]] = {label: [] for label in labels}
     outcomes: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
@@ -177,4 +182,14 @@ def rotated_runs(
             walls[label].append(wall)
             outcomes[label].append(outcome)
     phase.done()
-    return walls, outcomes
+    for label in labels:
+        if series[label]["status"] == "ok" and walls[label]:
+            last = outcomes[label][-1]
+            series[label].update(
+                wall_s=summarize(walls[label]),
+                run_s=summarize([o["run_s"] for o in outcomes[label]]),
+                counts=last["counts"],
+                **{key: last.get(key, {}) for key in keep},
+                ok=all(o["ok"] for o in outcomes[label]),
+            )
+    return walls

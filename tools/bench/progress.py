@@ -7,7 +7,6 @@ passes a :class:`RichReporter`, tests and library callers the silent default.
 from __future__ import annotations
 
 import sys
-from types import TracebackType
 from typing import Any, Protocol
 
 __all__ = ["NullReporter", "Phase", "Reporter", "RichReporter"]
@@ -95,12 +94,7 @@ class RichReporter:
         self._progress.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._progress.stop()
 
     def phase(self, title: str, total: int) -> Phase:

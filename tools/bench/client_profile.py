@@ -8,16 +8,13 @@ team waits for.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bench.progress import NullReporter, Reporter
-from bench.stats import paired_ratio, summarize
-from bench.suite import rotated_runs
+from tools.bench import refuse_unknown
+from tools.bench.progress import NullReporter, Reporter
+from tools.bench.stats import paired_ratio
+from tools.bench.suite import rotated_runs, timed_child
 
 __all__ = ["CLIENTS", "ClientProfileConfig", "run_client_profile"]
 
@@ -52,22 +49,8 @@ print(json.dumps({"run_s": time.perf_counter() - start, "ok": report.ok,
 
 
 def _one_run(client: str, config: ClientProfileConfig) -> tuple[float, dict[str, Any]]:
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, client, str(config.topologies), str(config.seed)],
-        capture_output=True,
-        text=True,
-        timeout=config.timeout_s,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(
-            f"client profile with {client} exited {proc.returncode}: {proc.stderr[-800:]}"
-        )
-    outcome: dict[str, Any] = json.loads(lines[-1])
-    return wall, outcome
+    args = [client, str(config.topologies), str(config.seed)]
+    return timed_child(_CHILD, args, config.timeout_s, f"client profile with {client}")
 
 
 def run_client_profile(
@@ -76,15 +59,13 @@ def run_client_profile(
     """Time the client profile per client; returns the ``client`` section of the report."""
     config = config or ClientProfileConfig()
     reporter = reporter or NullReporter()
-    unknown = [c for c in config.clients if c not in CLIENTS]
-    if unknown:
-        raise ValueError(f"unknown clients {unknown}; expected some of {list(CLIENTS)}")
+    refuse_unknown("clients", config.clients, CLIENTS)
     labels = list(config.clients)
     series: dict[str, dict[str, Any]] = {
         label: {"status": "ok", "reason": None} for label in labels
     }
     phase = reporter.phase("client profile", config.repetitions * len(labels))
-    walls, outcomes = rotated_runs(
+    walls = rotated_runs(
         labels,
         config.repetitions,
         lambda label: _one_run(CLIENTS[label], config),
@@ -95,14 +76,6 @@ def run_client_profile(
         preposition="with",
         advance_skipped=True,
     )
-    for label in labels:
-        if series[label]["status"] == "ok" and walls[label]:
-            series[label].update(
-                wall_s=summarize(walls[label]),
-                run_s=summarize([o["run_s"] for o in outcomes[label]]),
-                counts=outcomes[label][-1]["counts"],
-                ok=all(o["ok"] for o in outcomes[label]),
-            )
     result: dict[str, Any] = {
         "config": asdict(config),
         "run": f"client profile (seed {config.seed}, {config.topologies} generated topologies)",

@@ -3,8 +3,8 @@
 
 The docs hold marked blocks, ``<!-- bench:NAME -->...<!-- /bench:NAME -->`` (a table, a paragraph
 or a few words inside a sentence); this module renders each NAME from the report and rewrites the
-blocks. ``python -m bench.docs`` updates README.md and docs/*.md after a new benchmark run;
-``python -m bench.docs --check`` (and tests/test_docs_figures.py) fails when a block drifts.
+blocks. ``python -m tools.bench.docs`` updates README.md and docs/*.md after a new benchmark run;
+``python -m tools.bench.docs --check`` (and tests/test_docs_figures.py) fails when a block drifts.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.markdown import render_markdown
-from bench.table import fmt_ratio
+from tools import REPO
+from tools.bench.markdown import render_markdown
+from tools.bench.table import fmt_ratio
 
 __all__ = ["BLOCKS", "DOCUMENTS", "REPORT", "render_blocks", "update_text"]
 
-ROOT = Path(__file__).resolve().parents[1]
 #: The committed report every figure comes from.
 REPORT = Path("docs/bench/bench.json")
 #: The scale run (``bench --only scale``): the ``scale`` section, when bench.json has none.
@@ -71,13 +71,21 @@ def _not_passed(series: dict[str, Any]) -> str:
     return "; ".join(parts) or "every check passed"
 
 
-def _run_line(report: dict[str, Any]) -> str:
+def _facts(report: dict[str, Any]) -> tuple[str, str, str, str]:
+    """A stored run's command, cores, load average before and after, and date, as the docs say them."""
     machine = report["machine"]
     before, after = machine["load_average"][0], machine["load_average_after"][0]
     return (
-        f"`{report['command']}` ({report['wall_s'] / 60:.1f} min, {machine['cpu_count']} cores, "
-        f"load average {before:.1f} before and {after:.1f} after, {machine['timestamp'][:10]})"
+        f"`{report['command']}`",
+        f"{machine['cpu_count']} cores",
+        f"load average {before:.1f} before and {after:.1f} after",
+        machine["timestamp"][:10],
     )
+
+
+def _run_line(report: dict[str, Any]) -> str:
+    command, cores, load, date = _facts(report)
+    return f"{command} ({report['wall_s'] / 60:.1f} min, {cores}, {load}, {date})"
 
 
 def _readme_validation(report: dict[str, Any]) -> str:
@@ -197,12 +205,8 @@ def _scale_points(report: dict[str, Any], frontend: str) -> list[dict[str, Any]]
 
 
 def _scale_source(report: dict[str, Any]) -> str:
-    machine = report["machine"]
-    before, after = machine["load_average"][0], machine["load_average_after"][0]
-    return (
-        f"`{report['command']}`, {machine['timestamp'][:10]}, {machine['cpu_count']} cores "
-        f"shared with other jobs, load average {before:.1f} before and {after:.1f} after"
-    )
+    command, cores, load, date = _facts(report)
+    return f"{command}, {date}, {cores} shared with other jobs, {load}"
 
 
 def _scale_table(report: dict[str, Any]) -> str:
@@ -260,7 +264,7 @@ def _scale_bench_table(report: dict[str, Any]) -> str:
 
 
 def _protocol_table(report: dict[str, Any]) -> str:
-    from bench.protocol import markdown
+    from tools.bench.protocol import markdown
 
     return "\n\n" + markdown(report) + "\n"
 
@@ -364,9 +368,9 @@ def render_blocks(
     if (report.get("scale") or {}).get("series"):
         scale = report
     elif scale is None:
-        scale = json.loads((ROOT / SCALE_REPORT).read_text(encoding="utf-8"))
+        scale = json.loads((REPO / SCALE_REPORT).read_text(encoding="utf-8"))
     if protocol is None:
-        protocol = json.loads((ROOT / PROTOCOL_REPORT).read_text(encoding="utf-8"))
+        protocol = json.loads((REPO / PROTOCOL_REPORT).read_text(encoding="utf-8"))
     return {
         **{name: render(report) for name, render in BLOCKS.items()},
         **{name: render(scale) for name, render in SCALE_BLOCKS.items()},
@@ -388,14 +392,14 @@ def update_text(text: str, rendered: dict[str, str], *, where: str = "") -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Rewrite the blocks (or, with --check, list the files whose blocks drifted)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.docs", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.docs", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 when a block is stale")
-    parser.add_argument("--report", type=Path, default=ROOT / REPORT, help="the bench JSON")
+    parser.add_argument("--report", type=Path, default=REPO / REPORT, help="the bench JSON")
     parser.add_argument(
-        "--scale-report", type=Path, default=ROOT / SCALE_REPORT, help="the scale run's JSON"
+        "--scale-report", type=Path, default=REPO / SCALE_REPORT, help="the scale run's JSON"
     )
     parser.add_argument(
-        "--protocol-report", type=Path, default=ROOT / PROTOCOL_REPORT, help="bench --protocol"
+        "--protocol-report", type=Path, default=REPO / PROTOCOL_REPORT, help="bench --protocol"
     )
     args = parser.parse_args(argv)
     rendered = render_blocks(
@@ -405,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     stale = []
     for name in DOCUMENTS:
-        path = ROOT / name
+        path = REPO / name
         text = path.read_text(encoding="utf-8")
         new = update_text(text, rendered, where=name)
         if new != text:
@@ -414,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 path.write_text(new, encoding="utf-8")
     if args.check and stale:
         print(
-            f"stale benchmark figures in {', '.join(stale)}: run python -m bench.docs",
+            f"stale benchmark figures in {', '.join(stale)}: run python -m tools.bench.docs",
             file=sys.stderr,
         )
         return 1

@@ -1,6 +1,6 @@
 """A stored benchmark report as Markdown tables, for docs/bench.md and the README.
 
-``python -m bench.markdown docs/bench/bench.json`` prints the figures with the machine and the
+``python -m tools.bench.markdown docs/bench/bench.json`` prints the figures with the machine and the
 command that produced them, so quoted numbers always come from a committed JSON file.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.table import discovery_rows, fmt_ratio, hostile_rows, validation_rows
+from tools.bench.table import discovery_rows, fmt_ratio, hostile_rows, validation_rows
 
 __all__ = ["render_markdown"]
 
@@ -128,7 +128,7 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print a stored report as Markdown."""
-    parser = argparse.ArgumentParser(prog="python -m bench.markdown", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.markdown", description=__doc__)
     parser.add_argument("report", type=Path, help="JSON written by prime-rl-dynamo bench --json")
     args = parser.parse_args(argv)
     try:

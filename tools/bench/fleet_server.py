@@ -2,7 +2,7 @@
 
 The real Dynamo frontend runs outside the measuring process; so does the reference frontend here,
 so that its server threads do not share the benchmark's interpreter lock. Usage (internal):
-``python -m bench.fleet_server TOPOLOGY_JSON`` prints one JSON line with the URLs, then serves
+``python -m tools.bench.fleet_server TOPOLOGY_JSON`` prints one JSON line with the URLs, then serves
 until its stdin closes or ``--max-seconds`` pass.
 """
 
@@ -16,7 +16,7 @@ import threading
 
 def main(argv: list[str] | None = None) -> int:
     """Start the fleet, announce it on stdout, serve until stdin closes."""
-    parser = argparse.ArgumentParser(prog="python -m bench.fleet_server")
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.fleet_server")
     parser.add_argument("topology", help="topology as a JSON document (topology.v1 format)")
     parser.add_argument("--max-seconds", type=float, default=1800.0)
     args = parser.parse_args(argv)

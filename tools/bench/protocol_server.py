@@ -1,7 +1,7 @@
 """A reference RL listener over N synthetic engines, in a process of its own, for the v1/v2 bench.
 
 Only the listener runs (engines are listed, not served: the benchmark never calls them), so 4,096
-engines cost no sockets. Usage (internal): ``python -m bench.protocol_server N`` prints one JSON
+engines cost no sockets. Usage (internal): ``python -m tools.bench.protocol_server N`` prints one JSON
 line ``{"url", "pid"}`` and then reads commands on stdin, one per line: ``kill I``, ``revive I``,
 ``resize I WORLD_SIZE``; each is acknowledged with ``ok``. EOF stops it.
 """
@@ -19,18 +19,18 @@ import threading
 
 def main(argv: list[str] | None = None) -> int:
     """Serve the listener until stdin closes (bounded by --max-seconds)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.protocol_server")
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.protocol_server")
     parser.add_argument("engines", type=int)
     parser.add_argument("--max-seconds", type=float, default=900.0)
     args = parser.parse_args(argv)
 
     import uvicorn
 
-    from bench.discovery import fleet_topology
-    from bench.protocol import ENGINE_WORLD_SIZE
     from prime_rl_dynamo.reference.frontend import Frontend
     from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
     from prime_rl_dynamo.topology import topology_from_dict
+    from tools.bench.discovery import fleet_topology
+    from tools.bench.protocol import ENGINE_WORLD_SIZE
 
     topology = topology_from_dict(fleet_topology(args.engines, ENGINE_WORLD_SIZE), source="<bench>")
     engines = [

@@ -7,7 +7,7 @@ from an engine's death or resize to the client's TopologyChangedError (``AdminPo
 polled every second under v1, held with ``wait=`` under v2). The reference listener runs in a
 process of its own; real Dynamo 1.6.1 (v1 only) is the baseline up to 256 engines.
 
-``python -m bench.protocol [--quick] [--json FILE] [--plot FILE.png]``; progress on stderr.
+``python -m tools.bench.protocol [--quick] [--json FILE] [--plot FILE.png]``; progress on stderr.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from typing import Any
 
 import httpx
 
-from bench.discovery import fleet_topology
-from bench.machine import describe_machine
+from tools.bench import child_argv, child_env
+from tools.bench.discovery import fleet_topology
+from tools.bench.machine import describe_machine
 
 __all__ = ["ProtocolConfig", "main", "run_protocol"]
 
@@ -158,7 +159,8 @@ async def _detect(
 @contextmanager
 def _reference(engines: int) -> Iterator[tuple[str, int, subprocess.Popen[str]]]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.protocol_server", str(engines)],
+        child_argv("protocol_server", str(engines)),
+        env=child_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -410,7 +412,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the section, write JSON and the plot, print the ratios."""
-    parser = argparse.ArgumentParser(prog="python -m bench.protocol")
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.protocol")
     parser.add_argument(
         "--quick", action="store_true", help="64 and 1,024 engines, 2 trials, no Dynamo"
     )

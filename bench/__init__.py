@@ -1,1 +1,0 @@
-"""Benchmarks behind ``prime-rl-dynamo bench``."""
