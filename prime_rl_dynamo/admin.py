@@ -1,35 +1,42 @@
-"""Admin pool: one HTTP client per discovered engine, credentials under a stated policy, fan-out.
+"""Admin pool: drives every discovered engine's admin API, one bounded HTTP client each.
 
-Credentials (API key as Bearer, static headers, headers from named environment variables) go with
-every admin call (CRED-2), only to hosts an allow-list permits when one is set (CRED-3), never to a
-URL with user info (CRED-1) and never across a redirect, as admin calls follow none (CRED-4).
+Credentials (prime_rl_dynamo.credentials decides what they are and which hosts may receive them)
+go with every admin call (CRED-2), never to a URL with user info (CRED-1) and never across a
+redirect, as admin calls follow none (CRED-4). Each reply is read under a size cap by the same
+bounded reader as discovery. Calls fan out with a concurrency limit and every one settles; the
+operations (pause, update, resume, re-verify) are built on that fan-out.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json as json_lib
 import logging
-import os
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
 
+from prime_rl_dynamo._bounded import REDIRECTS, BodyTooLarge, BoundedHttp
 from prime_rl_dynamo._http import redact_url as _redact
-from prime_rl_dynamo._http import scrub, secret_values, tls_context
+from prime_rl_dynamo._http import scrub, secret_values
 from prime_rl_dynamo._urls import host_problem
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, WorkerLike, assess_snapshot
+from prime_rl_dynamo.credentials import Credentials, host_allowed
 from prime_rl_dynamo.errors import (
     AdminError,
     ConfigError,
+    EngineState,
+    PolicyError,
     TopologyChangedError,
+    TopologyDiff,
     TopologyError,
+    TransportError,
 )
-from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan, canonical_key, topology_diff
+from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan
 
 __all__ = [
     "AdminEngine",
@@ -39,230 +46,7 @@ __all__ = [
     "host_allowed",
 ]
 
-Identity = tuple[str, str, str, int]
-
 _log = logging.getLogger(__name__)
-
-
-def _host_key(text: str) -> str:
-    """A host as the allow-list compares it: no brackets, exactly one trailing dot removed
-    (``name.`` is the same DNS name as ``name``; ``name..`` is not), lower case, and a Unicode name
-    in its ASCII (punycode) form, since httpx hands the pool ``bücher.example`` for an
-    ``xn--bcher-kva.example`` URL."""
-    name = text.strip()
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]
-    if name.endswith("."):
-        name = name[:-1]
-    name = name.lower()
-    if not name.isascii():
-        # Left as is when not a valid name: it then matches only itself (config time refuses it).
-        name = _ascii_name(name) or name
-    return name
-
-
-def _ascii_name(name: str) -> str | None:
-    """The punycode form of a Unicode host name as httpx encodes it (None: not a valid name)."""
-    try:
-        return httpx.URL(scheme="http", host=name).raw_host.decode("ascii")
-    except (httpx.InvalidURL, UnicodeError, ValueError):
-        return None
-
-
-def host_allowed(host: str, patterns: Sequence[str]) -> bool:
-    """Whether ``host`` matches an allow-list entry: exact name, ``*.suffix`` wildcard, or CIDR.
-
-    Names are compared case-insensitively, with one trailing dot ignored and Unicode names in
-    their punycode form, and never resolved: a DNS answer must not widen the list.
-    ``*.example.com`` matches ``a.example.com`` and ``a.b.example.com`` but not ``example.com``.
-    """
-    name = _host_key(host)
-    try:
-        addr: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(name)
-    except ValueError:
-        addr = None
-    for raw in patterns:
-        pattern = raw.strip()
-        if "/" in pattern:
-            try:
-                network = ipaddress.ip_network(pattern.strip("[]"), strict=False)
-            except ValueError:
-                continue
-            if addr is not None and addr.version == network.version and addr in network:
-                return True
-            continue
-        if pattern.startswith("*."):
-            suffix = "." + _host_key(pattern[2:])
-            if addr is None and name.endswith(suffix) and len(name) > len(suffix):
-                return True
-            continue
-        pattern = _host_key(pattern)
-        if not pattern:
-            continue
-        if pattern == "*":
-            return True
-        if addr is not None:
-            try:
-                if ipaddress.ip_address(pattern) == addr:
-                    return True
-            except ValueError:
-                continue
-        elif name == pattern:
-            return True
-    return False
-
-
-def _check_allow_list(patterns: Sequence[str]) -> None:
-    """Refuse entries that are malformed or can never match a host (a port, a scheme, user info)."""
-
-    def refuse(raw: str, why: str) -> ConfigError:
-        return ConfigError(f"CRED-3: allow-list entry {raw!r} {why}", requirement="CRED-3")
-
-    for raw in patterns:
-        pattern = raw.strip()
-        if "/" in pattern and "://" not in pattern:
-            try:
-                ipaddress.ip_network(pattern.strip("[]"), strict=False)
-            except ValueError as exc:
-                raise refuse(raw, f"is not a CIDR: {exc}") from None
-            continue
-        shape = "must be a host name, '*.suffix', an IP address or a CIDR"
-        if not pattern or (
-            "*" in pattern
-            and pattern != "*"
-            and not (pattern.startswith("*.") and "*" not in pattern[2:])
-        ):
-            raise refuse(raw, shape)
-        if "://" in pattern or "@" in pattern or "/" in pattern:
-            raise refuse(raw, f"{shape}, not a URL: it is compared with the host alone")
-        bare = pattern[1:-1] if pattern.startswith("[") and pattern.endswith("]") else pattern
-        if ":" in bare or pattern.startswith("["):
-            try:
-                ipaddress.ip_address(bare)
-            except ValueError:
-                raise refuse(
-                    raw,
-                    f"{shape}; it names a port, which never matches: entries are compared with "
-                    "the host alone",
-                ) from None
-            continue
-        if any(c.isspace() or c in "?#%\\" for c in pattern):
-            raise refuse(raw, shape)
-        if pattern != "*" and "" in _host_key(pattern.removeprefix("*.")).split("."):
-            raise refuse(raw, "has an empty label (two dots in a row, or a leading dot)")
-        if not pattern.isascii() and _ascii_name(_host_key(pattern.removeprefix("*."))) is None:
-            raise refuse(raw, "is not a valid internationalised host name")
-
-
-_HEADER_SAFE = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\t"}
-
-
-def _secret_value(value: str, where: str) -> str:
-    """A credential as it goes on the wire: one trailing newline (``\\n`` or ``\\r\\n``, as a
-    mounted secret file ends) is stripped; any other line break, control or non-ASCII character
-    is refused, naming where the value came from and never the value (CRED-2)."""
-    if value.endswith("\r\n"):
-        value = value[:-2]
-    elif value.endswith("\n"):
-        value = value[:-1]
-    bad = next((i for i, c in enumerate(value) if c not in _HEADER_SAFE), None)
-    if bad is None and value != value.strip(" \t"):
-        bad = 0 if value[:1] in " \t" else len(value) - 1
-    if bad is not None:
-        char = value[bad]
-        kind = (
-            "a line break"
-            if char in "\r\n"
-            else "a non-ASCII character"
-            if not char.isascii()
-            else "leading or trailing white space"
-            if char in " \t"
-            else "a control character"
-        )
-        raise ConfigError(
-            f"CRED-2: {where} holds {kind} at position {bad} (of {len(value)}), which no HTTP "
-            "header can carry; fix the secret (one trailing newline is stripped, nothing else); "
-            "the value is not shown",
-            requirement="CRED-2",
-        )
-    return value
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """What admin calls carry; secrets are kept out of ``repr``.
-
-    ``headers_from_env`` maps a header name to the environment variable holding its value.
-    ``allowed_hosts`` None means no allow-list (credentials go to every discovered engine).
-    """
-
-    api_key: str | None = field(default=None, repr=False)
-    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
-    headers_from_env: Mapping[str, str] = field(default_factory=dict)
-    allowed_hosts: tuple[str, ...] | None = None
-
-    def __post_init__(self) -> None:
-        if self.allowed_hosts is not None:
-            object.__setattr__(self, "allowed_hosts", tuple(self.allowed_hosts))
-            _check_allow_list(self.allowed_hosts or ())
-        if self.api_key is not None:
-            object.__setattr__(self, "api_key", _secret_value(self.api_key, "the api_key"))
-        object.__setattr__(
-            self,
-            "headers",
-            {name: _secret_value(v, f"header {name}") for name, v in self.headers.items()},
-        )
-
-    @classmethod
-    def from_env(
-        cls,
-        *,
-        api_key_var: str | None = "VLLM_API_KEY",
-        headers: Mapping[str, str] | None = None,
-        headers_from_env: Mapping[str, str] | None = None,
-        allowed_hosts: Sequence[str] | None = None,
-        environ: Mapping[str, str] | None = None,
-    ) -> Credentials:
-        """Credentials as Prime-RL configures them: the API key is read from ``api_key_var``."""
-        env = os.environ if environ is None else environ
-        key = env.get(api_key_var) if api_key_var else None
-        return cls(
-            api_key=key,
-            headers=dict(headers or {}),
-            headers_from_env=dict(headers_from_env or {}),
-            allowed_hosts=tuple(allowed_hosts) if allowed_hosts is not None else None,
-        )
-
-    def resolve(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The headers to send: static, then from the environment (overriding), then Bearer key.
-
-        An unset or ``"EMPTY"`` key sends no Authorization (Prime-RL's convention). A named
-        environment variable that is unset is an error (CRED-2): silently dropping it would
-        repeat the original change's bug of unauthenticated admin calls.
-        """
-        env = os.environ if environ is None else environ
-        out = dict(self.headers)
-        missing = [
-            f"{header} <- ${var}" for header, var in self.headers_from_env.items() if var not in env
-        ]
-        if missing:
-            raise ConfigError(
-                "CRED-2: headers_from_env names unset environment variables: " + ", ".join(missing),
-                requirement="CRED-2",
-            )
-        out.update(
-            {
-                header: _secret_value(env[var], f"header {header} <- ${var}")
-                for header, var in self.headers_from_env.items()
-            }
-        )
-        if self.api_key and self.api_key != "EMPTY":
-            out["Authorization"] = f"Bearer {self.api_key}"
-        return out
-
-    def allows(self, host: str) -> bool:
-        """Whether credentials may go to ``host`` (always, when no allow-list is set)."""
-        return self.allowed_hosts is None or host_allowed(host, self.allowed_hosts)
 
 
 @dataclass(frozen=True)
@@ -272,7 +56,7 @@ class AdminEngine:
     label: str
     admin_base_url: str
     world_size: int | None = None
-    identity: Identity | None = None
+    identity: WorkerId | None = None
 
 
 @dataclass(frozen=True)
@@ -294,12 +78,8 @@ class EngineResult:
 
 
 def _engine_from_worker(worker: WorkerLike | EnginePlan) -> AdminEngine:
-    if isinstance(worker, EnginePlan):
-        identity = worker.identity
-        label = worker.label
-    else:
-        identity = canonical_key(worker)
-        label = worker.label
+    identity = WorkerId(*worker.identity) if isinstance(worker, EnginePlan) else WorkerId.of(worker)
+    label = worker.label
     if worker.admin_base_url is None:
         raise ConfigError(
             f"READY-2: {label} has no admin_base_url; the admin pool cannot drive it",
@@ -310,22 +90,6 @@ def _engine_from_worker(worker: WorkerLike | EnginePlan) -> AdminEngine:
 
 #: Admin replies are small JSON objects; anything past this is refused, not truncated.
 ADMIN_MAX_BODY_BYTES = 1 << 20
-
-
-class _ReplyTooLarge(Exception):
-    def __init__(self, cap: int, response: httpx.Response) -> None:
-        super().__init__(cap)
-        self.cap = cap
-        self.response = response
-
-
-async def _read_capped(response: httpx.Response, cap: int) -> bytes:
-    out = bytearray()
-    async for chunk in response.aiter_bytes():
-        out += chunk
-        if len(out) > cap:
-            raise _ReplyTooLarge(cap, response)
-    return bytes(out)
 
 
 class AdminPool:
@@ -402,15 +166,15 @@ class AdminPool:
                 "drive them (allow the hosts, or pass disallowed='anonymous')",
                 requirement="CRED-3",
             )
-        self._clients: dict[str, httpx.AsyncClient] = {
-            label: httpx.AsyncClient(
-                base_url=str(url),
-                headers=headers,
-                verify=tls_context(),
-                follow_redirects=False,  # CRED-4: a redirect would carry the credentials elsewhere
-                trust_env=False,
+        self._clients: dict[str, BoundedHttp] = {
+            # CRED-4: no redirect is followed, so the credentials never go elsewhere.
+            label: BoundedHttp(
+                max_body_bytes=ADMIN_MAX_BODY_BYTES,
                 timeout=timeout,
+                headers=headers,
+                base_url=str(url),
                 transport=transport,
+                session_headers=True,
             )
             for label, (url, headers) in plan_headers.items()
         }
@@ -448,7 +212,7 @@ class AdminPool:
 
     def http_client(self, label: str) -> httpx.AsyncClient:
         """The HTTP client of the engine ``label`` (base URL its admin URL, its credentials)."""
-        return self._clients[label]
+        return self._clients[label].client
 
     # --- one call, fan-out ---------------------------------------------------------------------
 
@@ -463,53 +227,42 @@ class AdminPool:
         params: Mapping[str, str] | None = None,
         timeout: float | None = None,
     ) -> EngineResult:
-        client = self._clients[engine.label]
+        http = self._clients[engine.label]
         budget = timeout or self.timeout
 
-        async def exchange() -> tuple[httpx.Response, bytes]:
-            request = client.build_request(
-                method, path.lstrip("/"), json=json, params=params, timeout=budget
+        def failed(error: str, status: int | None = None) -> EngineResult:
+            return EngineResult(
+                engine.label,
+                operation,
+                False,
+                status,
+                error=error,
+                elapsed=time.monotonic() - start,
             )
-            response = await client.send(request, stream=True)
-            try:
-                return response, await _read_capped(response, ADMIN_MAX_BODY_BYTES)
-            finally:
-                await response.aclose()
 
         async with self._semaphore:
             start = time.monotonic()
             try:
-                # httpx bounds each read; the whole exchange gets the budget, so an engine that
-                # dribbles a byte a second cannot hold verify_topology or health for minutes.
-                response, content = await asyncio.wait_for(exchange(), timeout=budget)
+                # The whole exchange gets the budget, so an engine that dribbles a byte a second
+                # cannot hold verify_topology or health for minutes.
+                reply = await http.send(
+                    method, path.lstrip("/"), budget=budget, json=json, params=params
+                )
             except asyncio.TimeoutError:
-                return EngineResult(
-                    engine.label,
-                    operation,
-                    False,
-                    error=f"no complete answer within {budget:g} s (the whole exchange); given up",
-                    elapsed=time.monotonic() - start,
+                return failed(
+                    f"no complete answer within {budget:g} s (the whole exchange); given up"
                 )
-            except _ReplyTooLarge as exc:
-                return EngineResult(
-                    engine.label,
-                    operation,
-                    False,
-                    exc.response.status_code,
-                    None,
-                    f"reply larger than {exc.cap} bytes; refused, not truncated",
-                    time.monotonic() - start,
+            except BodyTooLarge as exc:
+                return failed(
+                    f"reply larger than {exc.cap} bytes; refused, not truncated", exc.status_code
                 )
+            except (PolicyError, TransportError) as exc:
+                return failed(scrub(str(exc), self._secrets))
             except httpx.HTTPError as exc:
-                return EngineResult(
-                    engine.label,
-                    operation,
-                    False,
-                    error=scrub(f"{type(exc).__name__}: {exc}", self._secrets),
-                    elapsed=time.monotonic() - start,
-                )
+                return failed(scrub(f"{type(exc).__name__}: {exc}", self._secrets))
         elapsed = time.monotonic() - start
-        status = response.status_code
+        status = reply.status
+        content = reply.body
         try:
             payload = json_lib.loads(content) if content else None
         except ValueError:
@@ -517,13 +270,13 @@ class AdminPool:
         if self._secrets:
             payload = scrub(payload, self._secrets)
         error: str | None = None
-        if response.is_redirect:
-            where = scrub(_redact(response.headers.get("location", "?")), self._secrets)
+        if status in REDIRECTS and "location" in reply.headers:
+            where = scrub(_redact(reply.headers["location"]), self._secrets)
             error = (
                 f"CRED-4: answered a redirect to {where}; admin calls follow no redirect, so "
                 "credentials never leave for another URL"
             )
-        elif not response.is_success:
+        elif not 200 <= status < 300:
             message = payload.get("message") if isinstance(payload, dict) else payload
             error = f"HTTP {status}: {message}"
         elif not isinstance(payload, dict) or payload.get("status") == "error":
@@ -563,7 +316,7 @@ class AdminPool:
             raise AdminError(
                 f"{operation} failed on {len(failed)} of {len(results)} engine(s): {lines}{extra}",
                 engine=failed[0].engine,
-                results=dict(results),
+                results={operation: results},
                 requirement="ADMIN-2" if operation != "health" else "ADMIN-1",
             )
 
@@ -623,12 +376,10 @@ class AdminPool:
         mine = {e.label: e.admin_base_url for e in self.engines}
         planned = {e.label: e.admin_base_url for e in plan.engines}
         if mine != planned:
-            diff = topology_diff(
-                [_as_plan_view(e) for e in self.engines],
-                plan.engines,
-            )
+            diff = TopologyDiff.between(_states(self.engines), _plan_states(plan))
             raise TopologyError(
-                f"RANK-6: the plan does not cover exactly this pool's engines: {str(diff).replace(chr(10), '; ')}",
+                "RANK-6: the plan does not cover exactly this pool's engines: "
+                + "; ".join(diff.lines()),
                 requirement="RANK-6",
             )
         requests = {
@@ -731,29 +482,19 @@ class AdminPool:
         if self.discovery is None:
             raise ConfigError("verify_topology needs a discovery client (pass discovery=...)")
         snapshot = await self.discovery.snapshot(timeout=timeout, wait=wait)
+        policy = self.discovery.policy
         matching, _ = assess_snapshot(
             snapshot,
             inference_world_size=None,
-            model=self.discovery.model,
-            components=self.discovery.components,
+            model=policy.model,
+            components=policy.components,
             require_admin=False,
         )
-        expected: Sequence[Any] = (
-            self.plan.engines if self.plan is not None else [_as_plan_view(e) for e in self.engines]
-        )
-        live = [w for w in matching if w.error is None]
-        diff = topology_diff(expected, live)
-        errors = {w.label: w.error for w in matching if w.error is not None}
-        if errors:
-            removed = [
-                f"{item} -- now reports error: {errors[item.split(' ', 1)[0]]}"
-                if item.split(" ", 1)[0] in errors
-                else item
-                for item in diff.removed
-            ]
-            diff = type(diff)(
-                added=diff.added, removed=removed, resized=diff.resized, moved=diff.moved
-            )
+        expected = _plan_states(self.plan) if self.plan is not None else _states(self.engines)
+        live = [
+            EngineState(WorkerId.of(w), w.world_size, w.admin_base_url, w.error) for w in matching
+        ]
+        diff = TopologyDiff.between(expected, live)
         if diff:
             raise TopologyChangedError(
                 f"TOPO-1: the fleet at {self.discovery.url} no longer matches the plan:\n{diff}",
@@ -761,31 +502,23 @@ class AdminPool:
             )
 
 
-@dataclass(frozen=True)
-class _PlanView:
-    # PlannableWorker-compatible, so topology_diff keys an engine by its identity.
-    namespace: str
-    component: str
-    endpoint: str
-    instance_id: int
-    world_size: int | None
-    admin_base_url: str | None
-
-    @property
-    def identity(self) -> Identity:
-        return (self.namespace, self.component, self.endpoint, self.instance_id)
-
-    @property
-    def label(self) -> str:
-        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
+def _states(engines: Iterable[AdminEngine]) -> list[EngineState]:
+    """The pool's engines as a comparison sees them; a static URL engine, which has no identity,
+    is keyed by its URL so a diff stays readable."""
+    return [
+        EngineState(
+            e.identity or WorkerId("static", e.admin_base_url, "admin", 0),
+            e.world_size,
+            e.admin_base_url,
+        )
+        for e in engines
+    ]
 
 
-def _as_plan_view(engine: AdminEngine) -> _PlanView:
-    identity = engine.identity
-    if identity is None:
-        # A static URL engine has no identity; key it by its URL so diffs stay readable.
-        identity = ("static", engine.admin_base_url, "admin", 0)
-    return _PlanView(*identity, engine.world_size, engine.admin_base_url)
+def _plan_states(plan: BroadcastPlan) -> list[EngineState]:
+    return [
+        EngineState(WorkerId(*e.identity), e.world_size, e.admin_base_url) for e in plan.engines
+    ]
 
 
 def _admin_url(engine: AdminEngine) -> httpx.URL:

@@ -417,7 +417,7 @@ class DynamoInferencePool:
                 return
             except AdminError as exc:
                 # Only "not up yet" is waited out; a redirect, a 4xx or a bad reply will not heal.
-                failed = [r for r in (exc.results or {}).values() if not r.ok]
+                failed = [r for by in exc.results.values() for r in by.values() if not r.ok]
                 if any(not _transient(r) for r in failed):
                     raise
                 if time.monotonic() + self.config.poll_interval >= deadline:

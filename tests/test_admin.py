@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from _client_support import VALIDATE, ScriptedServer, Seen, body, jreply, ok, worker
 
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.admin import AdminEngine, AdminPool, Credentials, host_allowed
 from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyChangedError, TopologyError
@@ -402,12 +403,22 @@ def test_verify_topology_reports_every_kind_of_change(server: ScriptedServer) ->
 
     err = run(go())
     diff = err.diff
-    assert diff.added == [f"dynamo.e9.rl#9 (world_size 1, admin http://127.0.0.1:{server.port}/e9)"]
-    assert len(diff.removed) == 1 and diff.removed[0].startswith("dynamo.e2.rl#2")
-    assert "now reports error: Unavailable" in diff.removed[0]
-    assert diff.resized == ["dynamo.e1.rl#1: world_size 4 -> 8"]
-    assert diff.moved == [
-        f"dynamo.e0.rl#0: admin_base_url http://127.0.0.1:{server.port}/e0 -> http://127.0.0.1:{server.port}/moved"
+    # Code reads the typed entries: identity, world sizes, admin URLs, the error.
+    assert [c.worker for c in diff.added] == [WorkerId("dynamo", "e9", "rl", 9)]
+    assert [str(c.worker) for c in diff.removed] == ["dynamo.e2.rl#2"]
+    assert diff.removed[0].after is not None and diff.removed[0].after.error is not None
+    assert [
+        (c.before.world_size, c.after.world_size) for c in diff.resized if c.before and c.after
+    ] == [(4, 8)]
+    assert [str(c.worker) for c in diff.moved] == ["dynamo.e0.rl#0"]
+    # And people read the same words as ever, rendered from them.
+    assert diff.lines() == [
+        f"added: dynamo.e9.rl#9 (world_size 1, admin http://127.0.0.1:{server.port}/e9)",
+        f"removed: dynamo.e2.rl#2 (world_size 1, admin http://127.0.0.1:{server.port}/e2) -- now "
+        "reports error: Unavailable: TCP connection failed",
+        "resized: dynamo.e1.rl#1: world_size 4 -> 8",
+        f"moved: dynamo.e0.rl#0: admin_base_url http://127.0.0.1:{server.port}/e0 -> "
+        f"http://127.0.0.1:{server.port}/moved",
     ]
     assert err.requirement == "TOPO-1"
     assert "added: dynamo.e9.rl#9" in str(err)

@@ -16,7 +16,7 @@ import pytest
 
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import DiscoveryClient, assess_snapshot
-from prime_rl_dynamo.errors import ConfigError, ProtocolError, TransportError
+from prime_rl_dynamo.errors import ConfigError, PolicyError, ProtocolError, TransportError
 from prime_rl_dynamo.validate import Snapshot, check_body, validate_body
 
 BODY = json.dumps(
@@ -103,7 +103,7 @@ def test_a_redirect_to_bad_punycode_is_a_poll_4_refusal(host: str) -> None:
         async with client(handler) as c:
             await c.fetch()
 
-    with pytest.raises(TransportError) as caught:
+    with pytest.raises(PolicyError) as caught:
         asyncio.run(go())
     assert caught.value.requirement == "POLL-4"
     assert not caught.value.retryable
@@ -202,14 +202,14 @@ def test_every_broken_gzip_body_is_one_retried_poll_1_error(payload: bytes, need
 def test_deflate_follows_the_same_rule() -> None:
     import zlib
 
-    from prime_rl_dynamo.client import _BoundedDecoder
+    from prime_rl_dynamo._bounded import BoundedDecoder
 
     whole = zlib.compress(BODY)
-    decoder = _BoundedDecoder("deflate", "http://h/")
+    decoder = BoundedDecoder("deflate", "http://h/")
     assert decoder.feed(whole[:7], 10**6) + decoder.feed(whole[7:], 10**6) == BODY
     decoder.finish()
     for broken in (whole[:-2], whole + b"x"):
-        decoder = _BoundedDecoder("deflate", "http://h/")
+        decoder = BoundedDecoder("deflate", "http://h/")
         with pytest.raises(TransportError, match="did not arrive intact"):
             decoder.feed(broken, 10**6)
             decoder.finish()
@@ -218,14 +218,14 @@ def test_deflate_follows_the_same_rule() -> None:
 def test_the_content_encoding_vectors_hold() -> None:
     import base64
 
+    from prime_rl_dynamo._bounded import BoundedDecoder
     from prime_rl_dynamo._resources import load_json
-    from prime_rl_dynamo.client import _BoundedDecoder
 
     cases = load_json("vectors/content-encoding.v1.json")["cases"]
     assert {c["decoded"] is None for c in cases} == {True, False}
     for case in cases:
         data = base64.b64decode(case["raw"])
-        decoder = _BoundedDecoder(case["content_encoding"], "http://h/")
+        decoder = BoundedDecoder(case["content_encoding"], "http://h/")
         if case["decoded"] is None:
             with pytest.raises(TransportError) as caught:
                 out = b"".join(decoder.feed(data[i : i + 5], 10**6) for i in range(0, len(data), 5))

@@ -12,7 +12,7 @@ import pytest
 from _client_support import VALIDATE, ScriptedServer, body, jreply, ok, worker
 
 from prime_rl_dynamo.client import DiscoveryClient, discover, discover_sync
-from prime_rl_dynamo.errors import NotReadyError, ProtocolError, TransportError
+from prime_rl_dynamo.errors import NotReadyError, PolicyError, ProtocolError
 
 PATH = "/v1/rl/workers"
 PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
@@ -80,7 +80,7 @@ def big_body(min_bytes: int) -> bytes:
 def test_oversized_body_with_length_is_refused(server: ScriptedServer) -> None:
     payload = big_body(300_000)
     server.script("GET", PATH, ok(payload))
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         wait(server.url, max_body_bytes=100_000)
     assert info.value.requirement == "POLL-3" and not info.value.retryable
     assert f"Content-Length {len(payload)}" in str(info.value)
@@ -92,7 +92,7 @@ def test_oversized_streamed_body_is_refused_not_truncated(server: ScriptedServer
     server.script(
         "GET", PATH, (200, {"content-type": "application/json", "x-stream-no-length": "1"}, payload)
     )
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         wait(server.url, max_body_bytes=100_000)
     assert info.value.requirement == "POLL-3"
     assert "refused, not truncated" in str(info.value)
@@ -114,7 +114,7 @@ def test_gzip_bomb_hits_the_cap(server: ScriptedServer) -> None:
     server.script(
         "GET", PATH, (200, {"content-type": "application/json", "content-encoding": "gzip"}, bomb)
     )
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         wait(server.url, max_body_bytes=1_000_000)
     assert info.value.requirement == "POLL-3"
     assert "decoded" in str(info.value)
@@ -137,7 +137,7 @@ def test_unknown_content_encoding_is_refused(server: ScriptedServer) -> None:
     server.script(
         "GET", PATH, (200, {"content-type": "application/json", "content-encoding": "br"}, b"xx")
     )
-    with pytest.raises(TransportError, match="Content-Encoding 'br'"):
+    with pytest.raises(PolicyError, match="Content-Encoding 'br'"):
         wait(server.url)
 
 
@@ -152,7 +152,7 @@ def test_cross_origin_redirect_is_refused(server: ScriptedServer) -> None:
     with ScriptedServer() as other:
         other.script("GET", PATH, ok(body(*PD)))
         server.script("GET", PATH, (302, {"location": other.url + PATH}, b""))
-        with pytest.raises(TransportError) as info:
+        with pytest.raises(PolicyError) as info:
             wait(server.url, headers={"Authorization": "Bearer secret"})
         assert info.value.requirement == "POLL-4"
         assert other.requests == []  # nothing, credentials included, reached the other origin
@@ -187,4 +187,9 @@ def test_deadline_over_loopback_names_what_lacked(server: ScriptedServer) -> Non
     text = str(info.value)
     assert "READY-1: dynamo.decode.rl#3 reports error: engine is dead" in text
     assert "READY-3: world sizes sum to 2, expected inference_world_size 8" in text
-    assert json.loads(json.dumps(info.value.reasons))  # reasons are plain strings
+    reasons = info.value.reasons
+    assert [(r.requirement, r.worker) for r in reasons] == [
+        ("READY-1", "dynamo.decode.rl#3"),
+        ("READY-3", None),
+    ]
+    assert json.loads(json.dumps([str(r) for r in reasons]))  # each renders as one plain line

@@ -20,7 +20,7 @@ import pytest
 from _client_support import VALIDATE, FakeClock, ScriptedServer, body, ok, worker
 
 from prime_rl_dynamo.client import DiscoveryClient, discover_sync, normalize_discovery_url
-from prime_rl_dynamo.errors import ConfigError, NotReadyError, TransportError
+from prime_rl_dynamo.errors import ConfigError, NotReadyError, PolicyError, TransportError
 
 URL = "http://frontend:8001"
 PATH = "/v1/rl/workers"
@@ -55,7 +55,7 @@ def _wait(client: DiscoveryClient) -> Any:
 def test_backoff_never_overflows_after_thousands_of_failures() -> None:
     client = DiscoveryClient(URL, inference_world_size=8, backoff_initial=0.1, backoff_max=5.0)
     for failures in (1, 2, 64, 1025, 10_000, 10**9):
-        delay = client._backoff(failures)
+        delay = client.polling.backoff(failures, random.Random())
         assert 0 < delay <= 5.0
 
 
@@ -255,7 +255,7 @@ def test_discover_sync_without_w_is_refused_before_any_request() -> None:
 def test_discovery_without_world_sizes_may_omit_w() -> None:
     # A weight transfer that needs no rank plan (filesystem) has no W to check.
     client = DiscoveryClient(URL, inference_world_size=None, require_world_size=False)
-    assert client.inference_world_size is None
+    assert client.policy.inference_world_size is None
 
 
 def test_plan_without_w_is_refused_not_derived() -> None:
@@ -284,7 +284,7 @@ def test_poll_4_refusal_names_the_location(location: str, shown: str) -> None:
     transport = httpx.MockTransport(
         lambda request: httpx.Response(302, headers={"location": location})
     )
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         _wait(_client(transport, clock))
     message = str(info.value)
     assert info.value.requirement == "POLL-4"
@@ -299,7 +299,7 @@ def test_poll_4_refusal_redacts_user_info_in_the_location() -> None:
             302, headers={"location": "http://bob:hunter2@frontend:8001/v1/rl/workers"}
         )
     )
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         _wait(_client(transport, clock))
     assert "hunter2" not in str(info.value) and "***@frontend:8001" in str(info.value)
 

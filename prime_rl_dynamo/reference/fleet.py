@@ -354,7 +354,6 @@ class ReferenceFleet:
             raise TransportError(
                 f"GET {self.discovery_url}: expected a JSON object, got {type(data).__name__}",
                 url=self.discovery_url,
-                retryable=False,
             )
         return data
 
