@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import importlib
 import random
 import ssl
 import time
@@ -64,15 +63,6 @@ __all__ = [
 
 #: Default cap on a discovery body: ~30x the size of a 256-engine listing.
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
-
-Validator = Callable[[bytes], SnapshotLike]
-
-
-def _default_validator() -> Validator:
-    # Imported lazily: the validator loads the bundled schema, which plain imports should not pay for.
-    module = importlib.import_module("prime_rl_dynamo.validate")
-    validate_body: Validator = module.validate_body
-    return validate_body
 
 
 def normalize_discovery_url(url: str) -> str:
@@ -182,7 +172,6 @@ class DiscoveryClient:
         verify: bool | str | ssl.SSLContext = True,
         progress: bool | ProgressSink | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        validator: Validator | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -218,7 +207,6 @@ class DiscoveryClient:
             raise ConfigError(f"max_body_bytes must be >= 1; found {max_body_bytes}")
         # Protocol 2 when the server speaks it, else 1 (SPEC-v2.md, V2-8).
         self._protocol = Negotiation(self.url, enabled=protocol == "auto")
-        self._validator = validator
         self._clock = clock
         self._wall_clock = wall_clock
         self._sleep = sleep
@@ -251,10 +239,13 @@ class DiscoveryClient:
 
     # --- one GET -----------------------------------------------------------------------------
 
-    def _validate(self, body: bytes) -> SnapshotLike:
-        if self._validator is None:
-            self._validator = _default_validator()
-        return self._validator(body)
+    @staticmethod
+    def _validate(body: bytes) -> SnapshotLike:
+        # Imported here: the validator loads the bundled schema, which a plain import should not
+        # pay for.
+        from prime_rl_dynamo.validate import validate_body
+
+        return validate_body(body)
 
     async def _exchange(self, budget: float) -> Reply:
         return await self.http.get_same_origin(

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _client_support import VALIDATE, ScriptedServer, Seen, body, jreply, ok, worker
+from _client_support import ScriptedServer, Seen, body, jreply, ok, worker
 
 from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.admin import AdminEngine, AdminPool, Credentials, host_allowed
@@ -369,7 +369,6 @@ async def ready_pool(server: ScriptedServer, sizes: list[int]) -> AdminPool:
     client = DiscoveryClient(
         server.url,
         inference_world_size=sum(sizes),
-        validator=VALIDATE,
         poll_interval=0.01,
         model="m",
     )

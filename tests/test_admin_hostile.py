@@ -56,9 +56,7 @@ def test_verify_topology_against_a_dribbling_frontend_ends_within_its_timeout() 
     try:
 
         async def go() -> None:
-            client = DiscoveryClient(
-                server.url, inference_world_size=1, validator=VALIDATE, request_timeout=30.0
-            )
+            client = DiscoveryClient(server.url, inference_world_size=1, request_timeout=30.0)
             pool = AdminPool(
                 [AdminEngine("dynamo.e.rl#1", "http://127.0.0.1:9/admin", 1)], discovery=client
             )

@@ -267,7 +267,6 @@ def make(transport: httpx.MockTransport, clock: FakeClock, **kw: Any) -> Discove
     return DiscoveryClient(
         URL,
         transport=transport,
-        validator=VALIDATE,
         clock=clock.monotonic,
         wall_clock=clock.time,
         sleep=clock.sleep,
@@ -355,7 +354,6 @@ def _seeded(transport: httpx.MockTransport, clock: FakeClock, seed: int) -> Disc
         timeout=30.0,
         backoff_max=2.0,
         transport=transport,
-        validator=VALIDATE,
         clock=clock.monotonic,
         wall_clock=clock.time,
         sleep=clock.sleep,

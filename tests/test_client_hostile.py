@@ -53,7 +53,7 @@ def client(handler: Any, **kw: Any) -> DiscoveryClient:
 # --- item 7: validation never blocks the event loop ---------------------------------------------
 
 
-def test_validation_runs_off_the_event_loop() -> None:
+def test_validation_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     started, release = threading.Event(), threading.Event()
 
     def slow_validator(body: bytes) -> Any:
@@ -62,8 +62,10 @@ def test_validation_runs_off_the_event_loop() -> None:
         assert release.wait(5), "the event loop was blocked while the body was validated"
         return validate_body(body)
 
+    monkeypatch.setattr("prime_rl_dynamo.validate.validate_body", slow_validator)
+
     async def go() -> Any:
-        c = client(lambda r: httpx.Response(200, content=BODY), validator=slow_validator)
+        c = client(lambda r: httpx.Response(200, content=BODY))
 
         async def unblock() -> None:
             while not started.is_set():

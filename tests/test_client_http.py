@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _client_support import VALIDATE, ScriptedServer, body, jreply, ok, worker
+from _client_support import ScriptedServer, body, jreply, ok, worker
 
 from prime_rl_dynamo.client import DiscoveryClient, discover, discover_sync
 from prime_rl_dynamo.errors import NotReadyError, PolicyError, ProtocolError
@@ -31,7 +31,7 @@ def wait(url: str, **kw: Any) -> Any:
         kw.setdefault(k, v)
 
     async def go() -> Any:
-        async with DiscoveryClient(url, validator=VALIDATE, **kw) as client:
+        async with DiscoveryClient(url, **kw) as client:
             return await client.wait_ready()
 
     return asyncio.run(go())
@@ -60,7 +60,7 @@ def test_ready_over_loopback_after_retries(server: ScriptedServer) -> None:
 
 def test_sync_facade_over_loopback(server: ScriptedServer) -> None:
     server.script("GET", PATH, ok(body(*PD)))
-    ready = discover_sync(server.url, inference_world_size=8, validator=VALIDATE, **FAST)
+    ready = discover_sync(server.url, inference_world_size=8, **FAST)
     assert ready.plan().rank_offsets == [0, 4, 6]
     assert asyncio.run(discover(server.url, inference_world_size=8, **FAST)).world_size_sum == 8
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _client_support import VALIDATE, FakeClock, ScriptedServer, body, ok, worker
+from _client_support import FakeClock, ScriptedServer, body, ok, worker
 
 from prime_rl_dynamo.client import DiscoveryClient, discover_sync, normalize_discovery_url
 from prime_rl_dynamo.errors import ConfigError, NotReadyError, PolicyError, TransportError
@@ -32,7 +32,6 @@ def _client(transport: httpx.AsyncBaseTransport, clock: FakeClock, **kw: Any) ->
     return DiscoveryClient(
         URL,
         transport=transport,
-        validator=VALIDATE,
         clock=clock.monotonic,
         wall_clock=clock.time,
         sleep=clock.sleep,
@@ -97,7 +96,6 @@ def test_retry_after_byte_b2_over_loopback() -> None:
         ready = discover_sync(
             server.url,
             inference_world_size=8,
-            validator=VALIDATE,
             poll_interval=0.01,
             backoff_initial=0.01,
             timeout=10.0,
@@ -184,7 +182,7 @@ def _timed(coro_factory: Any) -> tuple[BaseException | None, float]:
 def test_one_byte_a_second_does_not_outlast_the_budget(dribbler: Dribbler, call: str) -> None:
     async def go() -> None:
         async with DiscoveryClient(
-            dribbler.url, inference_world_size=8, validator=VALIDATE, request_timeout=1.5
+            dribbler.url, inference_world_size=8, request_timeout=1.5
         ) as client:
             if call == "poll_once":
                 await client.poll_once()
@@ -219,7 +217,6 @@ def test_same_origin_redirect_drops_the_callers_headers() -> None:
         ready = discover_sync(
             server.url,
             inference_world_size=8,
-            validator=VALIDATE,
             poll_interval=0.01,
             timeout=10.0,
             headers={"Authorization": "Bearer sk-redirect", "X-Api-Key": "k-redirect"},
@@ -248,7 +245,7 @@ def test_discover_sync_without_w_is_refused_before_any_request() -> None:
     with ScriptedServer() as server:
         server.script("GET", PATH, ok(body(worker("prefill", 1, 2))))
         with pytest.raises(ConfigError, match="READY-3"):
-            discover_sync(server.url, inference_world_size=None, validator=VALIDATE)
+            discover_sync(server.url, inference_world_size=None)
         assert server.requests == []
 
 
