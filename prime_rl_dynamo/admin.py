@@ -58,6 +58,10 @@ class AdminEngine:
     world_size: int | None = None
     identity: WorkerId | None = None
 
+    def __post_init__(self) -> None:
+        if self.identity is not None and not isinstance(self.identity, WorkerId):
+            object.__setattr__(self, "identity", WorkerId(*self.identity))
+
 
 @dataclass(frozen=True)
 class EngineResult:

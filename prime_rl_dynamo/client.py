@@ -197,6 +197,9 @@ class DiscoveryClient:
         given = {
             k: v for k, v in locals().items() if k in _READINESS + _POLLING and v is not _UNSET
         }
+        if policy is None:
+            # Without W the policy refuses, saying why (READY-3), unless no world size is needed.
+            given.setdefault("inference_world_size", None)
         self.policy = _policy(ReadinessPolicy, policy, "policy", given, _READINESS)
         self.polling = _policy(PollingPolicy, polling, "polling", given, _POLLING)
         if (

@@ -7,6 +7,8 @@ different base paths); the host name decides the allow-list outcome (127.0.0.1 v
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -265,6 +267,26 @@ def test_oversized_admin_reply_is_refused_not_truncated(server: ScriptedServer) 
     with pytest.raises(AdminError, match="refused, not truncated") as info:
         run(using(pool, "health"))
     assert "dynamo.e0.rl#0" in str(info.value)
+
+
+def test_admin_replies_go_through_the_bounded_decoder(server: ScriptedServer) -> None:
+    from prime_rl_dynamo.admin import ADMIN_MAX_BODY_BYTES
+
+    # A small gzip reply is decoded; a gzip bomb is refused at the cap on the decoded size, as
+    # discovery refuses one, and the result keeps the one typed shape (phase -> label -> result).
+    small = gzip.compress(json.dumps({"status": "ok"}).encode())
+    bomb = gzip.compress(b'{"pad": "' + b"x" * (ADMIN_MAX_BODY_BYTES * 4) + b'"}')
+    assert len(bomb) < ADMIN_MAX_BODY_BYTES // 8
+    server.script("GET", "/e0/health", ok(small, **{"content-encoding": "gzip"}))
+    pool = AdminPool(engines_on(server, ["127.0.0.1"]), environ={})
+    assert run(using(pool, "health"))["dynamo.e0.rl#0"].body == {"status": "ok"}
+    server.script("GET", "/e0/health", ok(bomb, **{"content-encoding": "gzip"}))
+    pool = AdminPool(engines_on(server, ["127.0.0.1"]), environ={})
+    with pytest.raises(AdminError, match="refused, not truncated") as info:
+        run(using(pool, "health"))
+    assert list(info.value.results) == ["health"]
+    assert not info.value.results["health"]["dynamo.e0.rl#0"].ok
+    assert server.seen("GET")[-1].headers["accept-encoding"] == "identity"
 
 
 def test_unreachable_engine_is_named(server: ScriptedServer) -> None:
