@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
@@ -24,7 +24,7 @@ from prime_rl_dynamo._http import redact_url as _redact
 from prime_rl_dynamo._http import scrub, secret_values
 from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo._wire import WorkerId
-from prime_rl_dynamo.client import Discovery, DiscoveryClient, WorkerLike, assess_snapshot
+from prime_rl_dynamo.client import Discovery, DiscoveryClient, assess_snapshot
 from prime_rl_dynamo.credentials import Credentials, host_allowed
 from prime_rl_dynamo.errors import (
     AdminError,
@@ -37,6 +37,9 @@ from prime_rl_dynamo.errors import (
     TransportError,
 )
 from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan
+
+if TYPE_CHECKING:
+    from prime_rl_dynamo._models import Worker
 
 __all__ = [
     "AdminEngine",
@@ -81,7 +84,7 @@ class EngineResult:
         return f"{self.operation} {self.engine}{code}: {state}"
 
 
-def _engine_from_worker(worker: WorkerLike | EnginePlan) -> AdminEngine:
+def _engine_from_worker(worker: Worker | EnginePlan) -> AdminEngine:
     identity = WorkerId(*worker.identity) if isinstance(worker, EnginePlan) else WorkerId.of(worker)
     label = worker.label
     if worker.admin_base_url is None:

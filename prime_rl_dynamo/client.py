@@ -16,7 +16,7 @@ import random
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -38,12 +38,13 @@ from prime_rl_dynamo.readiness import (
     Discovery,
     PollingPolicy,
     ReadinessPolicy,
-    SnapshotLike,
     Streak,
-    WorkerLike,
     assess_snapshot,
     judge,
 )
+
+if TYPE_CHECKING:
+    from prime_rl_dynamo._models import Snapshot
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -54,7 +55,6 @@ __all__ = [
     "PollingPolicy",
     "ReadinessPolicy",
     "WaitStatus",
-    "WorkerLike",
     "assess_snapshot",
     "discover",
     "discover_sync",
@@ -243,7 +243,7 @@ class DiscoveryClient:
     # --- one GET -----------------------------------------------------------------------------
 
     @staticmethod
-    def _validate(body: bytes) -> SnapshotLike:
+    def _validate(body: bytes) -> Snapshot:
         # Imported here: the validator loads the bundled schema, which a plain import should not
         # pay for.
         from prime_rl_dynamo.validate import validate_body
@@ -259,7 +259,7 @@ class DiscoveryClient:
             params=self._protocol.params(),
         )
 
-    async def fetch(self, *, timeout: float | None = None) -> SnapshotLike:
+    async def fetch(self, *, timeout: float | None = None) -> Snapshot:
         """One GET, validated, within ``timeout`` (default ``request_timeout``) for the whole
         exchange; raises TransportError (transient), PolicyError or ProtocolError (fatal)."""
         response = await self._exchange(self._request_budget(timeout))
@@ -281,7 +281,7 @@ class DiscoveryClient:
         """The protocol the server answered with (2 or 1; None before the first listing)."""
         return self._protocol.version
 
-    async def snapshot(self, *, timeout: float | None = None, wait: float = 0.0) -> SnapshotLike:
+    async def snapshot(self, *, timeout: float | None = None, wait: float = 0.0) -> Snapshot:
         """One validated snapshot, retrying transport errors, 5xx and 429 until ``timeout``.
 
         No readiness rules apply: this is what ``AdminPool.verify_topology`` compares to its plan.
@@ -304,7 +304,7 @@ class DiscoveryClient:
                     raise
             await self._sleep(delay)
 
-    def _classify(self, response: Reply) -> SnapshotLike:
+    def _classify(self, response: Reply) -> Snapshot:
         if response.status == 304:  # protocol 2: the fleet is as the last listing said
             return self._protocol.not_modified(response.url)
         body = self._body_of(response)

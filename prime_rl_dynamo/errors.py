@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from prime_rl_dynamo._wire import WorkerId
     from prime_rl_dynamo.admin import EngineResult
-    from prime_rl_dynamo.client import Discovery
+    from prime_rl_dynamo.readiness import Discovery
     from prime_rl_dynamo.requirements import Reason
 
 __all__ = [
@@ -83,40 +83,32 @@ class ConfigError(Refusal, ValueError):
     """The configuration or a URL given by the user cannot be used."""
 
 
-class TransportError(PrimeRLDynamoError):
+class _AtUrl(PrimeRLDynamoError):
+    """An error about one HTTP exchange: the URL and, when one came, the status."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        requirement: str | None = None,
+        url: str | None = None,
+        status_code: int | None = None,
+    ) -> None:
+        super().__init__(message, requirement=requirement)
+        self.url = url
+        self.status_code = status_code
+
+
+class TransportError(_AtUrl):
     """Transient: no usable HTTP response this time (connection, timeout, 5xx, 429, a broken
     transfer); retried with backoff until the deadline."""
 
     retryable: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        requirement: str | None = None,
-        url: str | None = None,
-        status_code: int | None = None,
-    ) -> None:
-        super().__init__(message, requirement=requirement)
-        self.url = url
-        self.status_code = status_code
 
-
-class PolicyError(Refusal):
+class PolicyError(Refusal, _AtUrl):
     """A response the client's policy refuses: a body over the size cap or in an encoding it does
     not decode under that cap (POLL-3), a redirect it does not follow (POLL-4)."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        requirement: str | None = None,
-        url: str | None = None,
-        status_code: int | None = None,
-    ) -> None:
-        super().__init__(message, requirement=requirement)
-        self.url = url
-        self.status_code = status_code
 
 
 class ProtocolError(Refusal):

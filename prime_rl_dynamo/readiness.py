@@ -13,7 +13,7 @@ import random
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from prime_rl_dynamo._urls import admin_key
 from prime_rl_dynamo._wire import WorkerId
@@ -21,21 +21,21 @@ from prime_rl_dynamo.errors import ConfigError, PendingError, ProtocolError, Vio
 from prime_rl_dynamo.plan import (
     BroadcastPlan,
     Convention,
-    PlannableWorker,
     canonical_order,
     plan_broadcast,
     topology_diff,
 )
 from prime_rl_dynamo.requirements import Reason
 
+if TYPE_CHECKING:
+    from prime_rl_dynamo._models import Snapshot, Worker
+
 __all__ = [
     "MIN_INTERVAL",
     "Discovery",
     "PollingPolicy",
     "ReadinessPolicy",
-    "SnapshotLike",
     "Streak",
-    "WorkerLike",
     "assess_snapshot",
 ]
 
@@ -43,38 +43,13 @@ __all__ = [
 MIN_INTERVAL = 0.001
 
 
-class WorkerLike(PlannableWorker, Protocol):
-    """What readiness reads from a validated worker beyond what a plan needs (validate.Worker
-    satisfies it)."""
-
-    @property
-    def system_url(self) -> str | None: ...
-    @property
-    def model(self) -> str | None: ...
-    @property
-    def error(self) -> str | None: ...
-    @property
-    def label(self) -> str: ...
-
-
-class SnapshotLike(Protocol):
-    """What readiness reads from a validated snapshot (validate.Snapshot satisfies it)."""
-
-    @property
-    def protocol_version(self) -> int: ...
-    @property
-    def namespace(self) -> str: ...
-    @property
-    def workers(self) -> Sequence[WorkerLike]: ...
-
-
 @dataclass(frozen=True)
 class Discovery:
     """A ready snapshot: the validated body and the matching workers in canonical order."""
 
     url: str
-    snapshot: SnapshotLike
-    workers: tuple[WorkerLike, ...]
+    snapshot: Snapshot
+    workers: tuple[Worker, ...]
     inference_world_size: int | None
     polls: int = 1
     elapsed: float = 0.0
@@ -161,7 +136,7 @@ class PollingPolicy:
         return ceiling / 2 + rng.uniform(0, ceiling / 2)
 
 
-def _fingerprint(workers: Sequence[WorkerLike]) -> tuple[Any, ...]:
+def _fingerprint(workers: Sequence[Worker]) -> tuple[Any, ...]:
     return tuple(
         (WorkerId.of(w), w.admin_base_url, w.world_size, w.system_url, w.model, w.error)
         for w in workers
@@ -208,7 +183,7 @@ class ReadinessPolicy:
         if self.stable_polls < 1:
             raise ConfigError(f"stable_polls must be >= 1; found {self.stable_polls}")
 
-    def matches(self, worker: WorkerLike) -> bool:
+    def matches(self, worker: Worker) -> bool:
         """Whether ``worker`` is one this run drives (its component and model)."""
         if self.components is not None and worker.component not in self.components:
             return False
@@ -217,7 +192,7 @@ class ReadinessPolicy:
         # the rest.
         return self.model is None or worker.model is None or worker.model == self.model
 
-    def assess(self, snapshot: SnapshotLike) -> tuple[tuple[WorkerLike, ...], list[Reason]]:
+    def assess(self, snapshot: Snapshot) -> tuple[tuple[Worker, ...], list[Reason]]:
         """The matching workers (canonical order) and why this snapshot is not ready.
 
         Pure: no I/O. An empty list means ready (apart from READY-4, which needs two polls).
@@ -269,7 +244,7 @@ class ReadinessPolicy:
         return matching, reasons
 
 
-def _refuse_duplicates(matching: Sequence[WorkerLike]) -> None:
+def _refuse_duplicates(matching: Sequence[Worker]) -> None:
     violations: list[Violation] = []
     for key, n in Counter(WorkerId.of(w) for w in matching).items():
         if n > 1:
@@ -300,14 +275,14 @@ def _refuse_duplicates(matching: Sequence[WorkerLike]) -> None:
 
 
 def assess_snapshot(
-    snapshot: SnapshotLike,
+    snapshot: Snapshot,
     *,
     inference_world_size: int | None,
     model: str | None = None,
     components: Collection[str] | None = None,
     require_admin: bool = True,
     require_world_size: bool | None = None,
-) -> tuple[tuple[WorkerLike, ...], list[Reason]]:
+) -> tuple[tuple[Worker, ...], list[Reason]]:
     """:meth:`ReadinessPolicy.assess` of a policy built from these arguments; without W, world
     sizes are required only when ``require_world_size`` says so."""
     if require_world_size is None:
@@ -332,7 +307,7 @@ class Streak:
         """Start over: the next complete snapshot is the first of a new streak."""
         self._previous, self._count = None, 0
 
-    def judge(self, snapshot: SnapshotLike, *, polls: int, elapsed: float) -> Discovery | None:
+    def judge(self, snapshot: Snapshot, *, polls: int, elapsed: float) -> Discovery | None:
         """The Discovery once the streak is long enough, None while it grows (one more identical
         poll is needed), PendingError when this snapshot itself is not ready."""
         try:
@@ -354,7 +329,7 @@ class Streak:
 
 def judge(
     policy: ReadinessPolicy,
-    snapshot: SnapshotLike,
+    snapshot: Snapshot,
     previous: Discovery | None,
     *,
     url: str,

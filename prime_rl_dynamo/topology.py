@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 
 from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo._wire import U32_MAX
 from prime_rl_dynamo.errors import ConfigError
 
 __all__ = [
@@ -43,8 +44,7 @@ MAX_ENGINES = 4096
 MAX_TOPOLOGY_BYTES = 1 << 20
 MAX_DEPTH = 64
 MAX_VALUES = 100_000
-U32_MAX = 2**32 - 1
-#: The engine-route vocabulary the latest Prime-RL generation requires (FACTS.md §7); a topology
+#: The engine-route vocabulary the latest Prime-RL generation requires; a topology
 #: group lists them in ``routes`` (with ``weight_transfer_backend: nccl``) to present it.
 ENGINE_ROUTE_VOCABULARY: tuple[str, ...] = (
     "control/get_weight_version",

@@ -7,21 +7,7 @@ import pytest
 from prime_rl_dynamo import errors
 from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
-from prime_rl_dynamo.errors import (
-    ConfigError,
-    DialectError,
-    EngineChange,
-    EngineState,
-    NotReadyError,
-    PendingError,
-    PolicyError,
-    ProtocolError,
-    Refusal,
-    TopologyChangedError,
-    TopologyDiff,
-    TopologyError,
-    TransportError,
-)
+from prime_rl_dynamo.errors import EngineChange, EngineState, PendingError, TopologyDiff
 from prime_rl_dynamo.readiness import Discovery
 from prime_rl_dynamo.requirements import Reason
 
@@ -29,15 +15,25 @@ URL = "http://frontend:8001"
 
 
 def test_each_branch_says_what_to_do() -> None:
-    # Fatal refusals are never a TransportError, so a retry loop cannot catch them.
-    for cls in (ConfigError, ProtocolError, DialectError, PolicyError, TopologyError):
-        assert issubclass(cls, Refusal) and not issubclass(cls, TransportError), cls
+    # Fatal refusals are never a errors.TransportError, so a retry loop cannot catch them.
+    for cls in (
+        errors.ConfigError,
+        errors.ProtocolError,
+        errors.DialectError,
+        errors.PolicyError,
+        errors.TopologyError,
+    ):
+        assert issubclass(cls, errors.Refusal) and not issubclass(cls, errors.TransportError), cls
         assert cls.retryable is False
-    assert TransportError.retryable is True and not issubclass(TransportError, Refusal)
+    assert errors.TransportError.retryable is True and not issubclass(
+        errors.TransportError, errors.Refusal
+    )
     # The deadline is not "keep polling": except PendingError never swallows it.
-    assert not issubclass(NotReadyError, PendingError)
-    assert not issubclass(NotReadyError, Refusal) and not issubclass(PendingError, Refusal)
-    assert issubclass(TopologyChangedError, TopologyError)
+    assert not issubclass(errors.NotReadyError, PendingError)
+    assert not issubclass(errors.NotReadyError, errors.Refusal) and not issubclass(
+        PendingError, errors.Refusal
+    )
+    assert issubclass(errors.TopologyChangedError, errors.TopologyError)
 
 
 def test_pending_error_carries_reasons_and_the_discovery() -> None:
@@ -95,13 +91,13 @@ def test_the_client_takes_policies_or_their_fields_never_both() -> None:
         URL, inference_world_size=8, model="m", stable_polls=3, timeout=60, poll_interval=0.5
     )
     assert same.policy == policy and same.polling == polling
-    with pytest.raises(ConfigError, match="not both"):
+    with pytest.raises(errors.ConfigError, match="not both"):
         DiscoveryClient(URL, policy=policy, model="other")
-    with pytest.raises(ConfigError, match="not both"):
+    with pytest.raises(errors.ConfigError, match="not both"):
         DiscoveryClient(URL, policy=policy, polling=polling, timeout=5)
-    with pytest.raises(ConfigError, match="READY-3"):
+    with pytest.raises(errors.ConfigError, match="READY-3"):
         DiscoveryClient(URL)  # no W: it comes from the operator
-    with pytest.raises(ConfigError, match="poll_interval"):
+    with pytest.raises(errors.ConfigError, match="poll_interval"):
         PollingPolicy(poll_interval=0)
-    with pytest.raises(ConfigError, match="stable_polls"):
+    with pytest.raises(errors.ConfigError, match="stable_polls"):
         ReadinessPolicy(8, stable_polls=0)
