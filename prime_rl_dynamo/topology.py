@@ -423,31 +423,35 @@ def load_topology(path: str | Path | None = None) -> Topology:
         raise ConfigError(
             f"{file} is not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
         ) from None
-    if file.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{file} is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise ConfigError(f"{file} nests deeper than {MAX_DEPTH} levels") from None
-    else:
-        try:
-            import yaml
-        except ImportError as exc:  # pragma: no cover - depends on the extras installed
-            raise ConfigError(
-                f"{file} is YAML; install prime-rl-dynamo[reference] (PyYAML) or use JSON"
-            ) from exc
-        stream = io.StringIO(text)
-        stream.name = str(file)  # so PyYAML's marks name the file, not "<unicode string>"
-        try:
-            data = yaml.safe_load(stream)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{file} is not valid YAML: {_yaml_problem(exc)}") from None
-        except RecursionError:
-            raise ConfigError(f"{file} nests deeper than {MAX_DEPTH} levels") from None
+    try:
+        data = _parse_json(text, file) if file.suffix == ".json" else _parse_yaml(text, file)
+    except RecursionError:
+        raise ConfigError(f"{file} nests deeper than {MAX_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: a topology file is a mapping, got {type(data).__name__}")
     return topology_from_dict(data, source=str(file))
+
+
+def _parse_json(text: str, file: Path) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{file} is not valid JSON: {exc}") from None
+
+
+def _parse_yaml(text: str, file: Path) -> Any:
+    try:
+        import yaml
+    except ImportError as exc:  # pragma: no cover - depends on the extras installed
+        raise ConfigError(
+            f"{file} is YAML; install prime-rl-dynamo[reference] (PyYAML) or use JSON"
+        ) from exc
+    stream = io.StringIO(text)
+    stream.name = str(file)  # so PyYAML's marks name the file, not "<unicode string>"
+    try:
+        return yaml.safe_load(stream)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{file} is not valid YAML: {_yaml_problem(exc)}") from None
 
 
 def default_topology() -> Topology:
