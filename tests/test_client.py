@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _client_support import SMG_BODY, VALIDATE, FakeClock, body, worker
+from _client_support import SMG_BODY, VALIDATE, FakeClock, body, fake_time_client, worker
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -262,17 +262,9 @@ def good(*workers: dict[str, Any]) -> httpx.Response:
 
 
 def make(transport: httpx.MockTransport, clock: FakeClock, **kw: Any) -> DiscoveryClient:
-    kw.setdefault("inference_world_size", 8)
     kw.setdefault("timeout", 60.0)
-    return DiscoveryClient(
-        URL,
-        transport=transport,
-        clock=clock.monotonic,
-        wall_clock=clock.time,
-        sleep=clock.sleep,
-        rng=random.Random(7),
-        **kw,
-    )
+    client: DiscoveryClient = fake_time_client(transport, clock, **kw)
+    return client
 
 
 def run(client: DiscoveryClient, **kw: Any) -> Any:

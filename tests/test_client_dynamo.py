@@ -115,18 +115,24 @@ def plans_every_model(*args: Any, **kwargs: Any) -> None:
     contract_client(_every_model)(*args, **kwargs)
 
 
-def test_a_client_planning_other_models_fails_ready_5_on_real_dynamo() -> None:
+def _client_run_on_dynamo(client: str, *, seed: int) -> Any:
+    """The client profile's run of ``client`` against one real Dynamo topology."""
     import conformance
-    from conformance.results import Status
 
-    report = conformance.run(
-        client=f"{__name__}:plans_every_model",
+    return conformance.run(
+        client=client,
         profiles=["client"],
         topologies=1,
-        seed=3,
+        seed=seed,
         client_timeout=20.0,
         target="auto",
     )
+
+
+def test_a_client_planning_other_models_fails_ready_5_on_real_dynamo() -> None:
+    from conformance.results import Status
+
+    report = _client_run_on_dynamo(f"{__name__}:plans_every_model", seed=3)
     others = next(r for r in report.results if r.requirement == "READY-5")
     assert others.status is Status.FAIL
     real = others.message.split("real Dynamo 1.6.1 [2, 4, 1]", 1)[1]
@@ -134,17 +140,9 @@ def test_a_client_planning_other_models_fails_ready_5_on_real_dynamo() -> None:
 
 
 def test_a_client_that_skips_re_verification_is_warned_on_topo_1_on_real_dynamo() -> None:
-    import conformance
     from conformance.results import Status
 
-    report = conformance.run(
-        client="conformance.examples.zoo:skips_reverify",
-        profiles=["client"],
-        topologies=1,
-        seed=4,
-        client_timeout=20.0,
-        target="auto",
-    )
+    report = _client_run_on_dynamo("conformance.examples.zoo:skips_reverify", seed=4)
     reverify = next(r for r in report.results if r.requirement == "TOPO-1")
     assert reverify.status is Status.WARN  # TOPO-1 is a SHOULD
     real = reverify.message.split("real Dynamo 1.6.1 [2, 4, 1]", 1)[1]

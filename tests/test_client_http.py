@@ -87,11 +87,14 @@ def test_oversized_body_with_length_is_refused(server: ScriptedServer) -> None:
     assert len(server.requests) == 1
 
 
+def streamed(payload: bytes) -> tuple[int, dict[str, str], bytes]:
+    """A 200 JSON reply sent without a Content-Length (the cap must count what arrives)."""
+    return 200, {"content-type": "application/json", "x-stream-no-length": "1"}, payload
+
+
 def test_oversized_streamed_body_is_refused_not_truncated(server: ScriptedServer) -> None:
     payload = big_body(300_000)
-    server.script(
-        "GET", PATH, (200, {"content-type": "application/json", "x-stream-no-length": "1"}, payload)
-    )
+    server.script("GET", PATH, streamed(payload))
     with pytest.raises(PolicyError) as info:
         wait(server.url, max_body_bytes=100_000)
     assert info.value.requirement == "POLL-3"
@@ -100,9 +103,7 @@ def test_oversized_streamed_body_is_refused_not_truncated(server: ScriptedServer
 
 def test_body_just_under_cap_is_accepted(server: ScriptedServer) -> None:
     payload = body(*PD)
-    server.script(
-        "GET", PATH, (200, {"content-type": "application/json", "x-stream-no-length": "1"}, payload)
-    )
+    server.script("GET", PATH, streamed(payload))
     ready = wait(server.url, max_body_bytes=len(payload))
     assert ready.world_size_sum == 8
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _client_support import FakeClock, ScriptedServer, body, ok, worker
+from _client_support import FakeClock, ScriptedServer, body, fake_time_client, ok, worker
 
 from prime_rl_dynamo.client import DiscoveryClient, discover_sync, normalize_discovery_url
 from prime_rl_dynamo.errors import ConfigError, NotReadyError, PolicyError, TransportError
@@ -28,16 +28,8 @@ PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
 
 
 def _client(transport: httpx.AsyncBaseTransport, clock: FakeClock, **kw: Any) -> DiscoveryClient:
-    kw.setdefault("inference_world_size", 8)
-    return DiscoveryClient(
-        URL,
-        transport=transport,
-        clock=clock.monotonic,
-        wall_clock=clock.time,
-        sleep=clock.sleep,
-        rng=random.Random(3),
-        **kw,
-    )
+    client: DiscoveryClient = fake_time_client(transport, clock, seed=3, **kw)
+    return client
 
 
 def _wait(client: DiscoveryClient) -> Any:
