@@ -78,6 +78,12 @@ async def using(pool: AdminPool, op: str, *args: Any, **kw: Any) -> Any:
         ("::1", ["127.0.0.0/8"], False),
         ("anything", ["*"], True),
         ("anything", [], False),
+        # Exactly one trailing dot is the same DNS name; two are not.
+        ("engine.internal.", ["engine.internal"], True),
+        ("engine.internal", ["engine.internal."], True),
+        ("engine.internal..", ["engine.internal"], False),
+        ("engine.internal", ["engine.internal.."], False),
+        ("a.pool.internal.", ["*.pool.internal"], True),
     ],
 )
 def test_host_allowed(host: str, patterns: list[str], allowed: bool) -> None:

@@ -184,25 +184,6 @@ def test_no_output_ever_contains_the_secret(
     assert any("POLL-5" in text and "bad token <redacted>" in text for text in seen)
 
 
-# --- item 14: exactly one trailing dot -----------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("host", "patterns", "allowed"),
-    [
-        ("engine.internal.", ["engine.internal"], True),
-        ("engine.internal", ["engine.internal."], True),
-        ("engine.internal..", ["engine.internal"], False),
-        ("engine.internal", ["engine.internal.."], False),
-        ("a.pool.internal.", ["*.pool.internal"], True),
-    ],
-)
-def test_host_allowed_strips_exactly_one_trailing_dot(
-    host: str, patterns: list[str], allowed: bool
-) -> None:
-    assert host_allowed(host, patterns) is allowed
-
-
 # --- item 27: allow-list entries that can never match ------------------------------------------
 
 

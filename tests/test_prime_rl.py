@@ -481,6 +481,15 @@ def test_an_unknown_admin_api_is_a_config_error() -> None:
         )
 
 
+def _refused_at_start(**kwargs: Any) -> ConfigError:
+    """The ConfigError ``from_config`` raises for a client at http://frontend:8001."""
+    with pytest.raises(ConfigError) as info:
+        asyncio.run(
+            DynamoInferencePool.from_config(prime_client("http://frontend:8001"), MODEL, **kwargs)
+        )
+    return info.value
+
+
 def test_an_unset_header_variable_is_refused_before_any_request() -> None:
     import httpx
 
@@ -490,17 +499,12 @@ def test_an_unset_header_variable_is_refused_before_any_request() -> None:
         seen.append(request)
         return httpx.Response(500)
 
-    with pytest.raises(ConfigError) as info:
-        asyncio.run(
-            DynamoInferencePool.from_config(
-                prime_client("http://frontend:8001"),
-                MODEL,
-                inference_world_size=1,
-                environ={"POOL_KEY": KEY},  # TEAM_TOKEN unset
-                transport=httpx.MockTransport(handler),
-            )
-        )
-    assert info.value.requirement == "CRED-2" and "TEAM_TOKEN" in str(info.value)
+    error = _refused_at_start(
+        inference_world_size=1,
+        environ={"POOL_KEY": KEY},  # TEAM_TOKEN unset
+        transport=httpx.MockTransport(handler),
+    )
+    assert error.requirement == "CRED-2" and "TEAM_TOKEN" in str(error)
     assert seen == []
 
 
@@ -605,18 +609,13 @@ def test_admin_clients_work_for_prime_rls_own_calls() -> None:
 
 
 def test_vllm_native_with_a_multi_process_trainer_is_refused_before_discovery() -> None:
-    with pytest.raises(ConfigError) as info:
-        asyncio.run(
-            DynamoInferencePool.from_config(
-                prime_client("http://frontend:8001"),
-                MODEL,
-                inference_world_size=4,
-                nccl_convention="vllm-native-nccl",
-                trainer_world_size=2,
-                environ=ENV,
-            )
-        )
-    assert info.value.requirement == "RANK-4"
+    error = _refused_at_start(
+        inference_world_size=4,
+        nccl_convention="vllm-native-nccl",
+        trainer_world_size=2,
+        environ=ENV,
+    )
+    assert error.requirement == "RANK-4"
 
 
 @pytest.mark.integration
