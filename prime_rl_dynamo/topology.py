@@ -11,7 +11,7 @@ import hashlib
 import io
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -191,10 +191,6 @@ class Topology:
     def inference_world_size(self) -> int:
         """Sum of the world sizes of the engines that publish an admin URL."""
         return sum(e.world_size for e in self.engines() if e.publishes_admin)
-
-    def with_faults(self, faults: list[str] | tuple[str, ...]) -> Topology:
-        """The same fleet with more frontend-level faults."""
-        return replace(self, faults=(*self.faults, *faults))
 
     def more_engines(
         self,
