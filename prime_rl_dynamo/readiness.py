@@ -37,6 +37,7 @@ __all__ = [
     "ReadinessPolicy",
     "Streak",
     "assess_snapshot",
+    "judge",
 ]
 
 #: The shortest poll interval, backoff and request timeout a client accepts (seconds).
