@@ -1,28 +1,30 @@
-"""Admin pool: drives every discovered engine's admin API, one bounded HTTP client each.
+"""Admin pool: the operations Prime-RL runs on every engine's admin API, and their policy.
 
 Credentials (prime_rl_dynamo.credentials decides what they are and which hosts may receive them)
 go with every admin call (CRED-2), never to a URL with user info (CRED-1) and never across a
-redirect, as admin calls follow none (CRED-4). Each reply is read under a size cap by the same
-bounded reader as discovery. Calls fan out with a concurrency limit and every one settles; the
-operations (pause, update, resume, re-verify) are built on that fan-out.
+redirect, as admin calls follow none (CRED-4). The calls themselves, one bounded HTTP client per
+engine and a fan-out where every call settles, are prime_rl_dynamo._fanout's; this module says
+what they mean: pause, update, resume whatever happened, init the broadcast, re-verify the fleet.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json as json_lib
 import logging
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
-from prime_rl_dynamo._bounded import REDIRECTS, BodyTooLarge, BoundedHttp
+from prime_rl_dynamo._fanout import (
+    ADMIN_MAX_BODY_BYTES,
+    AdminEngine,
+    EngineCalls,
+    EngineResult,
+    admin_url,
+)
 from prime_rl_dynamo._http import redact_url as _redact
-from prime_rl_dynamo._http import scrub, secret_values
-from prime_rl_dynamo._urls import host_problem
+from prime_rl_dynamo._http import secret_values
 from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, assess_snapshot
 from prime_rl_dynamo.credentials import Credentials, host_allowed
@@ -30,11 +32,9 @@ from prime_rl_dynamo.errors import (
     AdminError,
     ConfigError,
     EngineState,
-    PolicyError,
     TopologyChangedError,
     TopologyDiff,
     TopologyError,
-    TransportError,
 )
 from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from prime_rl_dynamo._models import Worker
 
 __all__ = [
+    "ADMIN_MAX_BODY_BYTES",
     "AdminEngine",
     "AdminPool",
     "Credentials",
@@ -50,38 +51,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class AdminEngine:
-    """One engine the pool drives: its label (worker label or URL) and admin base URL."""
-
-    label: str
-    admin_base_url: str
-    world_size: int | None = None
-    identity: WorkerId | None = None
-
-    def __post_init__(self) -> None:
-        if self.identity is not None and not isinstance(self.identity, WorkerId):
-            object.__setattr__(self, "identity", WorkerId(*self.identity))
-
-
-@dataclass(frozen=True)
-class EngineResult:
-    """What one engine answered to one admin call."""
-
-    engine: str
-    operation: str
-    ok: bool
-    status_code: int | None = None
-    body: Any = None
-    error: str | None = None
-    elapsed: float = 0.0
-
-    def __str__(self) -> str:
-        state = "ok" if self.ok else f"FAILED: {self.error}"
-        code = f" [{self.status_code}]" if self.status_code is not None else ""
-        return f"{self.operation} {self.engine}{code}: {state}"
 
 
 def _engine_from_worker(worker: Worker | EnginePlan) -> AdminEngine:
@@ -93,10 +62,6 @@ def _engine_from_worker(worker: Worker | EnginePlan) -> AdminEngine:
             requirement="READY-2",
         )
     return AdminEngine(label, worker.admin_base_url, worker.world_size, identity)
-
-
-#: Admin replies are small JSON objects; anything past this is refused, not truncated.
-ADMIN_MAX_BODY_BYTES = 1 << 20
 
 
 class AdminPool:
@@ -135,22 +100,18 @@ class AdminPool:
             )
         creds = credentials or Credentials()
         secret = creds.resolve(environ)
-        # An engine that echoes a credential back (a 401 quoting the header) must not put it into
-        # an error message: replies are scrubbed of every credential value.
-        self._secrets = secret_values(secret)
         self.engines: tuple[AdminEngine, ...] = tuple(engines)
         self.credentials = creds
         self.timeout = timeout
         self.update_timeout = update_timeout
         self.discovery = discovery
         self.plan = plan
-        self._semaphore = asyncio.Semaphore(max_concurrency)
         self.anonymous: list[str] = []
         # Decide every engine's headers before opening any client, so a refusal leaks nothing.
-        plan_headers: dict[str, tuple[httpx.URL, dict[str, str]]] = {}
+        headers_of: dict[str, dict[str, str]] = {}
         refused: list[str] = []
         for engine in self.engines:
-            url = _admin_url(engine)
+            url = admin_url(engine)
             headers = secret
             if secret and not creds.allows(url.host):
                 if disallowed == "refuse":
@@ -165,7 +126,7 @@ class AdminPool:
                     url.host,
                     list(creds.allowed_hosts or ()),
                 )
-            plan_headers[engine.label] = (url, headers)
+            headers_of[engine.label] = headers
         if refused:
             raise ConfigError(
                 "CRED-3: credentials are configured but these engines are outside the admin host "
@@ -173,18 +134,14 @@ class AdminPool:
                 "drive them (allow the hosts, or pass disallowed='anonymous')",
                 requirement="CRED-3",
             )
-        self._clients: dict[str, BoundedHttp] = {
-            # CRED-4: no redirect is followed, so the credentials never go elsewhere.
-            label: BoundedHttp(
-                max_body_bytes=ADMIN_MAX_BODY_BYTES,
-                timeout=timeout,
-                headers=headers,
-                base_url=str(url),
-                transport=transport,
-                session_headers=True,
-            )
-            for label, (url, headers) in plan_headers.items()
-        }
+        self._calls = EngineCalls(
+            self.engines,
+            headers_of,
+            secrets=secret_values(secret),
+            timeout=timeout,
+            max_concurrency=max_concurrency,
+            transport=transport,
+        )
 
     @classmethod
     def from_discovery(cls, discovery: Discovery, **kwargs: Any) -> AdminPool:
@@ -205,7 +162,7 @@ class AdminPool:
     @staticmethod
     def check_url(url: str) -> str:
         """Refuse an unusable admin URL (CRED-1, WORKER-8); returns the base URL the pool uses."""
-        return str(_admin_url(AdminEngine(_redact(url), url)))
+        return str(admin_url(AdminEngine(_redact(url), url)))
 
     async def __aenter__(self) -> AdminPool:
         return self
@@ -215,103 +172,13 @@ class AdminPool:
 
     async def aclose(self) -> None:
         """Close every engine's HTTP client."""
-        await asyncio.gather(*(c.aclose() for c in self._clients.values()))
+        await self._calls.aclose()
 
     def http_client(self, label: str) -> httpx.AsyncClient:
         """The HTTP client of the engine ``label`` (base URL its admin URL, its credentials)."""
-        return self._clients[label].client
+        return self._calls.client(label)
 
     # --- one call, fan-out ---------------------------------------------------------------------
-
-    async def _call(
-        self,
-        engine: AdminEngine,
-        operation: str,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> EngineResult:
-        http = self._clients[engine.label]
-        budget = timeout or self.timeout
-
-        def failed(error: str, status: int | None = None) -> EngineResult:
-            return EngineResult(
-                engine.label,
-                operation,
-                False,
-                status,
-                error=error,
-                elapsed=time.monotonic() - start,
-            )
-
-        async with self._semaphore:
-            start = time.monotonic()
-            try:
-                # The whole exchange gets the budget, so an engine that dribbles a byte a second
-                # cannot hold verify_topology or health for minutes.
-                reply = await http.send(
-                    method, path.lstrip("/"), budget=budget, json=json, params=params
-                )
-            except asyncio.TimeoutError:
-                return failed(
-                    f"no complete answer within {budget:g} s (the whole exchange); given up"
-                )
-            except BodyTooLarge as exc:
-                return failed(
-                    f"reply larger than {exc.cap} bytes; refused, not truncated", exc.status_code
-                )
-            except (PolicyError, TransportError) as exc:
-                return failed(scrub(str(exc), self._secrets))
-            except httpx.HTTPError as exc:
-                return failed(scrub(f"{type(exc).__name__}: {exc}", self._secrets))
-        elapsed = time.monotonic() - start
-        status = reply.status
-        content = reply.body
-        try:
-            payload = json_lib.loads(content) if content else None
-        except ValueError:
-            payload = content[:300].decode("utf-8", "replace")
-        if self._secrets:
-            payload = scrub(payload, self._secrets)
-        error: str | None = None
-        if status in REDIRECTS and "location" in reply.headers:
-            where = scrub(_redact(reply.headers["location"]), self._secrets)
-            error = (
-                f"CRED-4: answered a redirect to {where}; admin calls follow no redirect, so "
-                "credentials never leave for another URL"
-            )
-        elif not 200 <= status < 300:
-            message = payload.get("message") if isinstance(payload, dict) else payload
-            error = f"HTTP {status}: {message}"
-        elif not isinstance(payload, dict) or payload.get("status") == "error":
-            error = (
-                f"ADMIN-2: expected a JSON object reply without status 'error'; found {payload!r}"
-            )
-        return EngineResult(engine.label, operation, error is None, status, payload, error, elapsed)
-
-    async def _fanout(
-        self,
-        operation: str,
-        method: str,
-        path: str,
-        *,
-        engines: Sequence[AdminEngine] | None = None,
-        json: Any = None,
-        params: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> dict[str, EngineResult]:
-        targets = self.engines if engines is None else engines
-        # Every call settles: one engine failing must not cancel its siblings mid-mutation.
-        results = await asyncio.gather(
-            *(
-                self._call(e, operation, method, path, json=json, params=params, timeout=timeout)
-                for e in targets
-            )
-        )
-        return {r.engine: r for r in results}
 
     @staticmethod
     def _raise_on_failure(
@@ -331,7 +198,7 @@ class AdminPool:
 
     async def health(self) -> dict[str, EngineResult]:
         """``GET {admin}/health`` on every engine; AdminError naming those not healthy."""
-        results = await self._fanout("health", "GET", "/health")
+        results = await self._calls.fanout("health", "GET", "/health")
         self._raise_on_failure("health", results)
         return results
 
@@ -339,7 +206,7 @@ class AdminPool:
         self, *, mode: str = "keep", clear_cache: bool = False
     ) -> dict[str, EngineResult]:
         """``POST {admin}/pause`` on every engine; on failure resumes the ones it paused."""
-        results = await self._fanout(
+        results = await self._calls.fanout(
             "pause",
             "POST",
             "/pause",
@@ -347,7 +214,7 @@ class AdminPool:
         )
         paused = [e for e in self.engines if results[e.label].ok]
         if len(paused) != len(self.engines):
-            resumed = await self._fanout("resume", "POST", "/resume", engines=paused)
+            resumed = await self._calls.fanout("resume", "POST", "/resume", engines=paused)
             self._raise_on_failure(
                 "pause", results, f" (resumed {len(paused)} paused engine(s): {_summary(resumed)})"
             )
@@ -355,7 +222,7 @@ class AdminPool:
 
     async def resume(self) -> dict[str, EngineResult]:
         """``POST {admin}/resume`` on every engine."""
-        results = await self._fanout("resume", "POST", "/resume")
+        results = await self._calls.fanout("resume", "POST", "/resume")
         self._raise_on_failure("resume", results)
         return results
 
@@ -405,7 +272,7 @@ class AdminPool:
 
         async def one(engine: AdminEngine) -> EngineResult:
             path, body = requests[engine.label]
-            return await self._call(
+            return await self._calls.call(
                 engine, "init_broadcast", "POST", path, json=body, timeout=call_timeout
             )
 
@@ -440,7 +307,7 @@ class AdminPool:
         failure: str | None = None
         try:
             if pause:
-                phases["pause"] = await self._fanout(
+                phases["pause"] = await self._calls.fanout(
                     "pause", "POST", "/pause", params={"mode": "keep", "clear_cache": "false"}
                 )
                 paused = [e for e in self.engines if phases["pause"][e.label].ok]
@@ -448,7 +315,7 @@ class AdminPool:
                     failure = "pause"
             if failure is None:
                 path, body = request or ("/update_weights", {"weight_dir": weight_dir})
-                phases["update_weights"] = await self._fanout(
+                phases["update_weights"] = await self._calls.fanout(
                     "update_weights", "POST", path, json=body, timeout=self.update_timeout
                 )
                 if not all(r.ok for r in phases["update_weights"].values()):
@@ -457,7 +324,7 @@ class AdminPool:
             # Resume every engine this call paused, whatever happened (even cancellation).
             if paused:
                 phases["resume"] = await asyncio.shield(
-                    self._fanout("resume", "POST", "/resume", engines=paused)
+                    self._calls.fanout("resume", "POST", "/resume", engines=paused)
                 )
         if (
             failure is None
@@ -526,37 +393,6 @@ def _plan_states(plan: BroadcastPlan) -> list[EngineState]:
     return [
         EngineState(WorkerId(*e.identity), e.world_size, e.admin_base_url) for e in plan.engines
     ]
-
-
-def _admin_url(engine: AdminEngine) -> httpx.URL:
-    try:
-        url = httpx.URL(engine.admin_base_url)
-    except httpx.InvalidURL as exc:
-        raise ConfigError(f"{engine.label}: admin_base_url is not a URL: {exc}") from None
-    if url.userinfo:
-        raise ConfigError(
-            f"CRED-1: {engine.label}: admin_base_url carries user info; credentials never travel in URLs",
-            requirement="CRED-1",
-        )
-    problem = host_problem(url.raw_host.decode("ascii", "replace"))
-    if problem is not None:  # reading url.host would raise idna.IDNAError
-        raise ConfigError(
-            f"WORKER-8: {engine.label}: admin_base_url has an unusable host: {problem}",
-            requirement="WORKER-8",
-        )
-    if url.scheme not in ("http", "https") or not url.host:
-        raise ConfigError(
-            f"WORKER-8: {engine.label}: admin_base_url must be an http(s) URL with a host; found "
-            f"{engine.admin_base_url!r}",
-            requirement="WORKER-8",
-        )
-    if url.query or url.fragment:
-        raise ConfigError(
-            f"WORKER-8: {engine.label}: admin_base_url must carry no query or fragment",
-            requirement="WORKER-8",
-        )
-    # A trailing slash lets httpx append the admin paths under any base path (/admin -> /admin/pause).
-    return url.copy_with(path=url.path.rstrip("/") + "/")
 
 
 def _summary(results: Mapping[str, EngineResult]) -> str:

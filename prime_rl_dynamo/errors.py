@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
+    from prime_rl_dynamo._fanout import EngineResult
     from prime_rl_dynamo._wire import WorkerId
-    from prime_rl_dynamo.admin import EngineResult
     from prime_rl_dynamo.readiness import Discovery
     from prime_rl_dynamo.requirements import Reason
 
