@@ -16,7 +16,7 @@ import ssl
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 
@@ -24,7 +24,7 @@ from prime_rl_dynamo._http import origin_text, redact_url, scrub, secret_values,
 from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo.errors import PolicyError, TransportError
 
-__all__ = ["BodyTooLarge", "BoundedDecoder", "BoundedHttp", "Reply", "within"]
+__all__ = ["AsyncClosing", "BodyTooLarge", "BoundedDecoder", "BoundedHttp", "Reply", "within"]
 
 _T = TypeVar("_T")
 
@@ -185,7 +185,21 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return (url.scheme, host, url.port or default)
 
 
-class BoundedHttp:
+class AsyncClosing:
+    """Closed by ``async with``: ``__aexit__`` awaits :meth:`aclose`."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Release what the object holds."""
+        raise NotImplementedError
+
+
+class BoundedHttp(AsyncClosing):
     """An ``httpx.AsyncClient`` that never follows a redirect by itself, reads every body under
     ``max_body_bytes`` and scrubs the credential values of ``headers`` from its messages.
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
+from prime_rl_dynamo._bounded import AsyncClosing
 from prime_rl_dynamo._fanout import (
     ADMIN_MAX_BODY_BYTES,
     AdminEngine,
@@ -64,7 +65,7 @@ def _engine_from_worker(worker: Worker | EnginePlan) -> AdminEngine:
     return AdminEngine(label, worker.admin_base_url, worker.world_size, identity)
 
 
-class AdminPool:
+class AdminPool(AsyncClosing):
     """Drives every engine's admin API (health, pause, resume, init_broadcast, update_weights).
 
     Credentials are resolved once at construction, so a missing secret fails before any request.
@@ -163,12 +164,6 @@ class AdminPool:
     def check_url(url: str) -> str:
         """Refuse an unusable admin URL (CRED-1, WORKER-8); returns the base URL the pool uses."""
         return str(admin_url(AdminEngine(_redact(url), url)))
-
-    async def __aenter__(self) -> AdminPool:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Close every engine's HTTP client."""

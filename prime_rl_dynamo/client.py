@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from prime_rl_dynamo._bounded import BoundedHttp, Reply
+from prime_rl_dynamo._bounded import AsyncClosing, BoundedHttp, Reply
 from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo._urls import host_problem
@@ -143,7 +143,7 @@ _POLLING = ("timeout", "request_timeout", "poll_interval", "backoff_initial", "b
 _UNSET: Any = object()
 
 
-class DiscoveryClient:
+class DiscoveryClient(AsyncClosing):
     """Polls one Dynamo frontend's ``/v1/rl/workers`` (owns an HTTP client).
 
     ``policy`` says what "ready" means (W, model, components, what every worker must list, how
@@ -229,12 +229,6 @@ class DiscoveryClient:
     def max_body_bytes(self) -> int:
         """The cap on a listing's body, in bytes (POLL-3)."""
         return self.http.max_body_bytes
-
-    async def __aenter__(self) -> DiscoveryClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
