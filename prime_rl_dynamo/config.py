@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, NamedTuple, TypeVar
 
 import httpx
 
@@ -19,10 +19,14 @@ from prime_rl_dynamo.client import (
     DEFAULT_MAX_BODY_BYTES,
     MIN_INTERVAL,
     DiscoveryClient,
+    PollingPolicy,
+    ReadinessPolicy,
     normalize_discovery_url,
 )
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES, Convention
+
+_Policy = TypeVar("_Policy", ReadinessPolicy, PollingPolicy)
 
 __all__ = [
     "WEIGHT_BROADCAST_TYPES",
@@ -242,20 +246,34 @@ class DynamoClientConfig:
                     requirement="CRED-3",
                 )
             headers = creds.resolve(environ)
+        # A keyword naming a policy field replaces that field; the rest go to the client.
+        policy = _replaced(self.readiness_policy(), overrides)
+        polling = _replaced(self.polling_policy(), overrides)
         kwargs: dict[str, Any] = {
-            "inference_world_size": self.inference_world_size,
-            "model": self.model,
-            "components": self.components,
-            "require_world_size": self.convention is not None,
-            "timeout": self.discovery_timeout,
-            "request_timeout": self.request_timeout,
-            "poll_interval": self.poll_interval,
             "max_body_bytes": self.max_body_bytes,
             "trust_env": self.trust_env,
             "headers": headers,
+            **overrides,
         }
-        kwargs.update(overrides)
-        return DiscoveryClient(self.dynamo_discovery_url, **kwargs)
+        return DiscoveryClient(self.dynamo_discovery_url, policy=policy, polling=polling, **kwargs)
+
+    def readiness_policy(self) -> ReadinessPolicy:
+        """What "ready" means for this run: W, the model, the components, and world sizes
+        required exactly when the transfer plans ranks."""
+        return ReadinessPolicy(
+            self.inference_world_size,
+            model=self.model,
+            components=self.components,
+            require_world_size=self.convention is not None,
+        )
+
+    def polling_policy(self) -> PollingPolicy:
+        """How discovery polls for this run: its deadline, request timeout and interval."""
+        return PollingPolicy(
+            timeout=self.discovery_timeout,
+            request_timeout=self.request_timeout,
+            poll_interval=self.poll_interval,
+        )
 
     def pool_options(self, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Keyword arguments for AdminPool constructors (credentials, timeouts, concurrency)."""
@@ -278,6 +296,13 @@ class DynamoClientConfig:
         if isinstance(values.get("elastic"), Mapping):
             values["elastic"] = ElasticConfig(**values["elastic"])
         return cls(**values)
+
+
+def _replaced(policy: _Policy, overrides: dict[str, Any]) -> _Policy:
+    """``policy`` with the fields ``overrides`` names, which are taken out of it."""
+    names = {f.name for f in fields(policy)}
+    mine = {k: overrides.pop(k) for k in list(overrides) if k in names}
+    return replace(policy, **mine) if mine else policy
 
 
 def local_gpu_check_applies(config: DynamoClientConfig, *, has_local_inference: bool) -> bool:
