@@ -168,6 +168,11 @@ def test_discovery_client_from_config() -> None:
     assert client.policy.components == frozenset({"decode"})
     assert client.polling.poll_interval == 0.5
     assert client.policy.require_world_size is False
+    assert client.policy == c.readiness_policy() and client.polling == c.polling_policy()
+    # A keyword naming a policy field replaces it; any other goes to the client.
+    tuned = c.discovery_client(poll_interval=0.1, stable_polls=3, progress=False)
+    assert tuned.polling.poll_interval == 0.1 and tuned.policy.stable_polls == 3
+    assert tuned.policy.model == "m" and tuned.progress is False
     with pytest.raises(ConfigError, match="inference source is static"):
         DynamoClientConfig(admin_base_url=["http://a:8000"]).discovery_client()
 
