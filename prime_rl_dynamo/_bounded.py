@@ -358,8 +358,7 @@ class BoundedHttp(AsyncClosing):
             url=str(url),
         )
 
-    @staticmethod
-    def _redirect_target(url: httpx.URL, response: httpx.Response) -> httpx.URL:
+    def _redirect_target(self, url: httpx.URL, response: httpx.Response) -> httpx.URL:
         """Where a redirect leads, or PolicyError (POLL-4) when it leaves the origin."""
         location = response.headers["location"]
         try:
@@ -385,8 +384,10 @@ class BoundedHttp(AsyncClosing):
         else:
             why = f"on another origin {origin_text(target)}"
         raise PolicyError(
-            f"POLL-4: {url} answered {response.status_code} with Location "
-            f"{redact_url(location)!r}, {why}; not followed",
+            self.scrub(
+                f"POLL-4: {url} answered {response.status_code} with Location "
+                f"{redact_url(location)!r}, {why}; not followed"
+            ),
             requirement="POLL-4",
             url=str(url),
             status_code=response.status_code,

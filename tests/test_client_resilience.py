@@ -337,3 +337,14 @@ def test_config_refuses_sub_millisecond_intervals(name: str) -> None:
         DynamoClientConfig(
             dynamo_discovery_url="http://f:8001", inference_world_size=8, **{name: 1e-9}
         )
+
+
+def test_poll_4_refusal_never_echoes_a_credential_in_the_location() -> None:
+    clock = FakeClock()
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(302, headers={"location": "http://evil:1/?t=sk-live-4242"})
+    )
+    client = _client(transport, clock, headers={"Authorization": "Bearer sk-live-4242"})
+    with pytest.raises(PolicyError) as info:
+        _wait(client)
+    assert "sk-live-4242" not in str(info.value) and "<redacted>" in str(info.value)
