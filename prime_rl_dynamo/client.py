@@ -11,6 +11,7 @@ is the blocking facade.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import random
 import ssl
@@ -130,16 +131,7 @@ def _retry_after(value: str | None, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
-#: The keyword arguments that build a ReadinessPolicy (and the ones that build a PollingPolicy).
-_READINESS = (
-    "inference_world_size",
-    "model",
-    "components",
-    "require_admin",
-    "require_world_size",
-    "stable_polls",
-)
-_POLLING = ("timeout", "request_timeout", "poll_interval", "backoff_initial", "backoff_max")
+#: Marks a policy field the caller did not pass.
 _UNSET: Any = object()
 
 
@@ -194,14 +186,25 @@ class DiscoveryClient(AsyncClosing):
             raise ConfigError(
                 f"protocol must be 'auto' (ask for 2, accept 1) or 'v1'; found {protocol!r}"
             )
-        given = {
-            k: v for k, v in locals().items() if k in _READINESS + _POLLING and v is not _UNSET
+        fields = {
+            "inference_world_size": inference_world_size,
+            "model": model,
+            "components": components,
+            "require_admin": require_admin,
+            "require_world_size": require_world_size,
+            "stable_polls": stable_polls,
+            "timeout": timeout,
+            "request_timeout": request_timeout,
+            "poll_interval": poll_interval,
+            "backoff_initial": backoff_initial,
+            "backoff_max": backoff_max,
         }
+        given = {k: v for k, v in fields.items() if v is not _UNSET}
         if policy is None:
             # Without W the policy refuses, saying why (READY-3), unless no world size is needed.
             given.setdefault("inference_world_size", None)
-        self.policy = _policy(ReadinessPolicy, policy, "policy", given, _READINESS)
-        self.polling = _policy(PollingPolicy, polling, "polling", given, _POLLING)
+        self.policy = _policy(ReadinessPolicy, policy, "policy", given)
+        self.polling = _policy(PollingPolicy, polling, "polling", given)
         if (
             isinstance(max_body_bytes, bool)
             or not isinstance(max_body_bytes, int)
@@ -341,11 +344,9 @@ class DiscoveryClient(AsyncClosing):
                 sink.close()
 
 
-def _policy(
-    kind: Any, value: Any, name: str, given: dict[str, Any], fields: tuple[str, ...]
-) -> Any:
-    """The policy ``value``, or one built from the keyword arguments among ``fields``."""
-    mine = {k: v for k, v in given.items() if k in fields}
+def _policy(kind: Any, value: Any, name: str, given: dict[str, Any]) -> Any:
+    """The policy ``value``, or one of type ``kind`` built from its fields among ``given``."""
+    mine = {f.name: given[f.name] for f in dataclasses.fields(kind) if f.name in given}
     if value is None:
         return kind(**mine)
     if mine:
