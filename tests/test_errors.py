@@ -101,3 +101,29 @@ def test_the_client_takes_policies_or_their_fields_never_both() -> None:
         PollingPolicy(poll_interval=0)
     with pytest.raises(errors.ConfigError, match="stable_polls"):
         ReadinessPolicy(8, stable_polls=0)
+
+
+def test_a_streak_needs_stable_polls_identical_snapshots_and_a_failure_restarts_it() -> None:
+    from _client_support import VALIDATE, body, worker
+
+    from prime_rl_dynamo.readiness import Streak
+
+    listing = VALIDATE(body(worker("decode", 1, 2)))
+    streak = Streak(ReadinessPolicy(2, stable_polls=3), URL)
+    for poll in (1, 2):
+        ready = None
+        try:
+            ready = streak.judge(listing, polls=poll, elapsed=0.0)
+        except PendingError as exc:  # the first complete snapshot: READY-4 pending
+            assert [r.requirement for r in exc.reasons] == ["READY-4"] and poll == 1
+        assert ready is None
+    streak.broken()  # a failed poll: the next snapshot starts over
+    with pytest.raises(PendingError):
+        streak.judge(listing, polls=3, elapsed=0.0)
+    assert streak.judge(listing, polls=4, elapsed=0.0) is None
+    done = streak.judge(listing, polls=5, elapsed=0.0)
+    assert (
+        done is not None
+        and done.polls == 5
+        and [w.label for w in done.workers] == ["dynamo.decode.rl#1"]
+    )
