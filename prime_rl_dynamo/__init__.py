@@ -6,7 +6,14 @@ The public surface is re-exported here; everything else is private and may chang
 from __future__ import annotations
 
 from prime_rl_dynamo.admin import AdminPool, Credentials, EngineResult
-from prime_rl_dynamo.client import Discovery, DiscoveryClient, discover, discover_sync
+from prime_rl_dynamo.client import (
+    Discovery,
+    DiscoveryClient,
+    PollingPolicy,
+    ReadinessPolicy,
+    discover,
+    discover_sync,
+)
 from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.errors import (
     AdminError,
@@ -14,8 +21,10 @@ from prime_rl_dynamo.errors import (
     DialectError,
     NotReadyError,
     PendingError,
+    PolicyError,
     PrimeRLDynamoError,
     ProtocolError,
+    Refusal,
     TopologyChangedError,
     TopologyDiff,
     TopologyError,
@@ -41,8 +50,12 @@ __all__ = [
     "EngineResult",
     "NotReadyError",
     "PendingError",
+    "PolicyError",
+    "PollingPolicy",
     "PrimeRLDynamoError",
     "ProtocolError",
+    "ReadinessPolicy",
+    "Refusal",
     "Snapshot",
     "TopologyChangedError",
     "TopologyDiff",

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from prime_rl_dynamo._wire import U32_MAX
 from prime_rl_dynamo.errors import ProtocolError, Violation
 from prime_rl_dynamo.v2 import PROTOCOL_HEADER, check_body_v2
 
@@ -53,7 +54,7 @@ def _fast_v2_ok(parsed: Any) -> bool:
         product = 1
         for key in ("tensor", "pipeline", "data", "context"):
             part = layout.get(key, 1)
-            if type(part) is not int or part < 1 or part > 2**32 - 1:
+            if type(part) is not int or part < 1 or part > U32_MAX:
                 return False
             product *= part
         if product != size or not {"tensor", "pipeline", "data"} <= layout.keys():

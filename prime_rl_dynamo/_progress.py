@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
+from prime_rl_dynamo.requirements import Reason
+
 __all__ = ["ProgressSink", "TerminalStatus", "WaitStatus", "progress_sink"]
 
 #: Seconds between two redraws of the status line (polls without delay would otherwise flicker).
@@ -28,7 +30,7 @@ class WaitStatus:
     polls: int
     elapsed: float  # seconds since the wait started
     timeout: float  # the wait's budget in seconds
-    reasons: tuple[str, ...] = ()  # why the last snapshot was not ready ("READY-3: ...")
+    reasons: tuple[Reason, ...] = ()  # why the last snapshot was not ready
     failure: str | None = None  # the last poll's transport failure, when it failed
 
     def line(self) -> str:
@@ -37,7 +39,7 @@ class WaitStatus:
         if self.failure:
             return f"{head}: last poll failed: {self.failure}"
         if self.reasons:
-            return f"{head}: " + "; ".join(self.reasons)
+            return f"{head}: " + "; ".join(str(r) for r in self.reasons)
         return head
 
 

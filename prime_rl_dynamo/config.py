@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, NamedTuple, TypeVar
 
 import httpx
 
@@ -19,10 +19,14 @@ from prime_rl_dynamo.client import (
     DEFAULT_MAX_BODY_BYTES,
     MIN_INTERVAL,
     DiscoveryClient,
+    PollingPolicy,
+    ReadinessPolicy,
     normalize_discovery_url,
 )
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES, Convention
+
+_Policy = TypeVar("_Policy", ReadinessPolicy, PollingPolicy)
 
 __all__ = [
     "WEIGHT_BROADCAST_TYPES",
@@ -39,7 +43,6 @@ class ElasticConfig:
 
     hostname: str
     port: int = 8000
-    sync_interval: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -87,12 +90,12 @@ class DynamoClientConfig:
         problems = self._problems()
         if problems:
             raise ConfigError(
-                "invalid Dynamo client configuration:\n  " + "\n  ".join(problems),
-                requirement=_first_id(problems),
+                "invalid Dynamo client configuration:\n  " + "\n  ".join(p.text for p in problems),
+                requirement=next((p.requirement for p in problems if p.requirement), None),
             )
 
-    def _problems(self) -> list[str]:
-        problems: list[str] = []
+    def _problems(self) -> list[_Problem]:
+        problems = _Problems()
         sources = [
             name
             for name, on in (
@@ -104,7 +107,7 @@ class DynamoClientConfig:
         ]
         if len(sources) != 1:
             found = " and ".join(sources) if sources else "none of them"
-            problems.append(
+            problems.add(
                 "exactly one inference source is needed (dynamo_discovery_url, admin_base_url or "
                 f"elastic); found {found}"
             )
@@ -112,41 +115,44 @@ class DynamoClientConfig:
             try:
                 normalize_discovery_url(self.dynamo_discovery_url)
             except ConfigError as exc:
-                problems.append(f"dynamo_discovery_url: {exc}")
+                problems.refused(exc, "dynamo_discovery_url")
             if self.inference_world_size is None:
-                problems.append(
-                    "RANK-2: Dynamo inference requires an explicit inference_world_size (the sum of "
-                    "the engines' world sizes the run expects); it is not derived from the listing"
+                problems.add(
+                    "Dynamo inference requires an explicit inference_world_size (the sum of "
+                    "the engines' world sizes the run expects); it is not derived from the listing",
+                    requirement="RANK-2",
                 )
         if self.inference_world_size is not None and (
             isinstance(self.inference_world_size, bool)
             or not isinstance(self.inference_world_size, int)
             or self.inference_world_size < 1
         ):
-            problems.append(
-                f"RANK-2: inference_world_size must be an integer >= 1; found {self.inference_world_size!r}"
+            problems.add(
+                f"inference_world_size must be an integer >= 1; found {self.inference_world_size!r}",
+                requirement="RANK-2",
             )
         if self.weight_broadcast not in WEIGHT_BROADCAST_TYPES:
-            problems.append(
+            problems.add(
                 f"weight_broadcast must be one of {sorted(WEIGHT_BROADCAST_TYPES)}; found {self.weight_broadcast!r}"
             )
         elif (
             WEIGHT_BROADCAST_TYPES[self.weight_broadcast] is Convention.VLLM_NATIVE_NCCL
             and self.trainer_world_size != 1
         ):
-            problems.append(
-                f"RANK-4: vllm-native-nccl admits only a single-process trainer at rank 0; "
-                f"trainer_world_size is {self.trainer_world_size}"
+            problems.add(
+                f"vllm-native-nccl admits only a single-process trainer at rank 0; "
+                f"trainer_world_size is {self.trainer_world_size}",
+                requirement="RANK-4",
             )
         if not isinstance(self.trainer_world_size, int) or self.trainer_world_size < 1:
-            problems.append(
+            problems.add(
                 f"trainer_world_size must be an integer >= 1; found {self.trainer_world_size!r}"
             )
         for url in self.admin_base_url or ():
             try:
                 AdminPool.check_url(url)
             except ConfigError as exc:
-                problems.append(f"admin_base_url: {exc}")
+                problems.refused(exc, "admin_base_url")
         for name in (
             "discovery_timeout",
             "request_timeout",
@@ -162,27 +168,27 @@ class DynamoClientConfig:
                 or not math.isfinite(value)
                 or value < MIN_INTERVAL
             ):
-                problems.append(
+                problems.add(
                     f"{name} must be a finite number of seconds >= {MIN_INTERVAL}; found {value!r}"
                 )
         for name in ("max_body_bytes", "max_concurrency"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
-                problems.append(f"{name} must be an integer >= 1; found {value!r}")
+                problems.add(f"{name} must be an integer >= 1; found {value!r}")
         if self.components is not None and not self.components:
-            problems.append("components, when set, must name at least one component")
+            problems.add("components, when set, must name at least one component")
         if self.elastic is not None and not self.elastic.hostname:
-            problems.append("elastic.hostname must be a non-empty host name")
+            problems.add("elastic.hostname must be a non-empty host name")
         try:
             Credentials(allowed_hosts=self.admin_allowed_hosts)
         except ConfigError as exc:
-            problems.append(f"admin_allowed_hosts: {exc}")
+            problems.refused(exc, "admin_allowed_hosts")
         try:
             # The key and static headers are checked now (the message never shows them); a key
             # from api_key_var is checked when the credentials are read.
             Credentials(api_key=self.api_key, headers=dict(self.headers))
         except ConfigError as exc:
-            problems.append(str(exc))
+            problems.refused(exc)
         return problems
 
     # --- derived views ---------------------------------------------------------------------------
@@ -240,20 +246,34 @@ class DynamoClientConfig:
                     requirement="CRED-3",
                 )
             headers = creds.resolve(environ)
+        # A keyword naming a policy field replaces that field; the rest go to the client.
+        policy = _replaced(self.readiness_policy(), overrides)
+        polling = _replaced(self.polling_policy(), overrides)
         kwargs: dict[str, Any] = {
-            "inference_world_size": self.inference_world_size,
-            "model": self.model,
-            "components": self.components,
-            "require_world_size": self.convention is not None,
-            "timeout": self.discovery_timeout,
-            "request_timeout": self.request_timeout,
-            "poll_interval": self.poll_interval,
             "max_body_bytes": self.max_body_bytes,
             "trust_env": self.trust_env,
             "headers": headers,
+            **overrides,
         }
-        kwargs.update(overrides)
-        return DiscoveryClient(self.dynamo_discovery_url, **kwargs)
+        return DiscoveryClient(self.dynamo_discovery_url, policy=policy, polling=polling, **kwargs)
+
+    def readiness_policy(self) -> ReadinessPolicy:
+        """What "ready" means for this run: W, the model, the components, and world sizes
+        required exactly when the transfer plans ranks."""
+        return ReadinessPolicy(
+            self.inference_world_size,
+            model=self.model,
+            components=self.components,
+            require_world_size=self.convention is not None,
+        )
+
+    def polling_policy(self) -> PollingPolicy:
+        """How discovery polls for this run: its deadline, request timeout and interval."""
+        return PollingPolicy(
+            timeout=self.discovery_timeout,
+            request_timeout=self.request_timeout,
+            poll_interval=self.poll_interval,
+        )
 
     def pool_options(self, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Keyword arguments for AdminPool constructors (credentials, timeouts, concurrency)."""
@@ -276,6 +296,13 @@ class DynamoClientConfig:
         if isinstance(values.get("elastic"), Mapping):
             values["elastic"] = ElasticConfig(**values["elastic"])
         return cls(**values)
+
+
+def _replaced(policy: _Policy, overrides: dict[str, Any]) -> _Policy:
+    """``policy`` with the fields ``overrides`` names, which are taken out of it."""
+    names = {f.name for f in fields(policy)}
+    mine = {k: overrides.pop(k) for k in list(overrides) if k in names}
+    return replace(policy, **mine) if mine else policy
 
 
 def local_gpu_check_applies(config: DynamoClientConfig, *, has_local_inference: bool) -> bool:
@@ -308,11 +335,18 @@ def check_local_gpus(
         )
 
 
-def _first_id(problems: list[str]) -> str | None:
-    for problem in problems:
-        # "RANK-2: ..." or, under a setting's name, "admin_allowed_hosts: CRED-3: ...".
-        for head in problem.split(":", 2)[:2]:
-            head = head.strip()
-            if "-" in head and head.split("-", 1)[1].isdigit():
-                return head
-    return None
+class _Problem(NamedTuple):
+    """One reason a configuration is unusable: its line and the requirement it breaks, if any."""
+
+    requirement: str | None
+    text: str
+
+
+class _Problems(list[_Problem]):
+    def add(self, text: str, *, requirement: str | None = None) -> None:
+        self.append(_Problem(requirement, f"{requirement}: {text}" if requirement else text))
+
+    def refused(self, exc: ConfigError, setting: str | None = None) -> None:
+        """A check's refusal, under the setting's name when it names one."""
+        text = f"{setting}: {exc}" if setting else str(exc)
+        self.append(_Problem(exc.requirement, text))

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from prime_rl_dynamo._wire import WEIGHT_BROADCAST_TYPES, Convention
-from prime_rl_dynamo.errors import ConfigError, TopologyDiff, TopologyError
+from prime_rl_dynamo._wire import WEIGHT_BROADCAST_TYPES, Convention, WorkerId
+from prime_rl_dynamo.errors import ConfigError, EngineState, TopologyDiff, TopologyError
 
 __all__ = [
     "WEIGHT_BROADCAST_TYPES",
@@ -394,39 +394,17 @@ def worker_rank(
 def topology_diff(
     before: Iterable[PlannableWorker | EnginePlan], after: Iterable[PlannableWorker | EnginePlan]
 ) -> TopologyDiff:
-    """How the engines ``after`` differ from ``before`` (TOPO-1), keyed by worker identity.
+    """How the engines ``after`` differ from ``before`` (TOPO-1), keyed by worker identity
+    (see :meth:`TopologyDiff.between`)."""
 
-    added/removed: identities present on one side only; resized: same identity, another
-    world_size; moved: same identity, another admin_base_url.
-    """
+    def states(items: Iterable[PlannableWorker | EnginePlan]) -> list[EngineState]:
+        return [
+            EngineState(
+                WorkerId(*(i.identity if isinstance(i, EnginePlan) else canonical_key(i))),
+                i.world_size,
+                i.admin_base_url,
+            )
+            for i in items
+        ]
 
-    def index(
-        items: Iterable[PlannableWorker | EnginePlan],
-    ) -> dict[Identity, tuple[int | None, str | None]]:
-        out: dict[Identity, tuple[int | None, str | None]] = {}
-        for item in items:
-            key = item.identity if isinstance(item, EnginePlan) else canonical_key(item)
-            out[key] = (item.world_size, item.admin_base_url)
-        return out
-
-    old, new = index(before), index(after)
-    added = [
-        f"{_label(k)} (world_size {new[k][0]}, admin {new[k][1]})"
-        for k in sorted(new.keys() - old.keys())
-    ]
-    removed = [
-        f"{_label(k)} (world_size {old[k][0]}, admin {old[k][1]})"
-        for k in sorted(old.keys() - new.keys())
-    ]
-    common = sorted(old.keys() & new.keys())
-    resized = [
-        f"{_label(k)}: world_size {old[k][0]} -> {new[k][0]}"
-        for k in common
-        if old[k][0] != new[k][0]
-    ]
-    moved = [
-        f"{_label(k)}: admin_base_url {old[k][1]} -> {new[k][1]}"
-        for k in common
-        if old[k][1] != new[k][1]
-    ]
-    return TopologyDiff(added=added, removed=removed, resized=resized, moved=moved)
+    return TopologyDiff.between(states(before), states(after))

@@ -1,6 +1,6 @@
 """A drop-in inference pool for Prime-RL's orchestrator, built on this package's client.
 
-``DynamoInferencePool`` has exactly the surface Prime-RL's orchestrator drives (FACTS §8, the
+``DynamoInferencePool`` has exactly the surface Prime-RL's orchestrator drives (the
 ``InferencePool`` protocol below): discovery, readiness, rank plans, credentials and weight updates
 come from ``client``, ``plan`` and ``admin``. It never imports ``prime_rl``: Prime-RL's config
 objects are read by duck typing. The data plane (``score``, the OpenAI clients) stays Prime-RL's.
@@ -42,7 +42,7 @@ PRIME_RL_API_KEY_VAR = "VLLM_API_KEY"
 NCCL_READY = "NCCL_READY"
 
 #: The engines' admin APIs the pool can drive: Prime-RL's admin server (SPEC §8.3 routes) or vLLM's
-#: dev-mode server, where init and updates go through ``/collective_rpc`` (FACTS §7).
+#: dev-mode server, where init and updates go through ``/collective_rpc``.
 ADMIN_APIS = ("prime", "vllm")
 
 #: Prime-RL's ``weight_broadcast.type`` -> this package's ``DynamoClientConfig.weight_broadcast``.
@@ -51,7 +51,7 @@ _BROADCAST_TYPES = {"nccl": "nccl", "nixl": "nixl", "filesystem": "filesystem"}
 
 @runtime_checkable
 class InferencePool(Protocol):
-    """What Prime-RL's orchestrator calls on an inference pool (FACTS §8), and nothing else."""
+    """What Prime-RL's orchestrator calls on an inference pool, and nothing else."""
 
     @property
     def admin_clients(self) -> Sequence[httpx.AsyncClient]:
@@ -417,7 +417,7 @@ class DynamoInferencePool:
                 return
             except AdminError as exc:
                 # Only "not up yet" is waited out; a redirect, a 4xx or a bad reply will not heal.
-                failed = [r for r in (exc.results or {}).values() if not r.ok]
+                failed = [r for by in exc.results.values() for r in by.values() if not r.ok]
                 if any(not _transient(r) for r in failed):
                     raise
                 if time.monotonic() + self.config.poll_interval >= deadline:

@@ -11,13 +11,14 @@ import hashlib
 import io
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
 from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo._wire import U32_MAX
 from prime_rl_dynamo.errors import ConfigError
 
 __all__ = [
@@ -43,8 +44,7 @@ MAX_ENGINES = 4096
 MAX_TOPOLOGY_BYTES = 1 << 20
 MAX_DEPTH = 64
 MAX_VALUES = 100_000
-U32_MAX = 2**32 - 1
-#: The engine-route vocabulary the latest Prime-RL generation requires (FACTS.md §7); a topology
+#: The engine-route vocabulary the latest Prime-RL generation requires; a topology
 #: group lists them in ``routes`` (with ``weight_transfer_backend: nccl``) to present it.
 ENGINE_ROUTE_VOCABULARY: tuple[str, ...] = (
     "control/get_weight_version",
@@ -190,10 +190,6 @@ class Topology:
     def inference_world_size(self) -> int:
         """Sum of the world sizes of the engines that publish an admin URL."""
         return sum(e.world_size for e in self.engines() if e.publishes_admin)
-
-    def with_faults(self, faults: list[str] | tuple[str, ...]) -> Topology:
-        """The same fleet with more frontend-level faults."""
-        return replace(self, faults=(*self.faults, *faults))
 
     def more_engines(
         self,
@@ -421,31 +417,35 @@ def load_topology(path: str | Path | None = None) -> Topology:
         raise ConfigError(
             f"{file} is not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
         ) from None
-    if file.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{file} is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise ConfigError(f"{file} nests deeper than {MAX_DEPTH} levels") from None
-    else:
-        try:
-            import yaml
-        except ImportError as exc:  # pragma: no cover - depends on the extras installed
-            raise ConfigError(
-                f"{file} is YAML; install prime-rl-dynamo[reference] (PyYAML) or use JSON"
-            ) from exc
-        stream = io.StringIO(text)
-        stream.name = str(file)  # so PyYAML's marks name the file, not "<unicode string>"
-        try:
-            data = yaml.safe_load(stream)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{file} is not valid YAML: {_yaml_problem(exc)}") from None
-        except RecursionError:
-            raise ConfigError(f"{file} nests deeper than {MAX_DEPTH} levels") from None
+    try:
+        data = _parse_json(text, file) if file.suffix == ".json" else _parse_yaml(text, file)
+    except RecursionError:
+        raise ConfigError(f"{file} nests deeper than {MAX_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: a topology file is a mapping, got {type(data).__name__}")
     return topology_from_dict(data, source=str(file))
+
+
+def _parse_json(text: str, file: Path) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{file} is not valid JSON: {exc}") from None
+
+
+def _parse_yaml(text: str, file: Path) -> Any:
+    try:
+        import yaml
+    except ImportError as exc:  # pragma: no cover - depends on the extras installed
+        raise ConfigError(
+            f"{file} is YAML; install prime-rl-dynamo[reference] (PyYAML) or use JSON"
+        ) from exc
+    stream = io.StringIO(text)
+    stream.name = str(file)  # so PyYAML's marks name the file, not "<unicode string>"
+    try:
+        return yaml.safe_load(stream)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{file} is not valid YAML: {_yaml_problem(exc)}") from None
 
 
 def default_topology() -> Topology:

@@ -55,6 +55,25 @@ def worker(
     return w
 
 
+def fake_time_client(transport: Any, clock: FakeClock, *, seed: int = 7, **kw: Any) -> Any:
+    """A DiscoveryClient at http://frontend:8001 on ``transport`` whose time, sleeps and jitter
+    are ``clock``'s and a seeded generator's (W = 8 unless given)."""
+    import random
+
+    from prime_rl_dynamo.client import DiscoveryClient
+
+    kw.setdefault("inference_world_size", 8)
+    return DiscoveryClient(
+        "http://frontend:8001",
+        transport=transport,
+        clock=clock.monotonic,
+        wall_clock=clock.time,
+        sleep=clock.sleep,
+        rng=random.Random(seed),
+        **kw,
+    )
+
+
 def body(*workers: dict[str, Any], namespace: str = "dynamo", version: Any = 1) -> bytes:
     """A discovery body, workers sorted canonically as the frontend does."""
     ordered = sorted(

@@ -7,14 +7,17 @@ different base paths); the host name decides the allow-list outcome (127.0.0.1 v
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _client_support import VALIDATE, ScriptedServer, Seen, body, jreply, ok, worker
+from _client_support import ScriptedServer, Seen, body, jreply, ok, worker
 
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.admin import AdminEngine, AdminPool, Credentials, host_allowed
 from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyChangedError, TopologyError
@@ -75,6 +78,12 @@ async def using(pool: AdminPool, op: str, *args: Any, **kw: Any) -> Any:
         ("::1", ["127.0.0.0/8"], False),
         ("anything", ["*"], True),
         ("anything", [], False),
+        # Exactly one trailing dot is the same DNS name; two are not.
+        ("engine.internal.", ["engine.internal"], True),
+        ("engine.internal", ["engine.internal."], True),
+        ("engine.internal..", ["engine.internal"], False),
+        ("engine.internal", ["engine.internal.."], False),
+        ("a.pool.internal.", ["*.pool.internal"], True),
     ],
 )
 def test_host_allowed(host: str, patterns: list[str], allowed: bool) -> None:
@@ -266,6 +275,26 @@ def test_oversized_admin_reply_is_refused_not_truncated(server: ScriptedServer) 
     assert "dynamo.e0.rl#0" in str(info.value)
 
 
+def test_admin_replies_go_through_the_bounded_decoder(server: ScriptedServer) -> None:
+    from prime_rl_dynamo.admin import ADMIN_MAX_BODY_BYTES
+
+    # A small gzip reply is decoded; a gzip bomb is refused at the cap on the decoded size, as
+    # discovery refuses one, and the result keeps the one typed shape (phase -> label -> result).
+    small = gzip.compress(json.dumps({"status": "ok"}).encode())
+    bomb = gzip.compress(b'{"pad": "' + b"x" * (ADMIN_MAX_BODY_BYTES * 4) + b'"}')
+    assert len(bomb) < ADMIN_MAX_BODY_BYTES // 8
+    server.script("GET", "/e0/health", ok(small, **{"content-encoding": "gzip"}))
+    pool = AdminPool(engines_on(server, ["127.0.0.1"]), environ={})
+    assert run(using(pool, "health"))["dynamo.e0.rl#0"].body == {"status": "ok"}
+    server.script("GET", "/e0/health", ok(bomb, **{"content-encoding": "gzip"}))
+    pool = AdminPool(engines_on(server, ["127.0.0.1"]), environ={})
+    with pytest.raises(AdminError, match="refused, not truncated") as info:
+        run(using(pool, "health"))
+    assert list(info.value.results) == ["health"]
+    assert not info.value.results["health"]["dynamo.e0.rl#0"].ok
+    assert server.seen("GET")[-1].headers["accept-encoding"] == "identity"
+
+
 def test_unreachable_engine_is_named(server: ScriptedServer) -> None:
     pool = AdminPool([AdminEngine("dynamo.gone.rl#9", "http://127.0.0.1:1/admin")], environ={})
     with pytest.raises(AdminError) as info:
@@ -368,7 +397,6 @@ async def ready_pool(server: ScriptedServer, sizes: list[int]) -> AdminPool:
     client = DiscoveryClient(
         server.url,
         inference_world_size=sum(sizes),
-        validator=VALIDATE,
         poll_interval=0.01,
         model="m",
     )
@@ -402,12 +430,22 @@ def test_verify_topology_reports_every_kind_of_change(server: ScriptedServer) ->
 
     err = run(go())
     diff = err.diff
-    assert diff.added == [f"dynamo.e9.rl#9 (world_size 1, admin http://127.0.0.1:{server.port}/e9)"]
-    assert len(diff.removed) == 1 and diff.removed[0].startswith("dynamo.e2.rl#2")
-    assert "now reports error: Unavailable" in diff.removed[0]
-    assert diff.resized == ["dynamo.e1.rl#1: world_size 4 -> 8"]
-    assert diff.moved == [
-        f"dynamo.e0.rl#0: admin_base_url http://127.0.0.1:{server.port}/e0 -> http://127.0.0.1:{server.port}/moved"
+    # Code reads the typed entries: identity, world sizes, admin URLs, the error.
+    assert [c.worker for c in diff.added] == [WorkerId("dynamo", "e9", "rl", 9)]
+    assert [str(c.worker) for c in diff.removed] == ["dynamo.e2.rl#2"]
+    assert diff.removed[0].after is not None and diff.removed[0].after.error is not None
+    assert [
+        (c.before.world_size, c.after.world_size) for c in diff.resized if c.before and c.after
+    ] == [(4, 8)]
+    assert [str(c.worker) for c in diff.moved] == ["dynamo.e0.rl#0"]
+    # And people read the same words as ever, rendered from them.
+    assert diff.lines() == [
+        f"added: dynamo.e9.rl#9 (world_size 1, admin http://127.0.0.1:{server.port}/e9)",
+        f"removed: dynamo.e2.rl#2 (world_size 1, admin http://127.0.0.1:{server.port}/e2) -- now "
+        "reports error: Unavailable: TCP connection failed",
+        "resized: dynamo.e1.rl#1: world_size 4 -> 8",
+        f"moved: dynamo.e0.rl#0: admin_base_url http://127.0.0.1:{server.port}/e0 -> "
+        f"http://127.0.0.1:{server.port}/moved",
     ]
     assert err.requirement == "TOPO-1"
     assert "added: dynamo.e9.rl#9" in str(err)

@@ -116,8 +116,8 @@ def test_library_wait_reports_each_pending_poll_to_a_callable() -> None:
         )
     assert ready.world_size_sum == 16
     assert [s.polls for s in seen] == list(range(1, len(seen) + 1))
-    assert seen[0].reasons and seen[0].reasons[0].startswith("READY-1:")
-    assert seen[-1].reasons[0].startswith("READY-4:")
+    assert seen[0].reasons and seen[0].reasons[0].requirement == "READY-1"
+    assert seen[-1].reasons[0].requirement == "READY-4"
     assert seen[0].url.endswith("/v1/rl/workers") and seen[0].timeout == 1800
 
 

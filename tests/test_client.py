@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _client_support import SMG_BODY, VALIDATE, FakeClock, body, worker
+from _client_support import SMG_BODY, VALIDATE, FakeClock, body, fake_time_client, worker
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,10 +29,12 @@ from prime_rl_dynamo.errors import (
     DialectError,
     NotReadyError,
     PendingError,
+    PolicyError,
     ProtocolError,
     TopologyError,
     TransportError,
 )
+from prime_rl_dynamo.requirements import Reason
 
 URL = "http://frontend:8001"
 FULL = "http://frontend:8001/v1/rl/workers"
@@ -88,7 +90,9 @@ def test_unusable_urls_are_refused(given: str, needle: str, requirement: str | N
 def assess(
     *workers: dict[str, Any], world: int | None = 8, **kw: Any
 ) -> tuple[Sequence[Any], list[str]]:
-    return assess_snapshot(VALIDATE(body(*workers)), inference_world_size=world, **kw)
+    matching, reasons = assess_snapshot(VALIDATE(body(*workers)), inference_world_size=world, **kw)
+    assert all(isinstance(r, Reason) for r in reasons)
+    return matching, [str(r) for r in reasons]
 
 
 def test_ready_snapshot_has_no_reasons_and_canonical_order() -> None:
@@ -113,6 +117,10 @@ def test_error_worker_is_pending_ready_1() -> None:
 
 
 def test_missing_admin_or_world_size_is_pending_ready_2() -> None:
+    snapshot = VALIDATE(body(PD[0], PD[1], worker("decode", 3, 4, admin=None)))
+    _, structured = assess_snapshot(snapshot, inference_world_size=8, model="m")
+    # The worker is a field: code reads it, never the message.
+    assert [(r.requirement, r.worker) for r in structured] == [("READY-2", "dynamo.decode.rl#3")]
     _, reasons = assess(PD[0], PD[1], worker("decode", 3, 4, admin=None), model="m")
     assert reasons == [
         "READY-2: dynamo.decode.rl#3 lacks admin_base_url, which the weight-transfer mode needs"
@@ -254,18 +262,9 @@ def good(*workers: dict[str, Any]) -> httpx.Response:
 
 
 def make(transport: httpx.MockTransport, clock: FakeClock, **kw: Any) -> DiscoveryClient:
-    kw.setdefault("inference_world_size", 8)
     kw.setdefault("timeout", 60.0)
-    return DiscoveryClient(
-        URL,
-        transport=transport,
-        validator=VALIDATE,
-        clock=clock.monotonic,
-        wall_clock=clock.time,
-        sleep=clock.sleep,
-        rng=random.Random(7),
-        **kw,
-    )
+    client: DiscoveryClient = fake_time_client(transport, clock, **kw)
+    return client
 
 
 def run(client: DiscoveryClient, **kw: Any) -> Any:
@@ -347,7 +346,6 @@ def _seeded(transport: httpx.MockTransport, clock: FakeClock, seed: int) -> Disc
         timeout=30.0,
         backoff_max=2.0,
         transport=transport,
-        validator=VALIDATE,
         clock=clock.monotonic,
         wall_clock=clock.time,
         sleep=clock.sleep,
@@ -435,7 +433,9 @@ def test_deadline_message_names_engines_sum_and_poll() -> None:
     assert "READY-3: world sizes sum to 4, expected inference_world_size 8" in message
     assert "dynamo.decode.rl#3=error" in message
     assert len(seen) == 5  # t = 0, 1, 2, 3, 4; at t = 5 the deadline has come, no further poll
-    assert info.value.snapshot is not None
+    assert info.value.last is not None and len(info.value.last.workers) == 3
+    assert [r.requirement for r in info.value.reasons] == ["READY-1", "READY-3"]
+    assert not isinstance(info.value, PendingError)  # "keep polling" never catches the deadline
 
 
 def test_deadline_message_names_differing_poll() -> None:
@@ -476,6 +476,8 @@ def test_poll_once_raises_pending_with_reasons() -> None:
             with pytest.raises(PendingError) as info:
                 await client.poll_once()
             assert info.value.requirement == "READY-3"
+            assert [r.requirement for r in info.value.reasons] == ["READY-3"]
+            assert info.value.discovery.workers[0].label == "dynamo.prefill.rl#1"
             assert not isinstance(info.value, NotReadyError)
 
     asyncio.run(go())
@@ -499,7 +501,7 @@ def test_cross_origin_redirect_is_refused_mock() -> None:
     transport, seen = scripted(
         httpx.Response(302, headers={"location": "http://evil:8001/v1/rl/workers"})
     )
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         run(make(transport, clock))
     assert info.value.requirement == "POLL-4" and not info.value.retryable
     assert [str(r.url) for r in seen] == [FULL]
@@ -508,7 +510,7 @@ def test_cross_origin_redirect_is_refused_mock() -> None:
 def test_redirect_loop_is_refused() -> None:
     clock = FakeClock()
     transport, seen = scripted(httpx.Response(307, headers={"location": "/v1/rl/workers"}))
-    with pytest.raises(TransportError, match="more than 5 redirects"):
+    with pytest.raises(PolicyError, match="more than 5 redirects"):
         run(make(transport, clock))
     assert len(seen) == 6
 
@@ -579,7 +581,7 @@ def test_snapshot_gives_up_at_its_deadline_and_on_fatal() -> None:
         asyncio.run(go(transport))
     assert 1 < len(seen) < 20
     transport, seen = scripted(httpx.Response(302, headers={"location": "http://other:1/"}))
-    with pytest.raises(TransportError, match="POLL-4"):
+    with pytest.raises(PolicyError, match="POLL-4"):
         asyncio.run(go(transport))
     assert len(seen) == 1
 
@@ -589,7 +591,7 @@ def test_redirect_carrying_user_info_is_refused() -> None:
     transport, seen = scripted(
         httpx.Response(302, headers={"location": "http://u:p@frontend:8001/v1/rl/workers"})
     )
-    with pytest.raises(TransportError, match="POLL-4"):
+    with pytest.raises(PolicyError, match="POLL-4"):
         run(make(transport, clock))
     assert len(seen) == 1
 

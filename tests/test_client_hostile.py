@@ -13,31 +13,14 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from _client_support import body, worker
 
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import DiscoveryClient, assess_snapshot
-from prime_rl_dynamo.errors import ConfigError, ProtocolError, TransportError
+from prime_rl_dynamo.errors import ConfigError, PolicyError, ProtocolError, TransportError
 from prime_rl_dynamo.validate import Snapshot, check_body, validate_body
 
-BODY = json.dumps(
-    {
-        "protocol_version": 1,
-        "namespace": "dynamo",
-        "workers": [
-            {
-                "namespace": "dynamo",
-                "component": "decode",
-                "endpoint": "rl",
-                "instance_id": 7,
-                "transport": {"tcp": "127.0.0.1:1/7/dynamo/decode/rl"},
-                "request_plane_url": "dyn://dynamo.decode.rl",
-                "admin_base_url": "http://127.0.0.1:9203",
-                "routes": [],
-                "world_size": 1,
-            }
-        ],
-    }
-).encode()
+BODY = body(worker("decode", 7, admin="http://127.0.0.1:9203", model=None))
 
 
 def client(handler: Any, **kw: Any) -> DiscoveryClient:
@@ -53,7 +36,7 @@ def client(handler: Any, **kw: Any) -> DiscoveryClient:
 # --- item 7: validation never blocks the event loop ---------------------------------------------
 
 
-def test_validation_runs_off_the_event_loop() -> None:
+def test_validation_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     started, release = threading.Event(), threading.Event()
 
     def slow_validator(body: bytes) -> Any:
@@ -62,8 +45,10 @@ def test_validation_runs_off_the_event_loop() -> None:
         assert release.wait(5), "the event loop was blocked while the body was validated"
         return validate_body(body)
 
+    monkeypatch.setattr("prime_rl_dynamo.validate.validate_body", slow_validator)
+
     async def go() -> Any:
-        c = client(lambda r: httpx.Response(200, content=BODY), validator=slow_validator)
+        c = client(lambda r: httpx.Response(200, content=BODY))
 
         async def unblock() -> None:
             while not started.is_set():
@@ -103,7 +88,7 @@ def test_a_redirect_to_bad_punycode_is_a_poll_4_refusal(host: str) -> None:
         async with client(handler) as c:
             await c.fetch()
 
-    with pytest.raises(TransportError) as caught:
+    with pytest.raises(PolicyError) as caught:
         asyncio.run(go())
     assert caught.value.requirement == "POLL-4"
     assert not caught.value.retryable
@@ -202,14 +187,14 @@ def test_every_broken_gzip_body_is_one_retried_poll_1_error(payload: bytes, need
 def test_deflate_follows_the_same_rule() -> None:
     import zlib
 
-    from prime_rl_dynamo.client import _BoundedDecoder
+    from prime_rl_dynamo._bounded import BoundedDecoder
 
     whole = zlib.compress(BODY)
-    decoder = _BoundedDecoder("deflate", "http://h/")
+    decoder = BoundedDecoder("deflate", "http://h/")
     assert decoder.feed(whole[:7], 10**6) + decoder.feed(whole[7:], 10**6) == BODY
     decoder.finish()
     for broken in (whole[:-2], whole + b"x"):
-        decoder = _BoundedDecoder("deflate", "http://h/")
+        decoder = BoundedDecoder("deflate", "http://h/")
         with pytest.raises(TransportError, match="did not arrive intact"):
             decoder.feed(broken, 10**6)
             decoder.finish()
@@ -218,14 +203,14 @@ def test_deflate_follows_the_same_rule() -> None:
 def test_the_content_encoding_vectors_hold() -> None:
     import base64
 
+    from prime_rl_dynamo._bounded import BoundedDecoder
     from prime_rl_dynamo._resources import load_json
-    from prime_rl_dynamo.client import _BoundedDecoder
 
     cases = load_json("vectors/content-encoding.v1.json")["cases"]
     assert {c["decoded"] is None for c in cases} == {True, False}
     for case in cases:
         data = base64.b64decode(case["raw"])
-        decoder = _BoundedDecoder(case["content_encoding"], "http://h/")
+        decoder = BoundedDecoder(case["content_encoding"], "http://h/")
         if case["decoded"] is None:
             with pytest.raises(TransportError) as caught:
                 out = b"".join(decoder.feed(data[i : i + 5], 10**6) for i in range(0, len(data), 5))

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _client_support import VALIDATE, ScriptedServer, body, jreply, ok, worker
+from _client_support import ScriptedServer, body, jreply, ok, worker
 
 from prime_rl_dynamo.client import DiscoveryClient, discover, discover_sync
-from prime_rl_dynamo.errors import NotReadyError, ProtocolError, TransportError
+from prime_rl_dynamo.errors import NotReadyError, PolicyError, ProtocolError
 
 PATH = "/v1/rl/workers"
 PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
@@ -31,7 +31,7 @@ def wait(url: str, **kw: Any) -> Any:
         kw.setdefault(k, v)
 
     async def go() -> Any:
-        async with DiscoveryClient(url, validator=VALIDATE, **kw) as client:
+        async with DiscoveryClient(url, **kw) as client:
             return await client.wait_ready()
 
     return asyncio.run(go())
@@ -60,7 +60,7 @@ def test_ready_over_loopback_after_retries(server: ScriptedServer) -> None:
 
 def test_sync_facade_over_loopback(server: ScriptedServer) -> None:
     server.script("GET", PATH, ok(body(*PD)))
-    ready = discover_sync(server.url, inference_world_size=8, validator=VALIDATE, **FAST)
+    ready = discover_sync(server.url, inference_world_size=8, **FAST)
     assert ready.plan().rank_offsets == [0, 4, 6]
     assert asyncio.run(discover(server.url, inference_world_size=8, **FAST)).world_size_sum == 8
 
@@ -80,19 +80,22 @@ def big_body(min_bytes: int) -> bytes:
 def test_oversized_body_with_length_is_refused(server: ScriptedServer) -> None:
     payload = big_body(300_000)
     server.script("GET", PATH, ok(payload))
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         wait(server.url, max_body_bytes=100_000)
     assert info.value.requirement == "POLL-3" and not info.value.retryable
     assert f"Content-Length {len(payload)}" in str(info.value)
     assert len(server.requests) == 1
 
 
+def streamed(payload: bytes) -> tuple[int, dict[str, str], bytes]:
+    """A 200 JSON reply sent without a Content-Length (the cap must count what arrives)."""
+    return 200, {"content-type": "application/json", "x-stream-no-length": "1"}, payload
+
+
 def test_oversized_streamed_body_is_refused_not_truncated(server: ScriptedServer) -> None:
     payload = big_body(300_000)
-    server.script(
-        "GET", PATH, (200, {"content-type": "application/json", "x-stream-no-length": "1"}, payload)
-    )
-    with pytest.raises(TransportError) as info:
+    server.script("GET", PATH, streamed(payload))
+    with pytest.raises(PolicyError) as info:
         wait(server.url, max_body_bytes=100_000)
     assert info.value.requirement == "POLL-3"
     assert "refused, not truncated" in str(info.value)
@@ -100,9 +103,7 @@ def test_oversized_streamed_body_is_refused_not_truncated(server: ScriptedServer
 
 def test_body_just_under_cap_is_accepted(server: ScriptedServer) -> None:
     payload = body(*PD)
-    server.script(
-        "GET", PATH, (200, {"content-type": "application/json", "x-stream-no-length": "1"}, payload)
-    )
+    server.script("GET", PATH, streamed(payload))
     ready = wait(server.url, max_body_bytes=len(payload))
     assert ready.world_size_sum == 8
 
@@ -114,7 +115,7 @@ def test_gzip_bomb_hits_the_cap(server: ScriptedServer) -> None:
     server.script(
         "GET", PATH, (200, {"content-type": "application/json", "content-encoding": "gzip"}, bomb)
     )
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         wait(server.url, max_body_bytes=1_000_000)
     assert info.value.requirement == "POLL-3"
     assert "decoded" in str(info.value)
@@ -137,7 +138,7 @@ def test_unknown_content_encoding_is_refused(server: ScriptedServer) -> None:
     server.script(
         "GET", PATH, (200, {"content-type": "application/json", "content-encoding": "br"}, b"xx")
     )
-    with pytest.raises(TransportError, match="Content-Encoding 'br'"):
+    with pytest.raises(PolicyError, match="Content-Encoding 'br'"):
         wait(server.url)
 
 
@@ -152,7 +153,7 @@ def test_cross_origin_redirect_is_refused(server: ScriptedServer) -> None:
     with ScriptedServer() as other:
         other.script("GET", PATH, ok(body(*PD)))
         server.script("GET", PATH, (302, {"location": other.url + PATH}, b""))
-        with pytest.raises(TransportError) as info:
+        with pytest.raises(PolicyError) as info:
             wait(server.url, headers={"Authorization": "Bearer secret"})
         assert info.value.requirement == "POLL-4"
         assert other.requests == []  # nothing, credentials included, reached the other origin
@@ -187,4 +188,9 @@ def test_deadline_over_loopback_names_what_lacked(server: ScriptedServer) -> Non
     text = str(info.value)
     assert "READY-1: dynamo.decode.rl#3 reports error: engine is dead" in text
     assert "READY-3: world sizes sum to 2, expected inference_world_size 8" in text
-    assert json.loads(json.dumps(info.value.reasons))  # reasons are plain strings
+    reasons = info.value.reasons
+    assert [(r.requirement, r.worker) for r in reasons] == [
+        ("READY-1", "dynamo.decode.rl#3"),
+        ("READY-3", None),
+    ]
+    assert json.loads(json.dumps([str(r) for r in reasons]))  # each renders as one plain line

@@ -18,9 +18,9 @@ from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import (
     ConfigError,
     DialectError,
+    PolicyError,
     ProtocolError,
     TopologyChangedError,
-    TransportError,
 )
 from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.reference.fleet import ReferenceFleet
@@ -138,10 +138,12 @@ def test_verify_topology_sees_resize_and_kill(fleet: ReferenceFleet) -> None:
                 return resized.value, killed.value
 
     resized, killed = asyncio.run(go())
-    assert resized.diff.resized == [f"{label_of(decode)}: world_size 4 -> 2"]
+    assert resized.diff.lines() == [f"resized: {label_of(decode)}: world_size 4 -> 2"]
     assert not resized.diff.added and not resized.diff.removed
-    assert len(killed.diff.removed) == 1 and killed.diff.removed[0].startswith(label_of(prefill))
-    assert "now reports error" in killed.diff.removed[0]
+    assert [str(c.worker) for c in killed.diff.removed] == [label_of(prefill)]
+    gone = killed.diff.removed[0].after
+    assert gone is not None and gone.error is not None  # it now reports an error
+    assert "now reports error" in str(killed.diff)
     assert fleet.recorder.requests(server="admin", path="/pause") == []
 
 
@@ -213,7 +215,7 @@ def test_oversized_listing_is_refused() -> None:
             async with client_for(fleet, max_body_bytes=100_000) as client:
                 await client.wait_ready()
 
-        with pytest.raises(TransportError) as info:
+        with pytest.raises(PolicyError) as info:
             asyncio.run(go())
         assert info.value.requirement == "POLL-3"
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import httpx
 import pytest
-from _client_support import VALIDATE, FakeClock, ScriptedServer, body, ok, worker
+from _client_support import FakeClock, ScriptedServer, body, fake_time_client, ok, worker
 
 from prime_rl_dynamo.client import DiscoveryClient, discover_sync, normalize_discovery_url
-from prime_rl_dynamo.errors import ConfigError, NotReadyError, TransportError
+from prime_rl_dynamo.errors import ConfigError, NotReadyError, PolicyError, TransportError
 
 URL = "http://frontend:8001"
 PATH = "/v1/rl/workers"
@@ -28,17 +28,8 @@ PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
 
 
 def _client(transport: httpx.AsyncBaseTransport, clock: FakeClock, **kw: Any) -> DiscoveryClient:
-    kw.setdefault("inference_world_size", 8)
-    return DiscoveryClient(
-        URL,
-        transport=transport,
-        validator=VALIDATE,
-        clock=clock.monotonic,
-        wall_clock=clock.time,
-        sleep=clock.sleep,
-        rng=random.Random(3),
-        **kw,
-    )
+    client: DiscoveryClient = fake_time_client(transport, clock, seed=3, **kw)
+    return client
 
 
 def _wait(client: DiscoveryClient) -> Any:
@@ -55,7 +46,7 @@ def _wait(client: DiscoveryClient) -> Any:
 def test_backoff_never_overflows_after_thousands_of_failures() -> None:
     client = DiscoveryClient(URL, inference_world_size=8, backoff_initial=0.1, backoff_max=5.0)
     for failures in (1, 2, 64, 1025, 10_000, 10**9):
-        delay = client._backoff(failures)
+        delay = client.polling.backoff(failures, random.Random())
         assert 0 < delay <= 5.0
 
 
@@ -97,7 +88,6 @@ def test_retry_after_byte_b2_over_loopback() -> None:
         ready = discover_sync(
             server.url,
             inference_world_size=8,
-            validator=VALIDATE,
             poll_interval=0.01,
             backoff_initial=0.01,
             timeout=10.0,
@@ -184,7 +174,7 @@ def _timed(coro_factory: Any) -> tuple[BaseException | None, float]:
 def test_one_byte_a_second_does_not_outlast_the_budget(dribbler: Dribbler, call: str) -> None:
     async def go() -> None:
         async with DiscoveryClient(
-            dribbler.url, inference_world_size=8, validator=VALIDATE, request_timeout=1.5
+            dribbler.url, inference_world_size=8, request_timeout=1.5
         ) as client:
             if call == "poll_once":
                 await client.poll_once()
@@ -219,7 +209,6 @@ def test_same_origin_redirect_drops_the_callers_headers() -> None:
         ready = discover_sync(
             server.url,
             inference_world_size=8,
-            validator=VALIDATE,
             poll_interval=0.01,
             timeout=10.0,
             headers={"Authorization": "Bearer sk-redirect", "X-Api-Key": "k-redirect"},
@@ -248,14 +237,14 @@ def test_discover_sync_without_w_is_refused_before_any_request() -> None:
     with ScriptedServer() as server:
         server.script("GET", PATH, ok(body(worker("prefill", 1, 2))))
         with pytest.raises(ConfigError, match="READY-3"):
-            discover_sync(server.url, inference_world_size=None, validator=VALIDATE)
+            discover_sync(server.url, inference_world_size=None)
         assert server.requests == []
 
 
 def test_discovery_without_world_sizes_may_omit_w() -> None:
     # A weight transfer that needs no rank plan (filesystem) has no W to check.
     client = DiscoveryClient(URL, inference_world_size=None, require_world_size=False)
-    assert client.inference_world_size is None
+    assert client.policy.inference_world_size is None
 
 
 def test_plan_without_w_is_refused_not_derived() -> None:
@@ -284,7 +273,7 @@ def test_poll_4_refusal_names_the_location(location: str, shown: str) -> None:
     transport = httpx.MockTransport(
         lambda request: httpx.Response(302, headers={"location": location})
     )
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         _wait(_client(transport, clock))
     message = str(info.value)
     assert info.value.requirement == "POLL-4"
@@ -299,7 +288,7 @@ def test_poll_4_refusal_redacts_user_info_in_the_location() -> None:
             302, headers={"location": "http://bob:hunter2@frontend:8001/v1/rl/workers"}
         )
     )
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(PolicyError) as info:
         _wait(_client(transport, clock))
     assert "hunter2" not in str(info.value) and "***@frontend:8001" in str(info.value)
 
@@ -348,3 +337,14 @@ def test_config_refuses_sub_millisecond_intervals(name: str) -> None:
         DynamoClientConfig(
             dynamo_discovery_url="http://f:8001", inference_world_size=8, **{name: 1e-9}
         )
+
+
+def test_poll_4_refusal_never_echoes_a_credential_in_the_location() -> None:
+    clock = FakeClock()
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(302, headers={"location": "http://evil:1/?t=sk-live-4242"})
+    )
+    client = _client(transport, clock, headers={"Authorization": "Bearer sk-live-4242"})
+    with pytest.raises(PolicyError) as info:
+        _wait(client)
+    assert "sk-live-4242" not in str(info.value) and "<redacted>" in str(info.value)

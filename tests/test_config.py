@@ -164,10 +164,15 @@ def test_discovery_client_from_config() -> None:
     c = dyn(model="m", components=["decode"], poll_interval=0.5, weight_broadcast="filesystem")
     client = c.discovery_client()
     assert client.url == URL + "/v1/rl/workers"
-    assert client.inference_world_size == 16 and client.model == "m"
-    assert client.components == frozenset({"decode"})
-    assert client.poll_interval == 0.5
-    assert client.require_world_size is False
+    assert client.policy.inference_world_size == 16 and client.policy.model == "m"
+    assert client.policy.components == frozenset({"decode"})
+    assert client.polling.poll_interval == 0.5
+    assert client.policy.require_world_size is False
+    assert client.policy == c.readiness_policy() and client.polling == c.polling_policy()
+    # A keyword naming a policy field replaces it; any other goes to the client.
+    tuned = c.discovery_client(poll_interval=0.1, stable_polls=3, progress=False)
+    assert tuned.polling.poll_interval == 0.1 and tuned.policy.stable_polls == 3
+    assert tuned.policy.model == "m" and tuned.progress is False
     with pytest.raises(ConfigError, match="inference source is static"):
         DynamoClientConfig(admin_base_url=["http://a:8000"]).discovery_client()
 
@@ -175,9 +180,9 @@ def test_discovery_client_from_config() -> None:
 def test_discovery_credentials_only_when_asked_and_allowed() -> None:
     env = {"VLLM_API_KEY": "k"}
     plain = dyn().discovery_client(env)
-    assert "authorization" not in {k.lower() for k in plain._headers}
+    assert "authorization" not in {k.lower() for k in plain.http.headers}
     asked = dyn(discovery_credentials=True).discovery_client(env)
-    assert asked._headers["Authorization"] == "Bearer k"
+    assert asked.http.headers["Authorization"] == "Bearer k"
     with pytest.raises(ConfigError) as info:
         dyn(discovery_credentials=True, admin_allowed_hosts=["*.svc"]).discovery_client(env)
     assert info.value.requirement == "CRED-3"

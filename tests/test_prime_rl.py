@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -59,18 +58,6 @@ def prime_client(url: str, **fields: Any) -> SimpleNamespace:
 
 
 # --- the protocol -------------------------------------------------------------------------------
-
-
-def test_import_pulls_in_no_optional_extra_nor_prime_rl() -> None:
-    code = (
-        "import sys, prime_rl_dynamo.prime_rl\n"
-        "heavy = ['prime_rl', 'hypothesis', 'starlette', 'uvicorn', 'schemathesis', 'pytest',"
-        " 'dynamo', 'pydantic', 'yaml', 'matplotlib', 'conformance', 'prime_rl_dynamo.reference',"
-        " 'prime_rl_dynamo.harness', 'prime_rl_dynamo.strategies']\n"
-        "print(','.join(m for m in heavy if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "", f"import prime_rl_dynamo.prime_rl imported {out.stdout}"
 
 
 def _members(cls: type) -> dict[str, Any]:
@@ -209,6 +196,14 @@ def _fleet(data: dict[str, Any]) -> Any:
     return start_reference_fleet(topology_from_dict(data))
 
 
+@contextmanager
+def _driven(data: dict[str, Any], main: Callable[[Any], Awaitable[Any]]) -> Iterator[Any]:
+    """A ready reference fleet of ``data`` once ``main(fleet)`` has run: (fleet, its result)."""
+    with _fleet(data) as fleet:
+        fleet.wait_ready()
+        yield fleet, asyncio.run(main(fleet))
+
+
 async def _pool(fleet: Any, world: int = 7, **kwargs: Any) -> DynamoInferencePool:
     kwargs.setdefault("environ", ENV)
     kwargs.setdefault("poll_interval", 0.05)
@@ -313,9 +308,7 @@ def test_a_failed_update_still_resumes_every_engine() -> None:
         finally:
             await pool.stop()
 
-    with _fleet(data) as fleet:
-        fleet.wait_ready()
-        asyncio.run(main(fleet))
+    with _driven(data, main) as (fleet, _):
         for engine in fleet.engines:
             ops = _ops(fleet, engine.key)
             assert ops[-3:] == ["/pause", "/update_weights", "/resume"], (engine.key, ops)
@@ -336,9 +329,7 @@ def test_credentials_only_to_allowed_hosts(caplog: pytest.LogCaptureFixture) -> 
         finally:
             await pool.stop()
 
-    with _fleet(data) as fleet:
-        fleet.wait_ready()
-        asyncio.run(main(fleet))
+    with _driven(data, main) as (fleet, _):
         calls = fleet.recorder.requests(server="admin")
         assert calls
         for call in calls:
@@ -490,6 +481,15 @@ def test_an_unknown_admin_api_is_a_config_error() -> None:
         )
 
 
+def _refused_at_start(**kwargs: Any) -> ConfigError:
+    """The ConfigError ``from_config`` raises for a client at http://frontend:8001."""
+    with pytest.raises(ConfigError) as info:
+        asyncio.run(
+            DynamoInferencePool.from_config(prime_client("http://frontend:8001"), MODEL, **kwargs)
+        )
+    return info.value
+
+
 def test_an_unset_header_variable_is_refused_before_any_request() -> None:
     import httpx
 
@@ -499,17 +499,12 @@ def test_an_unset_header_variable_is_refused_before_any_request() -> None:
         seen.append(request)
         return httpx.Response(500)
 
-    with pytest.raises(ConfigError) as info:
-        asyncio.run(
-            DynamoInferencePool.from_config(
-                prime_client("http://frontend:8001"),
-                MODEL,
-                inference_world_size=1,
-                environ={"POOL_KEY": KEY},  # TEAM_TOKEN unset
-                transport=httpx.MockTransport(handler),
-            )
-        )
-    assert info.value.requirement == "CRED-2" and "TEAM_TOKEN" in str(info.value)
+    error = _refused_at_start(
+        inference_world_size=1,
+        environ={"POOL_KEY": KEY},  # TEAM_TOKEN unset
+        transport=httpx.MockTransport(handler),
+    )
+    assert error.requirement == "CRED-2" and "TEAM_TOKEN" in str(error)
     assert seen == []
 
 
@@ -592,9 +587,7 @@ def test_admin_clients_work_for_prime_rls_own_calls() -> None:
         finally:
             await pool.stop()
 
-    with _fleet(data) as fleet:
-        fleet.wait_ready()
-        bases = asyncio.run(main(fleet))
+    with _driven(data, main) as (fleet, bases):
         listed = sorted(
             (e.spec.component, e.admin_base_url) for e in fleet.engines if e.admin_base_url
         )
@@ -616,18 +609,13 @@ def test_admin_clients_work_for_prime_rls_own_calls() -> None:
 
 
 def test_vllm_native_with_a_multi_process_trainer_is_refused_before_discovery() -> None:
-    with pytest.raises(ConfigError) as info:
-        asyncio.run(
-            DynamoInferencePool.from_config(
-                prime_client("http://frontend:8001"),
-                MODEL,
-                inference_world_size=4,
-                nccl_convention="vllm-native-nccl",
-                trainer_world_size=2,
-                environ=ENV,
-            )
-        )
-    assert info.value.requirement == "RANK-4"
+    error = _refused_at_start(
+        inference_world_size=4,
+        nccl_convention="vllm-native-nccl",
+        trainer_world_size=2,
+        environ=ENV,
+    )
+    assert error.requirement == "RANK-4"
 
 
 @pytest.mark.integration
@@ -671,9 +659,7 @@ def test_concurrent_updates_do_not_interleave_their_pause_resume_cycles() -> Non
         finally:
             await pool.stop()
 
-    with _fleet(data) as fleet:
-        fleet.wait_ready()
-        asyncio.run(main(fleet))
+    with _driven(data, main) as (fleet, _):
         for engine in fleet.engines:
             assert _ops(fleet, engine.key) == ["/pause", "/update_weights", "/resume"] * 2
 

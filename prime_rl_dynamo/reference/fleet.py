@@ -346,7 +346,6 @@ class ReferenceFleet(Fleet):
             raise TransportError(
                 f"GET {self.discovery_url}: expected a JSON object, got {type(data).__name__}",
                 url=self.discovery_url,
-                retryable=False,
             )
         return data
 
