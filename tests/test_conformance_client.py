@@ -16,9 +16,9 @@ from conformance.client_profile import (
     ClientRun,
     _during,
     _heterogeneous,
+    _readiness,
     _real_listing_problem,
     check_others,
-    check_ready_error,
 )
 from conformance.registry import CheckError, Failed
 from conformance.results import Status
@@ -196,11 +196,11 @@ def test_a_harness_that_cannot_change_the_fleet_in_time_is_an_error_not_a_failur
         _during(ctx, lambda *a, **k: None, fleet, topology.model, idle, change)
     assert why in idle.harness_problem
     with pytest.raises(CheckError, match="the client is not judged on it"):
-        check_ready_error(ctx)
+        _readiness(ctx, "error-then-ready")  # the check of READY-1
     # The guard is what makes it an error: the same records without it are a failure.
     idle.harness_problem = ""
     with pytest.raises(Failed):
-        check_ready_error(ctx)
+        _readiness(ctx, "error-then-ready")  # the check of READY-1
 
 
 def test_a_real_listing_without_another_model_is_an_error_of_ready_5() -> None:
