@@ -13,31 +13,14 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from _wire_support import decode_worker, listing
 
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import DiscoveryClient, assess_snapshot
 from prime_rl_dynamo.errors import ConfigError, ProtocolError, TransportError
 from prime_rl_dynamo.validate import Snapshot, check_body, validate_body
 
-BODY = json.dumps(
-    {
-        "protocol_version": 1,
-        "namespace": "dynamo",
-        "workers": [
-            {
-                "namespace": "dynamo",
-                "component": "decode",
-                "endpoint": "rl",
-                "instance_id": 7,
-                "transport": {"tcp": "127.0.0.1:1/7/dynamo/decode/rl"},
-                "request_plane_url": "dyn://dynamo.decode.rl",
-                "admin_base_url": "http://127.0.0.1:9203",
-                "routes": [],
-                "world_size": 1,
-            }
-        ],
-    }
-).encode()
+BODY = json.dumps(listing(decode_worker())).encode()
 
 
 def client(handler: Any, **kw: Any) -> DiscoveryClient:
