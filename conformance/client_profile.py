@@ -21,7 +21,7 @@ The calling contract (also in docs/conformance.md):
 
 The client discovers the engines at ``discovery_url`` (the full ``.../v1/rl/workers`` URL),
 waits for a ready snapshot of ``model`` whose world sizes sum to ``inference_world_size``, and
-initialises the weight broadcast on every engine in any wire form of FACTS.md §7 (direct
+initialises the weight broadcast on every engine in any wire form trainers use (direct
 ``POST {admin}/init_broadcaster``, ``collective_rpc`` ``init_broadcaster`` with keywords or
 positional args, ``collective_rpc`` ``init_weight_transfer_engine``, or the engine route
 ``{system_url}/engine/update/init_weight_transfer_engine``; conformance/client_wire.py reads them
@@ -668,15 +668,15 @@ def _listed_engines(
     return ready, others
 
 
-#: The engine-route vocabulary of the latest Prime-RL generation (FACTS.md §7), presented by the
+#: The engine-route vocabulary of the latest Prime-RL generation, presented by the
 #: pinned vllm-native-nccl fleet so that a trainer needing it can be judged on its rank math.
 _VOCABULARY: dict[str, Any] = {
     "routes": ["pause_generation", "resume_generation", *ENGINE_ROUTE_VOCABULARY],
     "weight_transfer_backend": "nccl",
 }
 
-#: FACTS.md §3's example, run once per declared convention: world sizes [2, 4, 1], W = 7.
-#: The original even split sends offsets [0, 2, 4]: rank 4 taken twice, rank 6 by nobody.
+#: A heterogeneous fleet, run once per declared convention: world sizes [2, 4, 1], W = 7.
+#: An even split sends offsets [0, 2, 4] here: rank 4 taken twice, rank 6 by nobody.
 PINNED_TOPOLOGY: dict[str, Any] = {
     "version": 1,
     "namespace": "dynamo",
@@ -876,7 +876,7 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
             os.environ[SECRET_ENV] = saved
 
 
-#: The fleet of the real Dynamo runs: FACTS.md §3's example, engine-b registering no model (a
+#: The fleet of the real Dynamo runs: the pinned [2, 4, 1] fleet, engine-b registering no model (a
 #: model-less worker, which matches, SPEC §9.1) and a judge of another model with an admin URL (a
 #: worker a client could call and must leave alone, READY-5); models come from the runtime's cards.
 DYNAMO_TOPOLOGY: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""The discovery client against hostile listings and hosts (issue 12): validation off the event loop,
+"""The discovery client against hostile listings and hosts: validation off the event loop,
 bad punycode hosts refused in the right words, one LIST-6 comparison with the validator, and gzip
 decoded per RFC 1952."""
 

@@ -1,4 +1,4 @@
-"""The client profile: the project's client passes; the original even split fails, naming the
+"""The client profile: the project's client passes; an even split fails, naming the
 colliding and missing ranks, whether given as a Python callable or as a shell command."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def test_even_split_fails_naming_colliding_and_missing_ranks() -> None:
     assert not report.ok
     coverage = next(r for r in report.results if r.check == "RANK-6::ranks-cover-once")
     assert coverage.status is Status.FAIL
-    # FACTS.md §3: [2, 4, 1] split evenly gives offsets [0, 2, 4]: rank 4 twice, rank 6 by nobody.
+    # [2, 4, 1] split evenly gives offsets [0, 2, 4]: rank 4 twice, rank 6 by nobody.
     pinned = coverage.message.split("pinned topology [2, 4, 1]", 1)[1].split(
         "generated topology", 1
     )[0]

@@ -1,6 +1,6 @@
 """The recipe of docs/conformance.md: a trainer's inference pool through the client profile.
 
-The pool here stands in for Prime-RL's (FACTS.md §8 surface) and is built on this package's
+The pool here stands in for Prime-RL's (its pool surface) and is built on this package's
 discovery client and admin pool, the way a trainer's factory would build its own; the adapter
 (conformance/examples/pool_adapter.py) turns the calling contract into wait_for_ready -> init ->
 update_weights -> stop on it, and the profile judges what reached the fleet.

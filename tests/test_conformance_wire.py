@@ -1,4 +1,4 @@
-"""Every init wire form of FACTS.md §7 read into one record; the reference admin API takes them.
+"""Every init wire form trainers use read into one record; the reference admin API takes them.
 
 The unit part feeds recorded calls to conformance.client_wire; the integration part posts each
 form to a real reference fleet over loopback HTTP and reads back what the fleet recorded.

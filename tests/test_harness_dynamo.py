@@ -179,7 +179,7 @@ def test_admin_pool_drives_the_real_fleet_with_credentials(fleet: DynamoFleet) -
             "/update_weights",
             "/resume",
         ]
-        # Review bug 2 of the original change: discovered engines got no credentials (CRED-2).
+        # Discovered engines get the credentials too (CRED-2).
         assert all(c.headers.get("authorization") == "Bearer s3cret" for c in calls)
         assert all(c.headers.get("x-team") == "rl" for c in calls)
         init = calls[1].json

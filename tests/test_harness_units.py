@@ -99,7 +99,7 @@ def test_admin_dispatcher_routes_by_port_and_records_relative_paths(
 def test_stub_admin_api_accepts_collective_rpc_as_vllm_does(
     admin: tuple[AdminDispatcher, Recorder],
 ) -> None:
-    # vLLM defaults args to [] and kwargs to {}; every form of FACTS.md §7 is answered.
+    # vLLM defaults args to [] and kwargs to {}; every wire form trainers use is answered.
     app, _ = admin
     for body in (
         {"method": "init_broadcaster", "kwargs": {"host": "h", "port": 1, "rank_offset": 0}},

@@ -1,6 +1,6 @@
 """The protocol 2 draft's OpenAPI document is checked like v1's: schemathesis reads its one
 operation, every $ref is local and resolves, and `schemathesis run` passes against the reference
-frontend, which speaks v2 (issue 15, "checked like v1's")."""
+frontend, which speaks v2."""
 
 from __future__ import annotations
 

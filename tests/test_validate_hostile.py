@@ -1,4 +1,4 @@
-"""Hostile discovery bodies (issue 12): each refused with a clear violation, never an exception, and
+"""Hostile discovery bodies: each refused with a clear violation, never an exception, and
 judged the same way by the fast path and the exhaustive path."""
 
 from __future__ import annotations
