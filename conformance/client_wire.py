@@ -77,35 +77,34 @@ def _route(r: RecordedRequest) -> str | None:
     return None
 
 
-def is_init(r: RecordedRequest) -> bool:
-    """Whether ``r`` is a broadcast init in any known form (judged by its path and method)."""
+def _is_call(
+    r: RecordedRequest, routes: tuple[str, ...], endpoint: str, methods: tuple[str, ...]
+) -> bool:
+    """Whether ``r`` is a POST of one of these engine ``routes``, of the admin ``endpoint``, or of
+    ``collective_rpc`` with one of these ``methods``."""
     if r.method != "POST":
         return False
     route = _route(r)
     if route is not None:
-        return route == _NATIVE_ROUTE
+        return route in routes
     if r.server != "admin":
         return False
-    if r.path.endswith("/init_broadcaster"):
+    if r.path.endswith(endpoint):
         return True
     body = r.json if isinstance(r.json, dict) else {}
-    return r.path.endswith("/collective_rpc") and body.get("method") in _INIT_METHODS
+    return r.path.endswith("/collective_rpc") and body.get("method") in methods
+
+
+def is_init(r: RecordedRequest) -> bool:
+    """Whether ``r`` is a broadcast init in any known form (judged by its path and method)."""
+    return _is_call(r, (_NATIVE_ROUTE,), "/init_broadcaster", _INIT_METHODS)
 
 
 def is_update(r: RecordedRequest) -> bool:
-    """Whether ``r`` is a weight update in any known form (a direct, ``collective_rpc`` or engine-route
-    update)."""
-    if r.method != "POST":
-        return False
-    route = _route(r)
-    if route is not None:
-        return route in ("update/update_weights", "update/start_weight_update")
-    if r.server != "admin":
-        return False
-    if r.path.endswith("/update_weights"):
-        return True
-    body = r.json if isinstance(r.json, dict) else {}
-    return r.path.endswith("/collective_rpc") and body.get("method") in _UPDATE_METHODS
+    """Whether ``r`` is a weight update in any known form (a direct, ``collective_rpc`` or
+    engine-route update)."""
+    routes = ("update/update_weights", "update/start_weight_update")
+    return _is_call(r, routes, "/update_weights", _UPDATE_METHODS)
 
 
 def _object(value: Any, what: str, r: RecordedRequest) -> dict[str, Any]:

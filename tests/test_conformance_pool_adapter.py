@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _report_support import not_passing
 
 import conformance
 from conformance.examples.pool_adapter import PoolSettings, adapter
@@ -92,11 +93,7 @@ def test_a_pool_behind_the_adapter_is_judged_on_every_requirement() -> None:
         client_timeout=20.0,
         target="reference",
     )
-    bad = [
-        f"{r.check}: {r.message}"
-        for r in report.results
-        if r.status not in (Status.PASS, Status.SKIP)
-    ]
+    bad = not_passing(report)
     assert bad == []
     skipped = {r.requirement for r in report.results if r.status is Status.SKIP}
     assert skipped == {"RANK-4", "RANK-7"}
