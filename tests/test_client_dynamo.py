@@ -115,37 +115,35 @@ def plans_every_model(*args: Any, **kwargs: Any) -> None:
     contract_client(_every_model)(*args, **kwargs)
 
 
-def test_a_client_planning_other_models_fails_ready_5_on_real_dynamo() -> None:
+def _judged(client: str, requirement: str, *, seed: int) -> Any:
+    """The result for ``requirement`` of one client-profile run of ``client`` (one generated
+    topology), which includes the runs against real Dynamo."""
     import conformance
-    from conformance.results import Status
 
     report = conformance.run(
-        client=f"{__name__}:plans_every_model",
+        client=client,
         profiles=["client"],
         topologies=1,
-        seed=3,
+        seed=seed,
         client_timeout=20.0,
         target="auto",
     )
-    others = next(r for r in report.results if r.requirement == "READY-5")
+    return next(r for r in report.results if r.requirement == requirement)
+
+
+def test_a_client_planning_other_models_fails_ready_5_on_real_dynamo() -> None:
+    from conformance.results import Status
+
+    others = _judged(f"{__name__}:plans_every_model", "READY-5", seed=3)
     assert others.status is Status.FAIL
     real = others.message.split("real Dynamo 1.6.1 [2, 4, 1]", 1)[1]
     assert ".judge.rl#" in real and "(another model) received" in real
 
 
 def test_a_client_that_skips_re_verification_is_warned_on_topo_1_on_real_dynamo() -> None:
-    import conformance
     from conformance.results import Status
 
-    report = conformance.run(
-        client="conformance.examples.zoo:skips_reverify",
-        profiles=["client"],
-        topologies=1,
-        seed=4,
-        client_timeout=20.0,
-        target="auto",
-    )
-    reverify = next(r for r in report.results if r.requirement == "TOPO-1")
+    reverify = _judged("conformance.examples.zoo:skips_reverify", "TOPO-1", seed=4)
     assert reverify.status is Status.WARN  # TOPO-1 is a SHOULD
     real = reverify.message.split("real Dynamo 1.6.1 [2, 4, 1]", 1)[1]
     assert "update call(s) on a resized fleet" in real

@@ -22,6 +22,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from _spec_support import keywords_outside_requirements
 
 from prime_rl_dynamo import _openapi
 from prime_rl_dynamo._openapi import (
@@ -323,12 +324,7 @@ def test_spec_names_no_id_outside_the_catalog(spec: str) -> None:
 
 
 def test_spec_keeps_bcp14_keywords_inside_requirements(spec: str) -> None:
-    body = spec.split("## 2. Requirement index", 1)[1]
-    for paragraph in re.split(r"\n\s*\n", body):
-        if paragraph.startswith(("**", "|", "-", "```")):
-            continue  # requirement statements (with their lists), tables, code
-        found = re.findall(r"\b(MUST|SHOULD|SHALL|REQUIRED|RECOMMENDED|MAY|OPTIONAL)\b", paragraph)
-        assert not found, f"keyword {found} outside a numbered requirement: {paragraph[:120]!r}"
+    assert keywords_outside_requirements(spec) == []
 
 
 def test_spec_worked_example_matches_the_rank_math(spec: str) -> None:

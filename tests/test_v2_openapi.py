@@ -5,15 +5,13 @@ frontend, which speaks v2."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from prime_rl_dynamo._resources import schema_path
+from tests.test_openapi import _schemathesis as run_schemathesis
 
 DOCUMENT = "rl-frontend.v2.openapi.json"
 
@@ -63,27 +61,6 @@ def test_schemathesis_passes_on_the_reference_fleet() -> None:
     pytest.importorskip("schemathesis")
     from prime_rl_dynamo.reference import start_reference_fleet
 
-    with tempfile.TemporaryDirectory() as scratch, start_reference_fleet() as fleet:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "schemathesis.cli",
-                "run",
-                str(schema_path(f"openapi/{DOCUMENT}")),
-                "--url",
-                fleet.frontend_url,
-                "--checks",
-                "all",
-                "--seed",
-                "1",
-                "--max-examples",
-                "10",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=False,
-            cwd=scratch,  # schemathesis writes .schemathesis/ where it runs
-        )
+    with start_reference_fleet() as fleet:
+        done = run_schemathesis(DOCUMENT, fleet.frontend_url)
     assert done.returncode == 0, done.stdout[-3000:]

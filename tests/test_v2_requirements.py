@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _spec_support import keywords_outside_requirements
 
 from conformance.reporting import matrix_markdown, matrix_rows
 from conformance.runner import Options, resolve_requirements
@@ -93,9 +94,4 @@ def test_spec_v2_index_and_keywords() -> None:
     index = spec.split("## 2. Requirement index", 1)[1].split("\n## ", 1)[0]
     listed = re.findall(r"^\| (V2-\d+) \|", index, re.M)
     assert listed == list(v2_requirements())
-    body = spec.split("## 2. Requirement index", 1)[1]
-    for paragraph in re.split(r"\n\s*\n", body):
-        if paragraph.startswith(("**", "|", "-", "```")):
-            continue  # requirement statements (with their lists), tables, code
-        found = re.findall(r"\b(MUST|SHOULD|SHALL|REQUIRED|RECOMMENDED|MAY|OPTIONAL)\b", paragraph)
-        assert not found, f"keyword {found} outside a numbered requirement: {paragraph[:120]!r}"
+    assert keywords_outside_requirements(spec) == []
