@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import pytest
@@ -80,22 +81,13 @@ def test_workers_of_another_model_are_ignored_on_real_dynamo() -> None:
     with harness.start_dynamo_fleet(topology_from_dict(two_models), engines_per_process=3) as fleet:
         listed = {w["component"]: w.get("model") for w in fleet.listing()["workers"]}
         assert listed == {"prefill": "Qwen/Qwen3-0.6B", "judge": "other/Model-7B"}
-        found = discover_sync(
-            fleet.frontend_url,
-            inference_world_size=4,
-            model="Qwen/Qwen3-0.6B",
-            poll_interval=0.2,
-            timeout=30,
+        discover = functools.partial(
+            discover_sync, fleet.frontend_url, inference_world_size=4, poll_interval=0.2, timeout=30
         )
+        found = discover(model="Qwen/Qwen3-0.6B")
         assert sorted(w.component for w in found.workers) == ["prefill", "prefill"]
         assert found.plan("prime-nccl").rank_offsets == [0, 2]
-        judge = discover_sync(
-            fleet.frontend_url,
-            inference_world_size=4,
-            model="other/Model-7B",
-            poll_interval=0.2,
-            timeout=30,
-        )
+        judge = discover(model="other/Model-7B")
         assert [w.component for w in judge.workers] == ["judge"]
 
 

@@ -5,25 +5,15 @@ frontend, which speaks v2."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from prime_rl_dynamo._resources import schema_path
 from tests.test_openapi import _schemathesis as run_schemathesis
+from tests.test_openapi import _walk
 
 DOCUMENT = "rl-frontend.v2.openapi.json"
-
-
-def _walk(node: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
-    yield pointer, node
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _walk(value, f"{pointer}/{key}")
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _walk(value, f"{pointer}/{index}")
 
 
 def test_every_ref_is_local_and_resolves() -> None:

@@ -33,12 +33,12 @@ from conformance.examples._contract import (
     command_main,
     contract_client,
 )
+from prime_rl_dynamo._wire import DISCOVERY_PATH
 
 __all__ = ["API_KEY_VAR", "Pool", "PoolSettings", "adapter", "main"]
 
 #: The environment variable the adapter puts the API key in (trainers read keys from a variable).
 API_KEY_VAR = "CONFORMANCE_POOL_API_KEY"
-_DISCOVERY_PATH = "/v1/rl/workers"
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,8 @@ def _settings(call: ClientCall) -> PoolSettings:
         os.environ[API_KEY_VAR] = creds.api_key
         key_var = API_KEY_VAR
     frontend = call.discovery_url
-    if frontend.endswith(_DISCOVERY_PATH):
-        frontend = frontend[: -len(_DISCOVERY_PATH)]
+    if frontend.endswith(DISCOVERY_PATH):
+        frontend = frontend[: -len(DISCOVERY_PATH)]
     return PoolSettings(
         frontend_url=frontend,
         discovery_url=call.discovery_url,
