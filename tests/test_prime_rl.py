@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
+from _import_support import HEAVY, heavy_imports
 
 from prime_rl_dynamo.errors import (
     AdminError,
@@ -62,15 +61,7 @@ def prime_client(url: str, **fields: Any) -> SimpleNamespace:
 
 
 def test_import_pulls_in_no_optional_extra_nor_prime_rl() -> None:
-    code = (
-        "import sys, prime_rl_dynamo.prime_rl\n"
-        "heavy = ['prime_rl', 'hypothesis', 'starlette', 'uvicorn', 'schemathesis', 'pytest',"
-        " 'dynamo', 'pydantic', 'yaml', 'matplotlib', 'conformance', 'prime_rl_dynamo.reference',"
-        " 'prime_rl_dynamo.harness', 'prime_rl_dynamo.strategies']\n"
-        "print(','.join(m for m in heavy if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "", f"import prime_rl_dynamo.prime_rl imported {out.stdout}"
+    assert heavy_imports("prime_rl_dynamo.prime_rl", ("prime_rl", *HEAVY)) == []
 
 
 def _members(cls: type) -> dict[str, Any]:
@@ -217,6 +208,23 @@ async def _pool(fleet: Any, world: int = 7, **kwargs: Any) -> DynamoInferencePoo
     )
 
 
+T = TypeVar("T")
+
+
+def _on_pool(fleet: Any, drive: Callable[[DynamoInferencePool], Awaitable[T]], **kwargs: Any) -> T:
+    """``drive(pool)`` on a pool over ``fleet`` once it is ready; the pool is stopped after."""
+
+    async def main() -> T:
+        pool = await _pool(fleet, **kwargs)
+        try:
+            return await drive(pool)
+        finally:
+            await pool.stop()
+
+    fleet.wait_ready()
+    return asyncio.run(main())
+
+
 def _offsets(fleet: Any, path: str) -> list[tuple[str, Any]]:
     """(engine key, recorded body) of every admin call to ``path``, sorted by engine key."""
     calls = fleet.recorder.requests(server="admin", path=path)
@@ -302,20 +310,15 @@ def test_a_failed_update_still_resumes_every_engine() -> None:
     data = {**HETERO, "engines": [dict(g) for g in HETERO["engines"]]}
     data["engines"][1]["faults"] = {"admin_fail": ["update_weights"]}
 
-    async def main(fleet: Any) -> None:
-        pool = await _pool(fleet)
-        try:
-            await pool.init_nixl_broadcast("127.0.0.1", 5555, 30.0, 7, "s")
-            with pytest.raises(AdminError) as info:
-                await pool.update_weights(None, step=3)
-            assert "engine-b" in str(info.value) and "resumed: 3 ok" in str(info.value)
-            assert pool.weight_step is None
-        finally:
-            await pool.stop()
+    async def drive(pool: DynamoInferencePool) -> None:
+        await pool.init_nixl_broadcast("127.0.0.1", 5555, 30.0, 7, "s")
+        with pytest.raises(AdminError) as info:
+            await pool.update_weights(None, step=3)
+        assert "engine-b" in str(info.value) and "resumed: 3 ok" in str(info.value)
+        assert pool.weight_step is None
 
     with _fleet(data) as fleet:
-        fleet.wait_ready()
-        asyncio.run(main(fleet))
+        _on_pool(fleet, drive)
         for engine in fleet.engines:
             ops = _ops(fleet, engine.key)
             assert ops[-3:] == ["/pause", "/update_weights", "/resume"], (engine.key, ops)
@@ -329,16 +332,11 @@ def test_credentials_only_to_allowed_hosts(caplog: pytest.LogCaptureFixture) -> 
 
     caplog.set_level("INFO", logger="prime_rl_dynamo.prime_rl")
 
-    async def main(fleet: Any) -> None:
-        pool = await _pool(fleet, admin_allowed_hosts=["127.0.0.1"])
-        try:
-            await pool.init_nccl_broadcast("127.0.0.1", 29503, 30.0, 7)
-        finally:
-            await pool.stop()
+    async def drive(pool: DynamoInferencePool) -> None:
+        await pool.init_nccl_broadcast("127.0.0.1", 29503, 30.0, 7)
 
     with _fleet(data) as fleet:
-        fleet.wait_ready()
-        asyncio.run(main(fleet))
+        _on_pool(fleet, drive, admin_allowed_hosts=["127.0.0.1"])
         calls = fleet.recorder.requests(server="admin")
         assert calls
         for call in calls:
@@ -579,22 +577,17 @@ def test_admin_clients_work_for_prime_rls_own_calls() -> None:
     data = {**HETERO, "engines": [dict(g) for g in HETERO["engines"]]}
     data["engines"][0]["admin_host"] = "localhost"
 
-    async def main(fleet: Any) -> list[str]:
-        pool = await _pool(fleet, admin_allowed_hosts=["127.0.0.1"])
-        try:
-            clients = pool.admin_clients
-            assert len(clients) == 3 and clients == pool.admin_clients
-            # Prime-RL's legacy helpers post absolute paths on each admin client.
-            for client in clients:
-                reply = await client.post("/resume")
-                assert reply.status_code == 200 and reply.json() == {"status": "ok"}
-            return [str(c.base_url) for c in clients]
-        finally:
-            await pool.stop()
+    async def drive(pool: DynamoInferencePool) -> list[str]:
+        clients = pool.admin_clients
+        assert len(clients) == 3 and clients == pool.admin_clients
+        # Prime-RL's legacy helpers post absolute paths on each admin client.
+        for client in clients:
+            reply = await client.post("/resume")
+            assert reply.status_code == 200 and reply.json() == {"status": "ok"}
+        return [str(c.base_url) for c in clients]
 
     with _fleet(data) as fleet:
-        fleet.wait_ready()
-        bases = asyncio.run(main(fleet))
+        bases = _on_pool(fleet, drive, admin_allowed_hosts=["127.0.0.1"])
         listed = sorted(
             (e.spec.component, e.admin_base_url) for e in fleet.engines if e.admin_base_url
         )
@@ -662,18 +655,11 @@ def test_concurrent_updates_do_not_interleave_their_pause_resume_cycles() -> Non
         "engines": [{**g, "faults": {"admin_latency_ms": 30}} for g in HETERO["engines"]],
     }
 
-    async def main(fleet: Any) -> None:
-        pool = await _pool(fleet)
-        try:
-            await asyncio.gather(
-                pool.update_weights(None, step=1), pool.update_weights(None, step=2)
-            )
-        finally:
-            await pool.stop()
+    async def drive(pool: DynamoInferencePool) -> None:
+        await asyncio.gather(pool.update_weights(None, step=1), pool.update_weights(None, step=2))
 
     with _fleet(data) as fleet:
-        fleet.wait_ready()
-        asyncio.run(main(fleet))
+        _on_pool(fleet, drive)
         for engine in fleet.engines:
             assert _ops(fleet, engine.key) == ["/pause", "/update_weights", "/resume"] * 2
 

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from _import_support import heavy_imports
 
 import prime_rl_dynamo
 
 
 def test_import_pulls_in_no_optional_extra() -> None:
-    code = (
-        "import sys, prime_rl_dynamo\n"
-        "heavy = ['hypothesis', 'starlette', 'uvicorn', 'schemathesis', 'pytest', 'dynamo',"
-        " 'pydantic', 'yaml', 'matplotlib', 'conformance', 'prime_rl_dynamo.reference',"
-        " 'prime_rl_dynamo.harness', 'prime_rl_dynamo.strategies']\n"
-        "print(','.join(m for m in heavy if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "", f"import prime_rl_dynamo imported {out.stdout.strip()}"
+    assert heavy_imports("prime_rl_dynamo") == []
 
 
 def test_every_export_exists_and_is_documented() -> None:
