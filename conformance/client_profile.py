@@ -77,11 +77,11 @@ SECRET_ENV = "CONFORMANCE_SECRET_TOKEN"
 def _check(
     requirement_id: str, slug: str, title: str | None = None
 ) -> Callable[[CheckFunction], CheckFunction]:
-    """Register a check of the client profile; its title is its docstring's (without the period)
-    unless given."""
+    """Register a check of the client profile; its title is its docstring (without the period)
+    unless given, and its slug where docstrings are stripped (``python -OO``)."""
 
     def register(func: CheckFunction) -> CheckFunction:
-        named = title or (func.__doc__ or "").strip().rstrip(".")
+        named = title or (func.__doc__ or slug).strip().rstrip(".")
         return check("client", requirement_id, slug, named)(func)
 
     return register

@@ -23,8 +23,11 @@ def command_help(doc: str | None) -> tuple[str, str]:
     """The one-line help and the description a command module's docstring gives.
 
     ``"``prime-rl-dynamo plan FILE``: print a rank plan.\\n\\nMore."`` gives ``("print a rank
-    plan", "More.")``: reST literals lose their backquotes, each paragraph becomes one line."""
-    if not doc or ": " not in doc.split("\n", 1)[0]:
+    plan", "More.")``: reST literals lose their backquotes, each paragraph becomes one line.
+    Where docstrings are stripped (``python -OO``) both are empty."""
+    if doc is None:
+        return "", ""
+    if ": " not in doc.split("\n", 1)[0]:
         raise ValueError("a command module's docstring starts with '``prime-rl-dynamo ...``: help'")
     first, _, rest = doc.strip().partition("\n")
     summary = first.split(": ", 1)[1].strip().rstrip(".")
