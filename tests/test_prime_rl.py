@@ -225,6 +225,17 @@ def _on_pool(fleet: Any, drive: Callable[[DynamoInferencePool], Awaitable[T]], *
     return asyncio.run(main())
 
 
+def _refused(world: int, **kwargs: Any) -> ConfigError:
+    """The ConfigError ``from_config`` raises for these arguments (W = ``world``)."""
+    with pytest.raises(ConfigError) as info:
+        asyncio.run(
+            DynamoInferencePool.from_config(
+                prime_client("http://frontend:8001"), MODEL, inference_world_size=world, **kwargs
+            )
+        )
+    return info.value
+
+
 def _offsets(fleet: Any, path: str) -> list[tuple[str, Any]]:
     """(engine key, recorded body) of every admin call to ``path``, sorted by engine key."""
     calls = fleet.recorder.requests(server="admin", path=path)
@@ -497,17 +508,8 @@ def test_an_unset_header_variable_is_refused_before_any_request() -> None:
         seen.append(request)
         return httpx.Response(500)
 
-    with pytest.raises(ConfigError) as info:
-        asyncio.run(
-            DynamoInferencePool.from_config(
-                prime_client("http://frontend:8001"),
-                MODEL,
-                inference_world_size=1,
-                environ={"POOL_KEY": KEY},  # TEAM_TOKEN unset
-                transport=httpx.MockTransport(handler),
-            )
-        )
-    assert info.value.requirement == "CRED-2" and "TEAM_TOKEN" in str(info.value)
+    error = _refused(1, environ={"POOL_KEY": KEY}, transport=httpx.MockTransport(handler))
+    assert error.requirement == "CRED-2" and "TEAM_TOKEN" in str(error)  # TEAM_TOKEN unset
     assert seen == []
 
 
@@ -609,18 +611,8 @@ def test_admin_clients_work_for_prime_rls_own_calls() -> None:
 
 
 def test_vllm_native_with_a_multi_process_trainer_is_refused_before_discovery() -> None:
-    with pytest.raises(ConfigError) as info:
-        asyncio.run(
-            DynamoInferencePool.from_config(
-                prime_client("http://frontend:8001"),
-                MODEL,
-                inference_world_size=4,
-                nccl_convention="vllm-native-nccl",
-                trainer_world_size=2,
-                environ=ENV,
-            )
-        )
-    assert info.value.requirement == "RANK-4"
+    error = _refused(4, nccl_convention="vllm-native-nccl", trainer_world_size=2, environ=ENV)
+    assert error.requirement == "RANK-4"
 
 
 @pytest.mark.integration
