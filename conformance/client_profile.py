@@ -53,7 +53,7 @@ from conformance.client_wire import is_update as _is_update
 from conformance.registry import CheckError, CheckFunction, Failed, Skipped, check
 from conformance.results import cut
 from conformance.runner import ProfileContext, RunContext, profile_setup
-from prime_rl_dynamo._wire import Convention
+from prime_rl_dynamo._wire import Convention, WorkerId
 from prime_rl_dynamo.recording import RecordedRequest
 from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
 
@@ -658,9 +658,10 @@ def _listed_engines(
         url = w.get("admin_base_url")
         reachable = url or w.get("system_url")
         key = key_by_url.get(reachable.rstrip("/")) if reachable else None
+        identity = WorkerId.from_entry(w)
         entry = {
-            "label": f"{w['namespace']}.{w['component']}.{w['endpoint']}#{w['instance_id']}",
-            "identity": (w["namespace"], w["component"], w["endpoint"], w["instance_id"]),
+            "label": str(identity),
+            "identity": identity,
             "world_size": w.get("world_size"),
             "admin_base_url": url,
             "host": httpx.URL(url).host if url else None,

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.admin import AdminPool, Credentials
 from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import (
@@ -46,8 +47,7 @@ def fleet() -> Iterator[ReferenceFleet]:
 
 
 def label_of(engine: Any) -> str:
-    s = engine.spec
-    return f"{s.namespace}.{s.component}.{s.endpoint}#{s.instance_id}"
+    return str(WorkerId.of(engine.spec))
 
 
 def client_for(fleet: ReferenceFleet, **kw: Any) -> DiscoveryClient:

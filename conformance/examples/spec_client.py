@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from conformance.examples._contract import ClientCall, ClientFunction, contract_client
-from prime_rl_dynamo._wire import WORKER_FIELDS
+from prime_rl_dynamo._wire import WORKER_FIELDS, WorkerId
 
 __all__ = ["ZOO", "run", "zoo_client"]
 
@@ -198,7 +198,7 @@ class _Client:
     def _order(self, w: dict[str, Any]) -> tuple[Any, ...]:
         if "component-order" in self.bugs:
             return (w["component"], w["instance_id"])
-        return (w["namespace"], w["component"], w["endpoint"], w["instance_id"])
+        return WorkerId.from_entry(w)
 
     # -- admin calls -------------------------------------------------------------------------
 
