@@ -1,6 +1,6 @@
 """Every wire form real trainers use to call engines, read into one record before judging.
 
-FACTS.md §7 lists them: Prime's ``/init_broadcaster`` (direct), ``collective_rpc`` with method
+They are: Prime's ``/init_broadcaster`` (direct), ``collective_rpc`` with method
 ``init_broadcaster`` (keywords, or positional ``args`` in the NIXL and the older NCCL layout),
 vLLM's ``collective_rpc`` ``init_weight_transfer_engine``, and Dynamo's engine routes
 ``{system_url}/engine/update/*``. The client profile judges rank offsets and group coordinates on
@@ -77,34 +77,34 @@ def _route(r: RecordedRequest) -> str | None:
     return None
 
 
-def is_init(r: RecordedRequest) -> bool:
-    """Whether ``r`` is a broadcast init in any known form (judged by its path and method)."""
+def _is_call(
+    r: RecordedRequest, routes: tuple[str, ...], endpoint: str, methods: tuple[str, ...]
+) -> bool:
+    """Whether ``r`` is a POST of one of these engine ``routes``, of the admin ``endpoint``, or of
+    ``collective_rpc`` with one of these ``methods``."""
     if r.method != "POST":
         return False
     route = _route(r)
     if route is not None:
-        return route == _NATIVE_ROUTE
+        return route in routes
     if r.server != "admin":
         return False
-    if r.path.endswith("/init_broadcaster"):
+    if r.path.endswith(endpoint):
         return True
     body = r.json if isinstance(r.json, dict) else {}
-    return r.path.endswith("/collective_rpc") and body.get("method") in _INIT_METHODS
+    return r.path.endswith("/collective_rpc") and body.get("method") in methods
+
+
+def is_init(r: RecordedRequest) -> bool:
+    """Whether ``r`` is a broadcast init in any known form (judged by its path and method)."""
+    return _is_call(r, (_NATIVE_ROUTE,), "/init_broadcaster", _INIT_METHODS)
 
 
 def is_update(r: RecordedRequest) -> bool:
-    """Whether ``r`` is a weight update in any known form (FACTS.md §7, "updates")."""
-    if r.method != "POST":
-        return False
-    route = _route(r)
-    if route is not None:
-        return route in ("update/update_weights", "update/start_weight_update")
-    if r.server != "admin":
-        return False
-    if r.path.endswith("/update_weights"):
-        return True
-    body = r.json if isinstance(r.json, dict) else {}
-    return r.path.endswith("/collective_rpc") and body.get("method") in _UPDATE_METHODS
+    """Whether ``r`` is a weight update in any known form (a direct, ``collective_rpc`` or
+    engine-route update)."""
+    routes = ("update/update_weights", "update/start_weight_update")
+    return _is_call(r, routes, "/update_weights", _UPDATE_METHODS)
 
 
 def _object(value: Any, what: str, r: RecordedRequest) -> dict[str, Any]:
@@ -115,37 +115,34 @@ def _object(value: Any, what: str, r: RecordedRequest) -> dict[str, Any]:
     return value
 
 
-def _native(r: RecordedRequest, info: dict[str, Any], form: str) -> InitRecord:
-    return InitRecord(
-        engine=r.engine,
-        form=form,
-        family="vllm-native",
-        rank_offset=info.get("rank_offset"),
-        host=info.get("master_address"),
-        port=info.get("master_port"),
-        group_world_size=info.get("world_size"),
-        status=r.status,
-    )
+#: Where each family's wire form carries an InitRecord's fields: field -> key of the call.
+_WIRE_KEYS = {
+    "vllm-native": {
+        "rank_offset": "rank_offset",
+        "host": "master_address",
+        "port": "master_port",
+        "group_world_size": "world_size",
+    },
+    "prime": {
+        "rank_offset": "rank_offset",
+        "host": "host",
+        "port": "port",
+        "inference_world_size": "inference_world_size",
+        "engine_world_size": "engine_world_size",
+        "timeout": "timeout",
+        "session_id": "session_id",
+    },
+}
 
 
-def _prime(r: RecordedRequest, fields: dict[str, Any], form: str) -> InitRecord:
-    return InitRecord(
-        engine=r.engine,
-        form=form,
-        family="prime",
-        rank_offset=fields.get("rank_offset"),
-        host=fields.get("host"),
-        port=fields.get("port"),
-        inference_world_size=fields.get("inference_world_size"),
-        engine_world_size=fields.get("engine_world_size"),
-        timeout=fields.get("timeout"),
-        session_id=fields.get("session_id"),
-        status=r.status,
-    )
+def _record(r: RecordedRequest, family: str, values: dict[str, Any], form: str) -> InitRecord:
+    """The InitRecord of one init call of ``family`` whose arguments are ``values``."""
+    fields = {field: values.get(key) for field, key in _WIRE_KEYS[family].items()}
+    return InitRecord(engine=r.engine, form=form, family=family, status=r.status, **fields)
 
 
 def _positional(r: RecordedRequest, args: list[Any], timeout: Any) -> InitRecord:
-    """The two positional layouts of the latest generation (FACTS.md §7)."""
+    """The two positional layouts of ``init_broadcaster``: NIXL (6 args) and NCCL (7 args)."""
     names = ["host", "port", "rank_offset", "inference_world_size", "timeout"]
     if len(args) == 6 and (args[5] is None or isinstance(args[5], str)):
         form, names = "collective_rpc init_broadcaster, positional (NIXL)", [*names, "session_id"]
@@ -155,12 +152,12 @@ def _positional(r: RecordedRequest, args: list[Any], timeout: Any) -> InitRecord
     else:
         raise Uninterpretable(
             f"{describe_call(r)}: positional args of length {len(args)} match neither layout "
-            "of FACTS.md §7 (6: host, port, rank_offset, inference_world_size, timeout, "
+            "of init_broadcaster (6: host, port, rank_offset, inference_world_size, timeout, "
             "session_id; 7: ..., timeout, quantize_in_weight_transfer, backend)"
         )
     fields = dict(zip(names, args, strict=True))
     fields.setdefault("timeout", timeout)
-    return _prime(r, fields, form)
+    return _record(r, "prime", fields, form)
 
 
 def init_record(r: RecordedRequest) -> InitRecord:
@@ -169,10 +166,10 @@ def init_record(r: RecordedRequest) -> InitRecord:
     if route is not None:
         body = _object(r.json if r.json is not None else {}, "the body", r)
         info = _object(body.get("init_info"), "init_info", r)
-        return _native(r, info, "engine route update/init_weight_transfer_engine")
+        return _record(r, "vllm-native", info, "engine route update/init_weight_transfer_engine")
     body = _object(r.json, "the body", r)
     if r.path.endswith("/init_broadcaster"):
-        return _prime(r, body, "init_broadcaster")
+        return _record(r, "prime", body, "init_broadcaster")
     method = body.get("method")
     args = body.get("args", [])
     kwargs = body.get("kwargs", {})
@@ -189,7 +186,7 @@ def init_record(r: RecordedRequest) -> InitRecord:
                 f"{describe_call(r)}: init_weight_transfer_engine carries no init_info "
                 "(expected kwargs.init_info or one positional argument)"
             )
-        return _native(r, info, "collective_rpc init_weight_transfer_engine")
+        return _record(r, "vllm-native", info, "collective_rpc init_weight_transfer_engine")
     if args and kwargs:
         raise Uninterpretable(
             f"{describe_call(r)}: init_broadcaster with both args and kwargs is no known form"
@@ -201,4 +198,4 @@ def init_record(r: RecordedRequest) -> InitRecord:
             f"{describe_call(r)}: init_broadcaster with neither positional args nor a "
             "rank_offset keyword"
         )
-    return _prime(r, kwargs, "collective_rpc init_broadcaster, keywords")
+    return _record(r, "prime", kwargs, "collective_rpc init_broadcaster, keywords")

@@ -1,7 +1,7 @@
 """Known incompatible variants of protocol 1: listings that say ``protocol_version: 1`` but break it.
 
 Real Dynamo branches and a neighbouring gateway already serve bodies that claim version 1 while
-making breaking changes (research/dynamo.md sections 3 and 7). Each is identified here by name, so
+making breaking changes (a ``system_routes`` branch, a gateway's body). Each is identified here by name, so
 a validator or the suite can say what the body is (one VERSION-1 violation per variant) before the
 field-level violations that follow from it. Pure functions over a parsed body, no I/O.
 """

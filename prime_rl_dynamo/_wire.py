@@ -192,3 +192,20 @@ WEIGHT_BROADCAST_TYPES: dict[str, Convention | None] = {
     "nixl": Convention.NIXL,
     "filesystem": None,
 }
+
+
+#: Every key of a worker's JSON object, in Dynamo 1.6.1's order (the order ``worker_entry`` writes).
+WORKER_FIELDS = (
+    "namespace",
+    "component",
+    "endpoint",
+    "instance_id",
+    "transport",
+    "request_plane_url",
+    "system_url",
+    "admin_base_url",
+    "model",
+    "routes",
+    "world_size",
+    "error",
+)

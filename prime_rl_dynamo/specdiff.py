@@ -256,6 +256,23 @@ def _canonical(node: Any) -> str:
     return json.dumps(strip(node), sort_keys=True)
 
 
+#: A member required (old, new) -> the change: kind, detail, clients' and servers' verdicts.
+_REQUIRED_FLIPS = {
+    (True, False): (
+        "member made optional",
+        "{!r} is no longer always sent: clients that rely on it break",
+        BREAKING,
+        ADDITIVE,
+    ),
+    (False, True): (
+        "member made required",
+        "{!r} must now always be sent: old servers may omit it",
+        ADDITIVE,
+        BREAKING,
+    ),
+}
+
+
 class _SchemaDiff:
     """One JSON Schema (or the schemas of one OpenAPI response) compared, member by member."""
 
@@ -404,22 +421,10 @@ class _SchemaDiff:
         for key in old:
             if key not in new:
                 continue
-            if key in old_required and key not in new_required:
-                yield self._change(
-                    f"{where}/{key}",
-                    "member made optional",
-                    f"{key!r} is no longer always sent: clients that rely on it break",
-                    BREAKING,
-                    ADDITIVE,
-                )
-            elif key in new_required and key not in old_required:
-                yield self._change(
-                    f"{where}/{key}",
-                    "member made required",
-                    f"{key!r} must now always be sent: old servers may omit it",
-                    ADDITIVE,
-                    BREAKING,
-                )
+            flip = _REQUIRED_FLIPS.get((key in old_required, key in new_required))
+            if flip is not None:
+                kind, detail, clients, servers = flip
+                yield self._change(f"{where}/{key}", kind, detail.format(key), clients, servers)
             yield from self._node(old[key], new[key], f"{where}/{key}")
 
     def _deep(self, node: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
@@ -677,6 +682,19 @@ def _show(values: list[Any]) -> str:
 _METHODS = ("get", "head", "post", "put", "delete", "patch", "options")
 
 
+@dataclass(frozen=True)
+class _Operation:
+    """One operation in both versions: the document's name, ``METHOD /path``, both documents
+    (to resolve ``$ref``) and both operation objects."""
+
+    name: str
+    where: str
+    old: Mapping[str, Any]
+    new: Mapping[str, Any]
+    op_old: Mapping[str, Any]
+    op_new: Mapping[str, Any]
+
+
 def _diff_openapi(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
     old_paths: Mapping[str, Any] = old.get("paths", {})
     new_paths: Mapping[str, Any] = new.get("paths", {})
@@ -696,9 +714,10 @@ def _diff_openapi(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
                     ADDITIVE, BREAKING,
                 )  # fmt: skip
                 continue
-            yield from _diff_parameters(name, where, old, new, op_old, op_new)
-            yield from _diff_request_body(name, where, old, new, op_old, op_new)
-            yield from _diff_responses(name, where, old, new, op_old, op_new)
+            operation = _Operation(name, where, old, new, op_old, op_new)
+            yield from _diff_parameters(operation)
+            yield from _diff_request_body(operation)
+            yield from _diff_responses(operation)
 
 
 def _parameters(doc: Mapping[str, Any], op: Mapping[str, Any]) -> dict[tuple[str, str], Any]:
@@ -710,121 +729,98 @@ def _parameters(doc: Mapping[str, Any], op: Mapping[str, Any]) -> dict[tuple[str
     return out
 
 
-def _diff_parameters(
-    name: str,
-    where: str,
-    old: Mapping[str, Any],
-    new: Mapping[str, Any],
-    op_old: Mapping[str, Any],
-    op_new: Mapping[str, Any],
-) -> Iterator[Change]:
-    before, after = _parameters(old, op_old), _parameters(new, op_new)
+def _diff_parameters(op: _Operation) -> Iterator[Change]:
+    before, after = _parameters(op.old, op.op_old), _parameters(op.new, op.op_new)
     for key in sorted(before.keys() | after.keys()):
-        label = f"{where} {key[0]} parameter {key[1]!r}"
+        label = f"{op.where} {key[0]} parameter {key[1]!r}"
         p_old, p_new = before.get(key), after.get(key)
         if p_old is None:
             assert p_new is not None
             if p_new.get("required"):
-                yield Change(name, label, "required parameter added", label, BREAKING, BREAKING)
+                yield Change(op.name, label, "required parameter added", label, BREAKING, BREAKING)
             else:
                 # Servers that do not know it ignore it; clients need not send it.
-                yield Change(name, label, "optional parameter added", label, ADDITIVE, ADDITIVE)
+                yield Change(op.name, label, "optional parameter added", label, ADDITIVE, ADDITIVE)
             continue
         if p_new is None:
-            yield Change(name, label, "parameter removed", label, BREAKING, ADDITIVE)
+            yield Change(op.name, label, "parameter removed", label, BREAKING, ADDITIVE)
             continue
         if bool(p_new.get("required")) and not p_old.get("required"):
-            yield Change(name, label, "parameter made required", label, BREAKING, ADDITIVE)
+            yield Change(op.name, label, "parameter made required", label, BREAKING, ADDITIVE)
         # A parameter is sent by the client: the roles of the two parties swap.
         for change in _SchemaDiff(
-            name, old, new, p_old.get("schema", {}), p_new.get("schema", {})
+            op.name, op.old, op.new, p_old.get("schema", {}), p_new.get("schema", {})
         ).run():
             yield Change(
-                name, f"{label}{change.location}", change.kind, change.detail,
+                op.name, f"{label}{change.location}", change.kind, change.detail,
                 change.servers, change.clients,
             )  # fmt: skip
 
 
-def _diff_request_body(
-    name: str,
-    where: str,
-    old: Mapping[str, Any],
-    new: Mapping[str, Any],
-    op_old: Mapping[str, Any],
-    op_new: Mapping[str, Any],
-) -> Iterator[Change]:
+def _diff_request_body(op: _Operation) -> Iterator[Change]:
     """A request body is written by the client and read by the server: the roles swap."""
-    b_old = _SchemaDiff._resolve(op_old.get("requestBody"), old)
-    b_new = _SchemaDiff._resolve(op_new.get("requestBody"), new)
-    label = f"{where} request body"
+    b_old = _SchemaDiff._resolve(op.op_old.get("requestBody"), op.old)
+    b_new = _SchemaDiff._resolve(op.op_new.get("requestBody"), op.new)
+    label = f"{op.where} request body"
     if not isinstance(b_old, dict) and not isinstance(b_new, dict):
         return
     if not isinstance(b_old, dict):
         required = bool(b_new.get("required"))
         yield Change(
-            name, label, "request body added", label,
+            op.name, label, "request body added", label,
             BREAKING if required else ADDITIVE, BREAKING,
         )  # fmt: skip
         return
     if not isinstance(b_new, dict):
-        yield Change(name, label, "request body removed", label, BREAKING, ADDITIVE)
+        yield Change(op.name, label, "request body removed", label, BREAKING, ADDITIVE)
         return
-    yield from _diff_content(name, label, old, new, b_old, b_new, request=True)
+    yield from _diff_content(op, label, b_old, b_new, request=True)
 
 
-def _diff_responses(
-    name: str,
-    where: str,
-    old: Mapping[str, Any],
-    new: Mapping[str, Any],
-    op_old: Mapping[str, Any],
-    op_new: Mapping[str, Any],
-) -> Iterator[Change]:
-    before: Mapping[str, Any] = op_old.get("responses", {})
-    after: Mapping[str, Any] = op_new.get("responses", {})
+def _diff_responses(op: _Operation) -> Iterator[Change]:
+    before: Mapping[str, Any] = op.op_old.get("responses", {})
+    after: Mapping[str, Any] = op.op_new.get("responses", {})
     for status in sorted(before.keys() | after.keys()):
-        label = f"{where} {status}"
+        label = f"{op.where} {status}"
         r_old, r_new = before.get(status), after.get(status)
         if r_old is None:
             if status == "304":  # only ever sent to a client that asked with If-None-Match
                 yield Change(
-                    name, label, "conditional response added",
+                    op.name, label, "conditional response added",
                     f"{label}: sent only to clients that send a validator", ADDITIVE, ADDITIVE,
                 )  # fmt: skip
                 continue
             yield Change(
-                name, label, "response status added",
+                op.name, label, "response status added",
                 f"{label}: old clients do not expect it", BREAKING, ADDITIVE,
             )  # fmt: skip
             continue
         if r_new is None:
             yield Change(
-                name, label, "response status removed",
+                op.name, label, "response status removed",
                 f"{label}: old servers may still answer it", ADDITIVE, BREAKING,
             )  # fmt: skip
             continue
-        r_old, r_new = _SchemaDiff._resolve(r_old, old), _SchemaDiff._resolve(r_new, new)
-        yield from _diff_content(name, label, old, new, r_old, r_new, request=False)
+        r_old, r_new = _SchemaDiff._resolve(r_old, op.old), _SchemaDiff._resolve(r_new, op.new)
+        yield from _diff_content(op, label, r_old, r_new, request=False)
         for header in sorted(r_old.get("headers", {}).keys() | r_new.get("headers", {}).keys()):
             h_old = r_old.get("headers", {}).get(header)
             h_new = r_new.get("headers", {}).get(header)
             if h_old is None:
                 yield Change(
-                    name, f"{label} header {header}", "response header added", header,
+                    op.name, f"{label} header {header}", "response header added", header,
                     ADDITIVE, ADDITIVE if not (h_new or {}).get("required") else BREAKING,
                 )  # fmt: skip
             elif h_new is None:
                 yield Change(
-                    name, f"{label} header {header}", "response header removed", header,
+                    op.name, f"{label} header {header}", "response header removed", header,
                     BREAKING if h_old.get("required") else ADDITIVE, ADDITIVE,
                 )  # fmt: skip
 
 
 def _diff_content(
-    name: str,
+    op: _Operation,
     label: str,
-    old: Mapping[str, Any],
-    new: Mapping[str, Any],
     body_old: Mapping[str, Any],
     body_new: Mapping[str, Any],
     *,
@@ -845,15 +841,17 @@ def _diff_content(
             gone = m_new is None
             verdicts = (BREAKING, ADDITIVE) if gone else (ADDITIVE, BREAKING)  # as a request's
             yield Change(
-                name, f"{label} {media}", f"{noun} removed" if gone else f"{noun} added",
+                op.name, f"{label} {media}", f"{noun} removed" if gone else f"{noun} added",
                 f"{label} {media}", *(verdicts if request else verdicts[::-1]),
             )  # fmt: skip
             continue
-        diff = _SchemaDiff(name, old, new, m_old.get("schema", {}), m_new.get("schema", {}))
+        diff = _SchemaDiff(
+            op.name, op.old, op.new, m_old.get("schema", {}), m_new.get("schema", {})
+        )
         where = f"{label} {media}" if request else label
         for change in diff.run():
             yield Change(
-                name, f"{where} {change.location or '/'}", change.kind, change.detail,
+                op.name, f"{where} {change.location or '/'}", change.kind, change.detail,
                 *((change.servers, change.clients) if request else (change.clients, change.servers)),
             )  # fmt: skip
 

@@ -1,7 +1,7 @@
 """Test support for the client, admin and CLI tests: bodies, a scripted loopback HTTP server, a clock.
 
-``VALIDATE`` is the real validator when prime_rl_dynamo.validate exists, else a tiny stand-in that
-checks only what the client tests rely on (kept here, never shipped).
+Bodies are what Dynamo 1.6.1 sends (optional fields omitted); the scripted server answers each
+request from a queue of replies and records what it was sent.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from prime_rl_dynamo.errors import DialectError, ProtocolError, Violation
+from prime_rl_dynamo._wire import WorkerId, transport_tcp, worker_entry
+from prime_rl_dynamo.validate import validate_body
 
 # --- bodies -------------------------------------------------------------------------------------
 
@@ -29,30 +30,21 @@ def worker(
     error: str | None = None,
     system_url: str | None = None,
 ) -> dict[str, Any]:
-    """One worker object as Dynamo 1.6.1 sends it (optional fields omitted, never null)."""
-    w: dict[str, Any] = {
-        "namespace": namespace,
-        "component": component,
-        "endpoint": "rl",
-        "instance_id": instance_id,
-        "transport": {"tcp": f"127.0.0.1:40000/x/{namespace}/{component}/rl"},
-        "request_plane_url": f"dyn://{namespace}.{component}.rl",
-        "routes": [] if error else ["pause_generation", "resume_generation"],
-    }
-    if error:
-        w["error"] = error
-        return w
+    """One worker object as Dynamo 1.6.1 sends it (optional fields omitted, never null); its
+    admin URL by default is derived from the instance id."""
     if admin == "auto":
         admin = f"http://127.0.0.1:{9000 + instance_id % 1000}/{component}"
-    if admin is not None:
-        w["admin_base_url"] = admin
-    if world_size is not None:
-        w["world_size"] = world_size
-    if model is not None:
-        w["model"] = model
-    if system_url is not None:
-        w["system_url"] = system_url
-    return w
+    worker_id = WorkerId(namespace, component, "rl", instance_id)
+    return worker_entry(
+        worker_id,
+        transport=transport_tcp(worker_id, 40000),
+        routes=("pause_generation", "resume_generation"),
+        system_url=system_url,
+        admin_base_url=admin,
+        model=model,
+        world_size=world_size,
+        error=error,
+    )
 
 
 def fake_time_client(transport: Any, clock: FakeClock, *, seed: int = 7, **kw: Any) -> Any:
@@ -76,9 +68,7 @@ def fake_time_client(transport: Any, clock: FakeClock, *, seed: int = 7, **kw: A
 
 def body(*workers: dict[str, Any], namespace: str = "dynamo", version: Any = 1) -> bytes:
     """A discovery body, workers sorted canonically as the frontend does."""
-    ordered = sorted(
-        workers, key=lambda w: (w["namespace"], w["component"], w["endpoint"], w["instance_id"])
-    )
+    ordered = sorted(workers, key=WorkerId.from_entry)
     return json.dumps(
         {"protocol_version": version, "namespace": namespace, "workers": ordered}
     ).encode()
@@ -104,72 +94,8 @@ SMG_BODY = json.dumps(
 # --- validator stand-in -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Worker:
-    namespace: str
-    component: str
-    endpoint: str
-    instance_id: int
-    routes: tuple[str, ...] = ()
-    system_url: str | None = None
-    admin_base_url: str | None = None
-    model: str | None = None
-    error: str | None = None
-    world_size: int | None = None
-
-    @property
-    def identity(self) -> tuple[str, str, str, int]:
-        return (self.namespace, self.component, self.endpoint, self.instance_id)
-
-    @property
-    def label(self) -> str:
-        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
-
-
-@dataclass(frozen=True)
-class _Snapshot:
-    protocol_version: int
-    namespace: str
-    workers: tuple[_Worker, ...]
-
-
-def _standin_validate(data: bytes | str) -> _Snapshot:
-    parsed = json.loads(data)
-    if not isinstance(parsed, dict):
-        raise ProtocolError("not an object", violations=[Violation("BODY-1", "", "not an object")])
-    if "total" in parsed or any(
-        isinstance(w, dict) and "control_url" in w for w in parsed.get("workers", [])
-    ):
-        raise DialectError("SMG dialect", violations=[Violation("DIALECT-1", "", "smg")])
-    if parsed.get("protocol_version") != 1 or isinstance(parsed.get("protocol_version"), bool):
-        raise ProtocolError(
-            "bad version", violations=[Violation("BODY-2", "/protocol_version", "expected 1")]
-        )
-    keys = set(_Worker.__dataclass_fields__)
-    workers = []
-    for i, w in enumerate(parsed.get("workers", [])):
-        if not isinstance(w, dict) or not isinstance(w.get("instance_id"), int):
-            raise ProtocolError(
-                "bad worker", violations=[Violation("WORKER-2", f"/workers/{i}", "bad")]
-            )
-        if "world_size" in w and (not isinstance(w["world_size"], int) or w["world_size"] < 1):
-            raise ProtocolError(
-                "bad ws", violations=[Violation("WORKER-9", f"/workers/{i}/world_size", "bad")]
-            )
-        args = {k: v for k, v in w.items() if k in keys}
-        args["routes"] = tuple(args.get("routes", ()))
-        workers.append(_Worker(**args))
-    return _Snapshot(1, parsed.get("namespace", ""), tuple(workers))
-
-
-try:  # switch to the real validator as soon as it exists
-    from prime_rl_dynamo.validate import validate_body as _real_validate
-
-    VALIDATE: Callable[[bytes], Any] = _real_validate
-    REAL_VALIDATOR = True
-except ImportError:  # pragma: no cover - only before the validator lands
-    VALIDATE = _standin_validate
-    REAL_VALIDATOR = False
+#: The validator the client tests hand to the client and the admin pool.
+VALIDATE: Callable[[bytes], Any] = validate_body
 
 
 # --- a fake clock -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Admin pool and credentials against hostile engines and bad secrets (issue 12).
+"""Admin pool and credentials against hostile engines and bad secrets.
 
 An overall deadline for health and verify_topology, API keys read from secret files (trailing
 newline), keys that cannot be a header, allow-list entries that can never match, the CRED-3

@@ -440,56 +440,46 @@ def test_a_conformance_run_leaves_the_working_directory_as_it_found_it(tmp_path:
     env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
     env["XDG_CACHE_HOME"] = str(cache)
     common = ["--load", "4x5"]  # 3 generated topologies: enough for hypothesis to store state
-    cli = subprocess.run(
-        [
-            CLI,
-            "conformance",
-            "-q",
-            "--target",
-            "reference",
-            "--seed",
-            "1",
-            "--profile",
-            "frontend",
-            "--profile",
-            "client",
-            *common,
-            "--json-report",
-            "report.json",
-        ],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+    cli = run(
+        CLI,
+        "conformance",
+        "-q",
+        "--target",
+        "reference",
+        "--seed",
+        "1",
+        "--profile",
+        "frontend",
+        "--profile",
+        "client",
+        *common,
+        "--json-report",
+        "report.json",
     )
     assert cli.returncode == 0, cli.stdout[-3000:]
-    plugin = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--pyargs",
-            "conformance",
-            "--rl-target",
-            "reference",
-            "--rl-seed",
-            "1",
-            "--rl-profile",
-            "frontend",
-            "--rl-profile",
-            "client",
-            "--rl-load",
-            "4x5",
-        ],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    plugin = run(
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--pyargs",
+        "conformance",
+        "--rl-target",
+        "reference",
+        "--rl-seed",
+        "1",
+        "--rl-profile",
+        "frontend",
+        "--rl-profile",
+        "client",
+        "--rl-load",
+        "4x5",
     )
     assert plugin.returncode == 0, plugin.stdout[-3000:]
     assert sorted(p.name for p in cwd.iterdir()) == ["report.json"]  # only what was asked for

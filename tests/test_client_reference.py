@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.admin import AdminPool, Credentials
 from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import (
@@ -46,8 +47,7 @@ def fleet() -> Iterator[ReferenceFleet]:
 
 
 def label_of(engine: Any) -> str:
-    s = engine.spec
-    return f"{s.namespace}.{s.component}.{s.endpoint}#{s.instance_id}"
+    return str(WorkerId.of(engine.spec))
 
 
 def client_for(fleet: ReferenceFleet, **kw: Any) -> DiscoveryClient:
@@ -86,7 +86,7 @@ def test_prime_rl_flow_end_to_end(fleet: ReferenceFleet) -> None:
         assert inits[0].json["rank_offset"] == engine.rank_offset
         assert inits[0].json["engine_world_size"] == engine.world_size
         assert inits[0].json["inference_world_size"] == 16
-        # Bug 2 of the original change: every admin call carries the configured credentials.
+        # Every admin call carries the configured credentials (CRED-2).
         admin_calls = fleet.recorder.requests(engine=key, server="admin")
         assert [r.path for r in admin_calls] == [
             "/health",

@@ -1,4 +1,4 @@
-"""Discovery client against hostile servers and hostile configuration (issue 12).
+"""Discovery client against hostile servers and hostile configuration.
 
 Backoff that never overflows, a Retry-After the client cannot parse, an overall deadline against
 a server that dribbles bytes, configuration that would turn into a tight loop or a hang, redirects

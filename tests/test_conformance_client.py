@@ -1,4 +1,4 @@
-"""The client profile: the project's client passes; the original even split fails, naming the
+"""The client profile: the project's client passes; an even split fails, naming the
 colliding and missing ranks, whether given as a Python callable or as a shell command."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+from _conformance_support import not_passing
 
 import conformance
 from conformance.client_profile import (
@@ -16,9 +17,9 @@ from conformance.client_profile import (
     ClientRun,
     _during,
     _heterogeneous,
+    _readiness,
     _real_listing_problem,
     check_others,
-    check_ready_error,
 )
 from conformance.registry import CheckError, Failed
 from conformance.results import Status
@@ -45,11 +46,7 @@ def test_the_projects_client_passes() -> None:
     report = conformance.run(
         client="conformance.examples.project_client:run", **{**RUN, "target": "auto"}
     )
-    bad = [
-        f"{r.check}: {r.message}"
-        for r in report.results
-        if r.status not in (Status.PASS, Status.SKIP)
-    ]
+    bad = not_passing(report)
     assert bad == []
     passed = {r.requirement for r in report.results if r.status is Status.PASS}
     skipped = {r.requirement: r.message for r in report.results if r.status is Status.SKIP}
@@ -73,7 +70,7 @@ def test_even_split_fails_naming_colliding_and_missing_ranks() -> None:
     assert not report.ok
     coverage = next(r for r in report.results if r.check == "RANK-6::ranks-cover-once")
     assert coverage.status is Status.FAIL
-    # FACTS.md §3: [2, 4, 1] split evenly gives offsets [0, 2, 4]: rank 4 twice, rank 6 by nobody.
+    # [2, 4, 1] split evenly gives offsets [0, 2, 4]: rank 4 twice, rank 6 by nobody.
     pinned = coverage.message.split("pinned topology [2, 4, 1]", 1)[1].split(
         "generated topology", 1
     )[0]
@@ -196,11 +193,11 @@ def test_a_harness_that_cannot_change_the_fleet_in_time_is_an_error_not_a_failur
         _during(ctx, lambda *a, **k: None, fleet, topology.model, idle, change)
     assert why in idle.harness_problem
     with pytest.raises(CheckError, match="the client is not judged on it"):
-        check_ready_error(ctx)
+        _readiness(ctx, "error-then-ready")  # the check of READY-1
     # The guard is what makes it an error: the same records without it are a failure.
     idle.harness_problem = ""
     with pytest.raises(Failed):
-        check_ready_error(ctx)
+        _readiness(ctx, "error-then-ready")  # the check of READY-1
 
 
 def test_a_real_listing_without_another_model_is_an_error_of_ready_5() -> None:

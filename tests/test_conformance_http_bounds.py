@@ -1,4 +1,4 @@
-"""The suite's own HTTP is bounded like the client's (issue 12 item 9): a body size cap and a
+"""The suite's own HTTP is bounded like the client's: a body size cap and a
 deadline for each whole exchange, each reported as the target's failure of HTTP-1 with the
 figure. Hostile servers on 127.0.0.1; every test is bounded by pytest-timeout."""
 

@@ -1,6 +1,6 @@
 """The recipe of docs/conformance.md: a trainer's inference pool through the client profile.
 
-The pool here stands in for Prime-RL's (FACTS.md §8 surface) and is built on this package's
+The pool here stands in for Prime-RL's (its pool surface) and is built on this package's
 discovery client and admin pool, the way a trainer's factory would build its own; the adapter
 (conformance/examples/pool_adapter.py) turns the calling contract into wait_for_ready -> init ->
 update_weights -> stop on it, and the profile judges what reached the fleet.
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _conformance_support import not_passing
 
 import conformance
 from conformance.examples.pool_adapter import PoolSettings, adapter
@@ -92,11 +93,7 @@ def test_a_pool_behind_the_adapter_is_judged_on_every_requirement() -> None:
         client_timeout=20.0,
         target="reference",
     )
-    bad = [
-        f"{r.check}: {r.message}"
-        for r in report.results
-        if r.status not in (Status.PASS, Status.SKIP)
-    ]
+    bad = not_passing(report)
     assert bad == []
     skipped = {r.requirement for r in report.results if r.status is Status.SKIP}
     assert skipped == {"RANK-4", "RANK-7"}

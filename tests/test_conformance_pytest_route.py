@@ -7,13 +7,13 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _conformance_support import PYTEST_ROUTE, ROOT, interrupt_when, run_pytest_route
 from _gateway_support import stalling_head_frontend
 
 from prime_rl_dynamo.reference import start_reference_fleet
@@ -21,38 +21,9 @@ from tests.test_conformance_reports import assert_valid_junit
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parent.parent
-#: The pytest route in a child process, without plugins that would reorder or litter the run.
-PYTEST_ROUTE = (
-    sys.executable,
-    "-m",
-    "pytest",
-    "--pyargs",
-    "conformance",
-    "-q",
-    "-p",
-    "no:randomly",
-    "-p",
-    "no:cacheprovider",
-)
-
 
 def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            *PYTEST_ROUTE,
-            "--rl-load",
-            "2x2",
-            "--rl-seed",
-            "1",
-            *args,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
+    return run_pytest_route("--rl-load", "2x2", "--rl-seed", "1", *args)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +53,6 @@ def test_unreachable_target_exits_3_with_one_line(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
-    import signal
 
     with stalling_head_frontend() as frontend:
         junit, report = tmp_path / "p.xml", tmp_path / "p.json"
@@ -108,12 +78,7 @@ def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
             text=True,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         )
-        try:
-            assert frontend.head_seen.wait(120), "the run never reached HTTP-2"
-            proc.send_signal(signal.SIGINT)
-            out, _ = proc.communicate(timeout=120)
-        finally:
-            proc.kill()
+        out, _ = interrupt_when(proc, frontend.head_seen, timeout=120)
     assert proc.returncode == 2, out[-2000:]  # pytest's "interrupted"
     assert "interrupted: the conformance report is incomplete" in out
     assert "Traceback" not in out, out[-3000:]

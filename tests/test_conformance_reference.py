@@ -4,15 +4,13 @@ and gives the same results through the CLI, pytest and the library."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _conformance_support import run_pytest_route
 
 import conformance
 from conformance.results import Status
@@ -22,7 +20,6 @@ from prime_rl_dynamo.reference import BREAKS, start_reference_fleet
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parent.parent
 # A small load keeps each run well under a second; the full 32x20 runs in the CLI by default.
 SMALL = {"load_clients": 4, "load_requests": 3, "polls": 2, "seed": 1}
 
@@ -127,31 +124,16 @@ def test_cli_pytest_and_library_agree(fleet: Any, tmp_path: Path) -> None:
     cli = json.loads(cli_json.read_text())
 
     py_json, py_junit = tmp_path / "pytest.json", tmp_path / "pytest.xml"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--pyargs",
-            "conformance",
-            "-q",
-            "-p",
-            "no:randomly",
-            "--rl-url",
-            url,
-            "--rl-load",
-            "4x3",
-            "--rl-seed",
-            "1",
-            "--rl-json-report",
-            str(py_json),
-            f"--junitxml={py_junit}",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    proc = run_pytest_route(
+        "--rl-url",
+        url,
+        "--rl-load",
+        "4x3",
+        "--rl-seed",
+        "1",
+        "--rl-json-report",
+        str(py_json),
+        f"--junitxml={py_junit}",
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     from_pytest = json.loads(py_json.read_text())

@@ -27,7 +27,7 @@ from prime_rl_dynamo.strategies import (
 from prime_rl_dynamo.topology import topology_from_dict
 from prime_rl_dynamo.validate import check_body, validate_body
 
-# FACTS.md §3: world sizes [2, 4, 1] in canonical order; the even split's failure case.
+# World sizes [2, 4, 1] in canonical order; the even split's failure case.
 PINNED_241 = Fleet(
     scope="dynamo",
     prefix=False,

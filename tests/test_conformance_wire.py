@@ -1,4 +1,4 @@
-"""Every init wire form of FACTS.md §7 read into one record; the reference admin API takes them.
+"""Every init wire form trainers use read into one record; the reference admin API takes them.
 
 The unit part feeds recorded calls to conformance.client_wire; the integration part posts each
 form to a real reference fleet over loopback HTTP and reads back what the fleet recorded.
@@ -15,6 +15,17 @@ from conformance.client_wire import Uninterpretable, init_record, is_init, is_up
 from prime_rl_dynamo.recording import RecordedRequest
 
 HOST, PORT = "10.0.0.1", 29501
+
+
+INIT_ROUTE = "update/init_weight_transfer_engine"
+
+
+def _reference_fleet(*engines: dict[str, Any]) -> Any:
+    """A reference fleet of these engines (topology file entries), started on loopback."""
+    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    return start_reference_fleet(topology_from_dict({"version": 1, "engines": list(engines)}))
 
 
 def _call(path: str, body: Any, *, server: str = "admin", status: int = 200) -> RecordedRequest:
@@ -154,22 +165,8 @@ def test_updates_in_every_form_and_other_calls_are_not_inits() -> None:
 
 @pytest.mark.integration
 def test_the_reference_admin_api_accepts_every_form() -> None:
-    from prime_rl_dynamo.reference import start_reference_fleet
-    from prime_rl_dynamo.topology import topology_from_dict
-
-    topology = topology_from_dict(
-        {
-            "version": 1,
-            "engines": [
-                {
-                    "component": "prefill",
-                    "world_size": 2,
-                    "routes": ["update/init_weight_transfer_engine"],
-                }
-            ],
-        }
-    )
-    with start_reference_fleet(topology) as fleet:
+    engine = {"component": "prefill", "world_size": 2, "routes": [INIT_ROUTE]}
+    with _reference_fleet(engine) as fleet:
         (engine,) = fleet.engines
         for _, call, _ in FORMS:
             base = engine.system_url if call.server == "system" else engine.admin_base_url
@@ -184,24 +181,15 @@ def test_the_reference_admin_api_accepts_every_form() -> None:
 
 @pytest.mark.integration
 def test_the_reference_presents_the_engine_route_vocabulary() -> None:
-    from prime_rl_dynamo.reference import start_reference_fleet
-    from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY, topology_from_dict
+    from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
 
-    topology = topology_from_dict(
-        {
-            "version": 1,
-            "engines": [
-                {
-                    "component": "decode",
-                    "world_size": 4,
-                    "routes": list(ENGINE_ROUTE_VOCABULARY),
-                    "weight_transfer_backend": "nccl",
-                },
-                {"component": "prefill", "world_size": 2},
-            ],
-        }
-    )
-    with start_reference_fleet(topology) as fleet:
+    decode = {
+        "component": "decode",
+        "world_size": 4,
+        "routes": list(ENGINE_ROUTE_VOCABULARY),
+        "weight_transfer_backend": "nccl",
+    }
+    with _reference_fleet(decode, {"component": "prefill", "world_size": 2}) as fleet:
         decode, prefill = fleet.listing()["workers"]
         assert decode["weight_transfer_backend"] == "nccl"
         assert decode["routes"] == sorted(ENGINE_ROUTE_VOCABULARY)

@@ -1,8 +1,8 @@
 """The zoo: the spec client with exactly one bug each fails exactly that requirement.
 
-The faithful spec client (written from SPEC.md, speaking only the collective_rpc wire forms of
-FACTS.md §7) and the project's own client pass everything; the even split and the dropped
-credentials of the original change fail RANK-6 and CRED-2 on every seed tried.
+The faithful spec client (written from SPEC.md, speaking only the collective_rpc wire forms
+trainers use) and the project's own client pass everything; the even split and the dropped
+credentials fail RANK-6 and CRED-2 on every seed tried.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_each_zoo_client_fails_exactly_its_requirement(name: str) -> None:
 
 @pytest.mark.parametrize("seed", [101, 202])
 @pytest.mark.parametrize("name", ["even_split", "drops_credentials"])
-def test_the_original_changes_bugs_fail_on_every_seed(name: str, seed: int) -> None:
+def test_the_even_split_and_dropped_credentials_fail_on_every_seed(name: str, seed: int) -> None:
     report = conformance.run(client=f"conformance.examples.zoo:{name}", seed=seed, **RUN)
     want = {"even_split": "RANK-6", "drops_credentials": "CRED-2"}[name]
     assert want in report.failed_requirements()

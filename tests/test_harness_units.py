@@ -303,7 +303,7 @@ def test_cli_dynamo_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     from prime_rl_dynamo.cli import main
 
     assert main(["dynamo"]) == 2  # no action: help
-    assert "up" in capsys.readouterr().out
+    assert "up" in capsys.readouterr().err  # the usage exit: help on stderr, as every group
     bad = tmp_path / "fleet.yaml"
     bad.write_text("engines:\n  - component: prefill\n    count: 0\n")
     assert main(["dynamo", "up", "--topology", str(bad)]) == 2

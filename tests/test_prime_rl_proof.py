@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from _conformance_support import not_passing
 
 import conformance
 from conformance.client_profile import SECRET_ENV, Credentials
@@ -28,12 +29,7 @@ MUST_PASS = {"RANK-2", "RANK-3", "RANK-4", "RANK-5", "RANK-6", "RANK-8", "CRED-2
 
 
 def _verdicts(report: Any) -> tuple[list[str], set[str]]:
-    bad = [
-        f"{r.check}: {r.message}"
-        for r in report.results
-        if r.status not in (Status.PASS, Status.SKIP)
-    ]
-    return bad, {r.requirement for r in report.results if r.status is Status.PASS}
+    return not_passing(report), {r.requirement for r in report.results if r.status is Status.PASS}
 
 
 @pytest.mark.integration

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from prime_rl_dynamo import validate
 from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._variants import with_variants
+from prime_rl_dynamo._wire import WORKER_FIELDS
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.reference.breaks import BREAKS, break_body
 from prime_rl_dynamo.reference.faults import FAULTS, Fault, parse_fault, parse_faults
@@ -77,16 +78,8 @@ def test_dead_engine_error_names_its_port() -> None:
     entry = json.loads(dumps(listing_body("dynamo", [engine.view()])))["workers"][0]
     assert entry["error"] == "Unavailable: TCP connection to 127.0.0.1:41665 failed"
     assert entry["routes"] == []
-    assert list(entry) == [
-        "namespace",
-        "component",
-        "endpoint",
-        "instance_id",
-        "transport",
-        "request_plane_url",
-        "routes",
-        "error",
-    ]
+    unlisted = {"system_url", "admin_base_url", "model", "world_size"}  # an errored worker's
+    assert list(entry) == [key for key in WORKER_FIELDS if key not in unlisted]
 
 
 def test_engine_without_admin_keeps_world_size_like_the_backend_sample() -> None:

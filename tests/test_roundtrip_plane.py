@@ -1,6 +1,6 @@
-"""The roundtrip profile observes the request plane it claims to run on (issue 14: "the
-roundtrip profile runs on each plane"): a listing whose transports are not the plane's kind
-makes the run inconclusive instead of a pass, and the pass message names the kind seen."""
+"""The roundtrip profile observes the request plane it claims to run on: a listing whose
+transports are not the plane's kind makes the run inconclusive instead of a pass, and the pass
+message names the kind seen."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def refused(path: Path) -> str:
     return message
 
 
-# --- item 6 --------------------------------------------------------------------------------------
+# --- unreadable files -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
@@ -76,7 +76,7 @@ def test_dev_zero_is_refused_not_read_forever() -> None:
         load_topology("/dev/zero")
 
 
-# --- item 10: a YAML alias bomb ------------------------------------------------------------------
+# --- a YAML alias bomb ----------------------------------------------------------------------------
 
 BOMB = """\
 a: &a ["x","x","x","x","x","x","x","x","x"]
@@ -103,7 +103,7 @@ def test_a_few_aliases_are_fine(tmp_path: Path) -> None:
     assert load_topology(write(tmp_path, "fine.yaml", fine)).groups[0].tp == 2
 
 
-# --- item 13 of issue 13: YAML errors name the file ----------------------------------------------
+# --- YAML errors name the file --------------------------------------------------------------------
 
 
 def test_yaml_syntax_errors_name_the_file_not_unicode_string(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ def test_yaml_syntax_errors_name_the_file_not_unicode_string(tmp_path: Path) -> 
     assert "line 3, column 1" in message and "\n" not in message  # one line, with where
 
 
-# --- item 23: the reference would publish wrong data ---------------------------------------------
+# --- the reference would publish wrong data -------------------------------------------------------
 
 
 def test_two_groups_of_one_component_are_refused() -> None:
@@ -144,7 +144,7 @@ def test_world_size_above_u32_is_refused(group: dict[str, Any]) -> None:
     assert "4294967296" in str(info.value) and "4294967295" in str(info.value)
 
 
-# --- issue 13: RANK-7 at load time, schedules naming unknown engines ------------------------------
+# --- RANK-7 at load time, schedules naming unknown engines ----------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The protocol 2 draft's V2-* requirement IDs are first-class: --requirement, --skip-requirement,
 waiver files and --list take them, and docs/conformance-matrix.md lists them with the
-frontend-v2 checks that verify them (issue 15)."""
+frontend-v2 checks that verify them."""
 
 from __future__ import annotations
 

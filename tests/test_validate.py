@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from _wire_support import PAUSE_RESUME, decode_worker
 
 from prime_rl_dynamo.errors import DialectError, ProtocolError
 from prime_rl_dynamo.validate import (
@@ -27,19 +28,14 @@ PD = (SAMPLES / "dynamo-1.6.1-pd-fleet.json").read_bytes()
 
 
 def worker(**kw: Any) -> dict[str, Any]:
-    base = {
-        "namespace": "dynamo",
-        "component": "decode",
-        "endpoint": "rl",
-        "instance_id": 10431879732901135543,
-        "transport": {"tcp": "127.0.0.1:44065/90c57b58bb2b44b7/dynamo/decode/rl"},
-        "request_plane_url": "dyn://dynamo.decode.rl",
-        "admin_base_url": "http://127.0.0.1:9203/engine",
-        "routes": ["pause_generation", "resume_generation"],
-        "world_size": 4,
-    }
-    base.update(kw)
-    return base
+    base = decode_worker(
+        10431879732901135543,
+        world_size=4,
+        routes=PAUSE_RESUME,
+        admin_base_url="http://127.0.0.1:9203/engine",
+        port=44065,
+    )
+    return {**base, **kw}
 
 
 def body(*workers: dict[str, Any], **kw: Any) -> dict[str, Any]:
@@ -190,7 +186,7 @@ def test_integral_numbers_are_integers_as_json_schema_says() -> None:
     text = json.dumps(body(worker())).replace('"world_size": 4', '"world_size": 4.0')
     snapshot = validate_body(text)
     assert snapshot.workers[0].world_size == 4 and type(snapshot.workers[0].world_size) is int
-    # ...except instance_id: a u64 written as a float is what WORKER-2 forbids (issue 12 item 15)
+    # ...except instance_id: a u64 written as a float is what WORKER-2 forbids
     text = text.replace("10431879732901135543", "10431879732901135543.0")
     assert [(v.requirement, v.pointer) for v in check_body(text)] == [
         ("WORKER-2", "/workers/0/instance_id")

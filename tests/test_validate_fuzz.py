@@ -1,4 +1,4 @@
-"""Hostile bytes thrown at check_body, validate_body and ``prime-rl-dynamo validate`` (issue 12).
+"""Hostile bytes thrown at check_body, validate_body and ``prime-rl-dynamo validate``.
 
 Cases: arbitrary bytes, deep nesting, huge numbers, repeated member names and text that is not
 UTF-8, each built on a valid body so that the validator gets past the first byte. The properties:
@@ -16,6 +16,7 @@ import json
 import os
 import tempfile
 
+from _wire_support import decode_worker, listing
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -23,21 +24,8 @@ from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.errors import ProtocolError, Violation
 from prime_rl_dynamo.validate import Snapshot, _exhaustive_text, _fast, check_body, validate_body
 
-WORKER = {
-    "namespace": "dynamo",
-    "component": "decode",
-    "endpoint": "rl",
-    "instance_id": 7,
-    "transport": {"tcp": "127.0.0.1:1/7/dynamo/decode/rl"},
-    "request_plane_url": "dyn://dynamo.decode.rl",
-    "admin_base_url": "http://127.0.0.1:9203",
-    "routes": ["pause_generation"],
-    "world_size": 2,
-    "model": "m",
-}
-VALID = json.dumps(
-    {"protocol_version": 1, "namespace": "dynamo", "workers": [WORKER]}, separators=(",", ":")
-).encode()
+WORKER = decode_worker(world_size=2, routes=("pause_generation",), model="m")
+VALID = json.dumps(listing(WORKER), separators=(",", ":")).encode()
 NAMES = [b'"protocol_version"', b'"namespace"', b'"workers"', b'"instance_id"', b'"world_size"',
          b'"admin_base_url"', b'"tcp"', b'"routes"', b'"model"', b'"x"']  # fmt: skip
 

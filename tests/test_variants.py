@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from _wire_support import decode_worker, listing
 from jsonschema import Draft202012Validator
 
 import conformance
@@ -28,25 +29,15 @@ SMALL = {"load_clients": 2, "load_requests": 2, "polls": 1, "seed": 1}
 
 
 def _base() -> dict[str, Any]:
-    return {
-        "protocol_version": 1,
-        "namespace": "dynamo",
-        "workers": [
-            {
-                "namespace": "dynamo",
-                "component": "decode",
-                "endpoint": "rl",
-                "instance_id": 5,
-                "transport": {"tcp": "127.0.0.1:1/5/dynamo/decode/rl"},
-                "request_plane_url": "dyn://dynamo.decode.rl",
-                "system_url": "http://127.0.0.1:1",
-                "admin_base_url": "http://127.0.0.1:1/admin",
-                "model": "m",
-                "routes": ["pause_generation"],
-                "world_size": 2,
-            }
-        ],
-    }
+    worker = decode_worker(
+        5,
+        world_size=2,
+        routes=("pause_generation",),
+        admin_base_url="http://127.0.0.1:1/admin",
+        system_url="http://127.0.0.1:1",
+        model="m",
+    )
+    return listing(worker)
 
 
 def test_every_variant_has_a_reference_body_and_a_vector() -> None:

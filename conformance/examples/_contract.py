@@ -1,10 +1,13 @@
 """What the example clients share: the suite's calling contract (conformance/client_profile.py)
 spelled out once, turning a client body that takes one ClientCall into the contract's callable,
-and the ``--client-cmd`` entry point that reads the same arguments from CONFORMANCE_* variables.
+the ``--client-cmd`` entry point that reads the same arguments from CONFORMANCE_* variables, and
+the pool surface's steps after readiness (broadcast init, one weight update).
 """
 
 from __future__ import annotations
 
+import tempfile
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -65,3 +68,18 @@ def command_main(run: ClientFunction) -> int:
     args, kwargs = arguments_from_env()
     run(*args, **kwargs)
     return 0
+
+
+async def broadcast_then_update(pool: Any, call: ClientCall, **update: Any) -> None:
+    """On a ready pool: the call's broadcast group (NIXL for the nixl convention, else NCCL) at its
+    master address and port, then one ``update_weights`` from a fresh, empty directory
+    (``update``: its keywords)."""
+    address, port, timeout = call.master_address, call.master_port, call.timeout
+    if call.convention == "nixl":
+        await pool.init_nixl_broadcast(
+            address, port, timeout, call.inference_world_size, uuid.uuid4().hex
+        )
+    else:
+        await pool.init_nccl_broadcast(address, port, timeout, call.inference_world_size)
+    with tempfile.TemporaryDirectory(prefix="conformance-weights-") as weight_dir:
+        await pool.update_weights(weight_dir, **update)

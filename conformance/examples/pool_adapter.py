@@ -1,7 +1,7 @@
 """Run a trainer's own inference pool through the client profile (the recipe of docs/conformance.md).
 
 A trainer such as Prime-RL does not follow the suite's calling contract; its orchestrator drives
-an inference pool (FACTS.md §8): ``wait_for_ready``, then ``init_nccl_broadcast`` or
+an inference pool: ``wait_for_ready``, then ``init_nccl_broadcast`` or
 ``init_nixl_broadcast``, then ``update_weights``, then ``stop``. This adapter turns one call of the
 contract into exactly that sequence on a pool the trainer's own code builds, so the suite judges
 the trainer's discovery, rank math, credentials and admin calls, not a re-implementation.
@@ -22,19 +22,23 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-import tempfile
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from conformance.examples._contract import ClientCall, ClientFunction, command_main, contract_client
+from conformance.examples._contract import (
+    ClientCall,
+    ClientFunction,
+    broadcast_then_update,
+    command_main,
+    contract_client,
+)
+from prime_rl_dynamo._wire import DISCOVERY_PATH
 
 __all__ = ["API_KEY_VAR", "Pool", "PoolSettings", "adapter", "main"]
 
 #: The environment variable the adapter puts the API key in (trainers read keys from a variable).
 API_KEY_VAR = "CONFORMANCE_POOL_API_KEY"
-_DISCOVERY_PATH = "/v1/rl/workers"
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,7 @@ class PoolSettings:
 
 
 class Pool(Protocol):
-    """The members of Prime-RL's inference pool the adapter drives (FACTS.md §8)."""
+    """The members of Prime-RL's inference pool the adapter drives."""
 
     async def wait_for_ready(self, model_name: str | None, timeout: float | None = None) -> Any:
         """Return when every engine is healthy and serves the model."""
@@ -85,8 +89,8 @@ def _settings(call: ClientCall) -> PoolSettings:
         os.environ[API_KEY_VAR] = creds.api_key
         key_var = API_KEY_VAR
     frontend = call.discovery_url
-    if frontend.endswith(_DISCOVERY_PATH):
-        frontend = frontend[: -len(_DISCOVERY_PATH)]
+    if frontend.endswith(DISCOVERY_PATH):
+        frontend = frontend[: -len(DISCOVERY_PATH)]
     return PoolSettings(
         frontend_url=frontend,
         discovery_url=call.discovery_url,
@@ -109,20 +113,7 @@ async def _drive(factory: PoolFactory, call: ClientCall) -> None:
     pool = await factory(_settings(call))
     try:
         await pool.wait_for_ready(call.model, timeout=call.timeout)
-        if call.convention == "nixl":
-            await pool.init_nixl_broadcast(
-                call.master_address,
-                call.master_port,
-                call.timeout,
-                call.inference_world_size,
-                uuid.uuid4().hex,
-            )
-        else:
-            await pool.init_nccl_broadcast(
-                call.master_address, call.master_port, call.timeout, call.inference_world_size
-            )
-        with tempfile.TemporaryDirectory(prefix="conformance-weights-") as weight_dir:
-            await pool.update_weights(weight_dir)
+        await broadcast_then_update(pool, call)
     finally:
         await pool.stop()
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
-import uuid
 from types import SimpleNamespace
 from typing import Any
 
-from conformance.examples._contract import ClientCall, contract_client
+from conformance.examples._contract import ClientCall, broadcast_then_update, contract_client
 
 #: The variable the example hands the contract's API key through, as Prime-RL reads keys.
 API_KEY_VAR = "PRIME_RL_DYNAMO_EXAMPLE_API_KEY"
@@ -65,23 +63,7 @@ async def orchestrate(call: ClientCall) -> None:
     )
     try:
         await pool.wait_for_ready(call.model)
-        if weight_broadcast.type == "nixl":
-            await pool.init_nixl_broadcast(
-                call.master_address,
-                call.master_port,
-                weight_broadcast.timeout,
-                weight_broadcast.inference_world_size,
-                uuid.uuid4().hex,
-            )
-        else:
-            await pool.init_nccl_broadcast(
-                call.master_address,
-                call.master_port,
-                weight_broadcast.timeout,
-                weight_broadcast.inference_world_size,
-            )
-        with tempfile.TemporaryDirectory(prefix="step_1-") as weight_dir:
-            await pool.update_weights(weight_dir, step=1)
+        await broadcast_then_update(pool, call, step=1)
     finally:
         await pool.stop()
 

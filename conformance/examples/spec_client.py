@@ -3,7 +3,7 @@
 ``run`` is the faithful version: it polls with backoff and Retry-After, caps the body, follows no
 redirect, ignores proxy variables, validates every listing, plans after two identical complete
 polls, orders canonically, sends credentials only where the allow-list lets it, speaks the
-``collective_rpc`` wire forms of FACTS.md §7 (keywords for prime-nccl, positional args for NIXL,
+``collective_rpc`` wire forms trainers use (keywords for prime-nccl, positional args for NIXL,
 ``init_weight_transfer_engine`` for vLLM native, or Dynamo's engine route
 ``update/init_weight_transfer_engine`` where the worker lists it), treats a failed admin call as a failure and
 re-verifies the fleet before a weight update.
@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 
 from conformance.examples._contract import ClientCall, ClientFunction, contract_client
+from prime_rl_dynamo._wire import WORKER_FIELDS, WorkerId
 
 __all__ = ["ZOO", "run", "zoo_client"]
 
@@ -51,20 +52,7 @@ CAP = 8 * 1024 * 1024
 _ROUTE = "update/init_weight_transfer_engine"
 POLL_INTERVAL = 0.1
 _TOP = {"protocol_version", "namespace", "workers"}
-_WORKER = {
-    "namespace",
-    "component",
-    "endpoint",
-    "instance_id",
-    "transport",
-    "request_plane_url",
-    "system_url",
-    "admin_base_url",
-    "model",
-    "routes",
-    "world_size",
-    "error",
-}
+_WORKER = frozenset(WORKER_FIELDS)
 
 
 class Refused(RuntimeError):
@@ -210,7 +198,7 @@ class _Client:
     def _order(self, w: dict[str, Any]) -> tuple[Any, ...]:
         if "component-order" in self.bugs:
             return (w["component"], w["instance_id"])
-        return (w["namespace"], w["component"], w["endpoint"], w["instance_id"])
+        return WorkerId.from_entry(w)
 
     # -- admin calls -------------------------------------------------------------------------
 

@@ -1,32 +1,19 @@
 """The zoo: the spec client (spec_client.py) with exactly one bug each, as ``module:function``.
 
 ``--client conformance.examples.zoo:treats_429_as_fatal``, or as a command:
-``python -m conformance.examples.zoo 429-fatal``. ``BY_NAME`` maps each function name to its bug;
-``spec_client.ZOO`` says which requirement each breaks.
+``python -m conformance.examples.zoo 429-fatal``. ``BY_NAME`` maps each function name to its bug
+(the module's attributes are generated from it); ``spec_client.ZOO`` says which requirement each
+breaks.
 """
 
 from __future__ import annotations
 
 import sys
 
-from conformance.examples._contract import command_main
+from conformance.examples._contract import ClientFunction, command_main
 from conformance.examples.spec_client import ZOO, zoo_client
 
 __all__ = ["BY_NAME", "main"]
-
-even_split = zoo_client("even-split")
-drops_credentials = zoo_client("drops-credentials")
-treats_429_as_fatal = zoo_client("429-fatal")
-plans_from_one_poll = zoo_client("one-poll")
-follows_admin_redirects = zoo_client("follows-admin-redirects")
-ignores_allow_list = zoo_client("ignores-allow-list")
-swallows_init_errors = zoo_client("swallows-init-errors")
-retries_version_2 = zoo_client("retries-version")
-field_checks_smg = zoo_client("field-checks-smg")
-derives_w = zoo_client("derives-w")
-orders_by_component = zoo_client("component-order")
-rejects_unknown_fields = zoo_client("rejects-unknown-fields")
-skips_reverify = zoo_client("skips-reverify")
 
 #: function name -> bug (a key of spec_client.ZOO).
 BY_NAME: dict[str, str] = {
@@ -44,6 +31,13 @@ BY_NAME: dict[str, str] = {
     "rejects_unknown_fields": "rejects-unknown-fields",
     "skips_reverify": "skips-reverify",
 }
+
+
+def __getattr__(name: str) -> ClientFunction:
+    """``zoo.treats_429_as_fatal`` and each other name of ``BY_NAME``: the client with that bug."""
+    if name in BY_NAME:
+        return zoo_client(BY_NAME[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:

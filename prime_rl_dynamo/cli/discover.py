@@ -1,10 +1,11 @@
-"""``prime-rl-dynamo discover URL --inference-world-size W [...]``: wait for a ready fleet, print its plan.
+"""``prime-rl-dynamo discover URL --inference-world-size W [...]``: wait for a ready Dynamo fleet and print its rank plan.
 
-Polls the frontend's /v1/rl/workers with the client's readiness rules until a ready snapshot or
-the timeout, then prints the engines and the rank plan. While it waits, a status line on stderr
-(a terminal only; ``-q`` turns it off) says what the last snapshot lacked. ``-H``, ``--cacert`` and
-``--insecure`` reach a frontend behind a gateway. Exit 0 ready, 1 not ready by the deadline or
-refused, 2 usage.
+Polls GET /v1/rl/workers at URL (http://host:8001, .../v1 or the full path) with the client's
+readiness rules until a ready snapshot (every matching engine healthy, world sizes summing to W,
+two identical polls) or the timeout, then prints the engines and the rank plan. While it waits, a
+status line on stderr (a terminal only; ``-q`` turns it off) says what the last snapshot lacked.
+``-H``, ``--cacert`` and ``--insecure`` reach a frontend behind a gateway. Exit 0 ready, 1 not
+ready by the deadline or refused, 2 usage.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import sys
 from typing import Any
 
+from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 from prime_rl_dynamo.cli.validate import positive_int
@@ -23,14 +25,7 @@ EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 
 def add_parser(subparsers: Any) -> None:
     """Register the ``discover`` subcommand."""
-    parser = subparsers.add_parser(
-        "discover",
-        help="wait for a ready Dynamo fleet and print its rank plan",
-        description="Poll GET /v1/rl/workers at URL (http://host:8001, .../v1 or the full path) "
-        "until a ready snapshot (every matching engine healthy, world sizes summing to W, two "
-        "identical polls) or the timeout; on a terminal a status line says what the last snapshot "
-        "lacked. Exit 0 ready, 1 not ready or refused, 2 usage.",
-    )
+    parser = add_command(subparsers, "discover", __doc__, run)
     parser.add_argument(
         "url", metavar="URL", help="the frontend's RL listener, e.g. http://127.0.0.1:8001"
     )
@@ -62,7 +57,6 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="no progress line while waiting (it shows only when stderr is a terminal)",
     )
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,34 +1,27 @@
-"""``prime-rl-dynamo dynamo up``: run the real Dynamo 1.6.1 frontend and stub workers until interrupted.
+"""``prime-rl-dynamo dynamo up``: start a fleet and keep it up until Ctrl-C.
 
-Prints the frontend and RL listener URLs and each engine (admin and system URLs, world size, W);
-Ctrl-C or SIGTERM stops every process it started. Needs the ``dynamo`` extra.
+Starts NVIDIA Dynamo 1.6.1's real frontend with its RL listener and stub RL workers built on the
+real Dynamo runtime, from a topology, on loopback; prints the frontend and RL listener URLs and
+each engine (admin and system URLs, world size, W). Ctrl-C or SIGTERM stops every process it
+started. Needs the dynamo extra. See docs/harness.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import signal
 import sys
-import threading
 from typing import Any
+
+from prime_rl_dynamo.cli._groups import add_command, add_group
+from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``dynamo`` (and its ``up`` action) and their arguments."""
-    parser = subparsers.add_parser(
-        "dynamo",
-        help="run the real Dynamo frontend (RL listener) and stub RL workers",
-        description="Stand up NVIDIA Dynamo 1.6.1's real frontend with its RL listener and stub "
-        "RL workers built on the real Dynamo runtime, from a topology, on loopback. "
-        "See docs/harness.md.",
+    actions = add_group(
+        subparsers, "dynamo", "run the real Dynamo frontend (RL listener) and stub RL workers"
     )
-    actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    up = actions.add_parser(
-        "up",
-        help="start a fleet and keep it up until Ctrl-C",
-        description="Start the fleet, print where everything listens, keep it up until Ctrl-C.",
-    )
+    up = add_command(actions, "up", __doc__, run)
     up.add_argument("--topology", metavar="FILE", help="topology file (default: W=16 fleet)")
     up.add_argument(
         "--engines",
@@ -81,18 +74,10 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="keep the fleet's directory (process logs, recordings) after stopping",
     )
-    parser.set_defaults(func=run, parser=parser)
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def run(args: argparse.Namespace) -> int:
     """Start the fleet, print its addresses, wait for Ctrl-C."""
-    if getattr(args, "action", None) != "up":
-        args.parser.print_help()
-        return 2
     from prime_rl_dynamo.errors import ConfigError
     from prime_rl_dynamo.topology import load_topology, topology_from_dict
 
@@ -123,11 +108,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from prime_rl_dynamo.harness import DynamoFleet
 
-    if threading.current_thread() is threading.main_thread():
-        # SIGTERM (e.g. from a process manager) stops as cleanly as Ctrl-C; SIGINT is set
-        # explicitly because a shell starts background jobs with it ignored.
-        signal.signal(signal.SIGTERM, _interrupt)
-        signal.signal(signal.SIGINT, _interrupt)
+    stop_on_signals(sigint=True)
     fleet = DynamoFleet(
         topology,
         discovery=args.discovery,
@@ -142,50 +123,48 @@ def run(args: argparse.Namespace) -> int:
     try:
         fleet.start()
         info = fleet.describe()
-        if args.json:
-            print(json.dumps(info, indent=2), flush=True)
-        else:
-            print(f"frontend      {info['http_url']}   (Dynamo HTTP frontend)")
-            print(f"rl listener   {info['frontend_url']}")
-            print(f"discovery     {info['discovery_url']}")
-            backend = info["discovery"]
-            if info["etcd_url"]:
-                backend += f" ({info['etcd_url']})"
-            print(f"store         {backend}")
-            plane = info["request_plane"]
-            if info["nats_url"]:
-                plane += f" ({info['nats_url']})"
-            print(f"request plane {plane}")
-            print(f"scope         {info['scope']}")
-            print(f"W             {info['inference_world_size']}")
-            print(
-                f"started in    {info['startup_seconds']:.1f} s, "
-                f"{info['processes']} processes, {info['memory_bytes'] / 2**20:.0f} MiB"
-            )
-            for engine in info["engines"]:
-                state = "" if engine["alive"] else "  (not running)"
-                faults = f"  faults: {','.join(engine['faults'])}" if engine["faults"] else ""
-                models = f"  model {','.join(engine['models'])}" if engine["models"] else ""
-                print(
-                    f"engine {engine['key']:<24} world_size={engine['world_size']:<3} "
-                    f"instance_id={engine['instance_id']}  system {engine['system_url']}  "
-                    f"admin {engine['admin_base_url']}{models}{state}{faults}"
-                )
-            print("serving; Ctrl-C to stop", flush=True)
-        # Bounded waits in a loop so Ctrl-C is handled promptly.
-        idle = threading.Event()
-        ticks = 0
-        while fleet.running and not idle.wait(0.5):
-            ticks += 1
-            if ticks % 20 == 0:
-                fleet.trim_logs()  # every probe is logged: keep a long session's logs bounded
-        if not fleet.running:
-            print("the Dynamo frontend stopped unexpectedly", flush=True)
-            return 1
+        return serve_until_interrupted(
+            fleet,
+            info,
+            _lines(info),
+            as_json=args.json,
+            stopped="the Dynamo frontend stopped unexpectedly",
+            every_10s=fleet.trim_logs,  # every probe is logged: keep a long session's logs bounded
+        )
     except KeyboardInterrupt:
-        pass
+        return 0
     finally:
         fleet.stop()
         if args.keep_logs:
             print(f"logs kept in {fleet.workdir}", flush=True)
-    return 0
+
+
+def _lines(info: dict[str, Any]) -> list[str]:
+    """Where the Dynamo fleet listens and what it runs, for a person."""
+    backend = info["discovery"]
+    if info["etcd_url"]:
+        backend += f" ({info['etcd_url']})"
+    plane = info["request_plane"]
+    if info["nats_url"]:
+        plane += f" ({info['nats_url']})"
+    lines = [
+        f"frontend      {info['http_url']}   (Dynamo HTTP frontend)",
+        f"rl listener   {info['frontend_url']}",
+        f"discovery     {info['discovery_url']}",
+        f"store         {backend}",
+        f"request plane {plane}",
+        f"scope         {info['scope']}",
+        f"W             {info['inference_world_size']}",
+        f"started in    {info['startup_seconds']:.1f} s, "
+        f"{info['processes']} processes, {info['memory_bytes'] / 2**20:.0f} MiB",
+    ]
+    for engine in info["engines"]:
+        state = "" if engine["alive"] else "  (not running)"
+        faults = f"  faults: {','.join(engine['faults'])}" if engine["faults"] else ""
+        models = f"  model {','.join(engine['models'])}" if engine["models"] else ""
+        lines.append(
+            f"engine {engine['key']:<24} world_size={engine['world_size']:<3} "
+            f"instance_id={engine['instance_id']}  system {engine['system_url']}  "
+            f"admin {engine['admin_base_url']}{models}{state}{faults}"
+        )
+    return lines

@@ -1,7 +1,8 @@
-"""``prime-rl-dynamo plan FILE --inference-world-size W [--convention C] [--json]``: rank plan offline.
+"""``prime-rl-dynamo plan FILE -W W [--convention C] [--json]``: rank plan from a saved GET /v1/rl/workers body.
 
-Reads a saved discovery body, applies the readiness rules (READY-1..6) and prints the engines with
-their rank offsets and ranges. Exit 0 planned, 1 not ready or refused, 2 usage or unreadable input.
+Validates a saved discovery body, checks it is ready for the given inference world size (the
+readiness rules READY-1..6) and prints each engine's rank_offset and ranks. Exit 0 planned, 1 not
+ready or refused, 2 usage or unreadable input.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from typing import Any
 
 from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli.validate import input_name, positive_int, read_input
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES
 
@@ -54,16 +56,9 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_parser(subparsers: Any) -> None:
     """Register the ``plan`` subcommand."""
-    parser = subparsers.add_parser(
-        "plan",
-        help="rank plan from a saved GET /v1/rl/workers body",
-        description="Validate a saved discovery body, check it is ready for the given inference "
-        "world size, and print each engine's rank_offset and ranks. Exit 0 planned, 1 not ready "
-        "or refused, 2 usage or unreadable input.",
-    )
+    parser = add_command(subparsers, "plan", __doc__, run)
     parser.add_argument("file", metavar="FILE", help="the saved body; - reads stdin")
     add_common_arguments(parser)
-    parser.set_defaults(func=run)
 
 
 def components_of(args: argparse.Namespace) -> frozenset[str] | None:

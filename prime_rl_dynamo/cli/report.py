@@ -1,7 +1,8 @@
-"""``prime-rl-dynamo report diff A.json B.json``: what changed between two conformance runs.
+"""``prime-rl-dynamo report diff A.json B.json``: what changed between two runs: newly failing, newly passing, waived.
 
-Exit 0 when nothing newly fails, 1 when something does (the gate of a Dynamo upgrade in CI),
-2 when a file is not a conformance JSON report.
+Compares two JSON reports of ``prime-rl-dynamo conformance --json-report`` by check ID. Exit 0
+when nothing newly fails, 1 when a check fails or errors in B that did not in A (the gate of a
+Dynamo upgrade in CI), 2 when a file is not a conformance JSON report.
 """
 
 from __future__ import annotations
@@ -12,30 +13,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prime_rl_dynamo.cli._groups import add_group
+from prime_rl_dynamo.cli._groups import add_command, add_group
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``report`` and its ``diff`` subcommand."""
-    commands = add_group(
-        subparsers,
-        "report",
-        help="work with conformance reports (diff two runs)",
-        description="Work with the JSON reports of prime-rl-dynamo conformance --json-report.",
-        dest="report_command",
-        metavar="COMMAND",
-    )
-    diff = commands.add_parser(
-        "diff",
-        help="what changed between two runs: newly failing, newly passing, waived",
-        description="Compare two JSON reports by check ID. Exit 0 when nothing newly fails, "
-        "1 when a check fails or errors in B that did not in A (a CI gate on a Dynamo "
-        "upgrade), 2 when a file is not a conformance JSON report.",
-    )
+    actions = add_group(subparsers, "report", "work with conformance reports (diff two runs)")
+    diff = add_command(actions, "diff", __doc__, run_diff)
     diff.add_argument("before", metavar="A.json", help="the earlier run's JSON report")
     diff.add_argument("after", metavar="B.json", help="the later run's JSON report")
     diff.add_argument("--json", action="store_true", help="print the diff as JSON")
-    diff.set_defaults(func=run_diff)
 
 
 def _load(path: str) -> Any:

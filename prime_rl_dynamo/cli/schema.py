@@ -1,9 +1,11 @@
-"""``prime-rl-dynamo schema list`` / ``schema path NAME``: where the bundled contract files are.
+"""``prime-rl-dynamo schema list`` / ``schema path NAME``: list the bundled contract files (JSON Schemas, OpenAPI, vectors) or print a path.
 
 For tools that want a file path (``schemathesis run "$(prime-rl-dynamo schema path rl-frontend)"``,
 a Rust test reading the vectors): the same files the validator loads, from the checkout or the
-installed wheel. NAME is a relative name (``openapi/rl-frontend.openapi.json``), a file name
-(``rl-frontend.openapi.json``), a short name (``rl-frontend``) or a directory (``openapi``, ``.``).
+installed wheel. 'list' names every file; 'path NAME' prints one file's absolute path, where NAME
+is a relative name (``openapi/rl-frontend.openapi.json``), a file name
+(``rl-frontend.openapi.json``), a short name (``rl-frontend``) or a directory (``openapi``,
+``.``). Exit 0, or 2 for an unknown NAME.
 """
 
 from __future__ import annotations
@@ -14,25 +16,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prime_rl_dynamo.cli._groups import add_group, command_help
+
 EXIT_OK, EXIT_USAGE = 0, 2
 _SUFFIXES = (".openapi.json", ".v1.schema.json", ".schema.json", ".v1.json", ".json", ".md")
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``schema`` with its ``list`` and ``path`` actions."""
-    parser = subparsers.add_parser(
-        "schema",
-        help="list the bundled contract files (JSON Schemas, OpenAPI, vectors) or print a path",
-        description="Print where the bundled contract lives: 'list' names every file, "
-        "'path NAME' prints one file's absolute path (NAME: openapi/rl-frontend.openapi.json, "
-        "rl-frontend.openapi.json or rl-frontend). Exit 0, or 2 for an unknown NAME.",
-    )
-    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    actions = add_group(subparsers, "schema", *command_help(__doc__))
     listing = actions.add_parser("list", help="every bundled file, one relative name a line")
     listing.add_argument("--paths", action="store_true", help="print absolute paths instead")
+    listing.set_defaults(func=run)
     path = actions.add_parser("path", help="the absolute path of one bundled file")
     path.add_argument("name", metavar="NAME", help="e.g. rl-frontend, rl-workers, discovery")
-    parser.set_defaults(func=run, parser=parser)
+    path.set_defaults(func=run)
 
 
 def bundled_names() -> list[str]:
@@ -101,12 +99,9 @@ def run(args: argparse.Namespace) -> int:
         for name in bundled_names():
             print(schema_dir() / name if args.paths else name)
         return EXIT_OK
-    if args.action == "path":
-        try:
-            print(resolve(args.name))
-        except LookupError as exc:
-            print(f"prime-rl-dynamo schema path: {exc.args[0]}", file=sys.stderr)
-            return EXIT_USAGE
-        return EXIT_OK
-    args.parser.print_help(sys.stderr)
-    return EXIT_USAGE
+    try:
+        print(resolve(args.name))
+    except LookupError as exc:
+        print(f"prime-rl-dynamo schema path: {exc.args[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK

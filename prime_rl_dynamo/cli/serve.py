@@ -1,27 +1,29 @@
-"""``prime-rl-dynamo serve``: run the reference RL listener and its engines until interrupted.
+"""``prime-rl-dynamo serve``: run the reference RL listener and engines (no Dynamo needed).
 
-Prints where everything listens (frontend, discovery URL, each engine's system and admin URLs, W)
-and serves on loopback; ``--fault NAME[=VALUE][:COUNT]`` makes the listener misbehave on purpose.
+Serves GET /v1/rl/workers and every engine's system and admin servers from a topology, on
+loopback, until interrupted (Ctrl-C), and prints where everything listens (frontend, discovery
+URL, each engine's system and admin URLs, W). Faults make the listener misbehave on purpose:
+NAME[=VALUE][:COUNT], where :COUNT limits the fault to the first COUNT listing requests. See
+docs/reference.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import signal
 import sys
-import threading
 from typing import Any
+
+from prime_rl_dynamo.cli._groups import add_command
+from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``serve`` and its arguments."""
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "serve",
-        help="run the reference RL listener and engines (no Dynamo needed)",
-        description="Serve GET /v1/rl/workers and every engine's system and admin servers from a "
-        "topology, on loopback, until interrupted (Ctrl-C). Faults: NAME[=VALUE][:COUNT], where "
-        ":COUNT limits the fault to the first COUNT listing requests. See docs/reference.md.",
+        __doc__,
+        run,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=_fault_help(),
     )
@@ -42,7 +44,6 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--record", metavar="FILE", help="also append every request received to FILE (JSON lines)"
     )
-    parser.set_defaults(func=run)
 
 
 def port_number(text: str) -> int:
@@ -69,10 +70,6 @@ def _fault_help() -> str:
     return "\n".join(lines)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
 def run(args: argparse.Namespace) -> int:
     """Start the fleet, print its addresses, wait for Ctrl-C."""
     from pathlib import Path
@@ -82,9 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.reference import start_reference_fleet
 
     recorder = Recorder(path=Path(args.record)) if args.record else None
-    if threading.current_thread() is threading.main_thread():
-        # SIGTERM (e.g. from a process manager) stops as cleanly as Ctrl-C.
-        signal.signal(signal.SIGTERM, _interrupt)
+    stop_on_signals()
     try:
         fleet = start_reference_fleet(
             args.topology,
@@ -100,30 +95,29 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         info = fleet.describe()
-        if args.json:
-            print(json.dumps(info, indent=2), flush=True)
-        else:
-            print(f"frontend      {info['frontend_url']}")
-            print(f"discovery     {info['discovery_url']}")
-            print(f"W             {info['inference_world_size']}")
-            if info["faults"]:
-                print(f"faults        {' '.join(info['faults'])}")
-            for engine in info["engines"]:
-                listed = "" if engine["listed"] else "  (not listed yet)"
-                print(
-                    f"engine {engine['key']:<24} world_size={engine['world_size']:<3} "
-                    f"system {engine['system_url']}  admin {engine['admin_base_url']}{listed}"
-                )
-            print("serving; Ctrl-C to stop", flush=True)
-        # Bounded waits in a loop so Ctrl-C is handled promptly on every platform.
-        forever = threading.Event()
-        while fleet.running and not forever.wait(0.5):
-            pass
-        if not fleet.running:
-            print("the reference fleet stopped unexpectedly", flush=True)
-            return 1
+        stopped = "the reference fleet stopped unexpectedly"
+        return serve_until_interrupted(
+            fleet, info, _lines(info), as_json=args.json, stopped=stopped
+        )
     except KeyboardInterrupt:
-        pass
+        return 0
     finally:
         fleet.stop()
-    return 0
+
+
+def _lines(info: dict[str, Any]) -> list[str]:
+    """Where the reference fleet listens, for a person."""
+    lines = [
+        f"frontend      {info['frontend_url']}",
+        f"discovery     {info['discovery_url']}",
+        f"W             {info['inference_world_size']}",
+    ]
+    if info["faults"]:
+        lines.append(f"faults        {' '.join(info['faults'])}")
+    for engine in info["engines"]:
+        listed = "" if engine["listed"] else "  (not listed yet)"
+        lines.append(
+            f"engine {engine['key']:<24} world_size={engine['world_size']:<3} "
+            f"system {engine['system_url']}  admin {engine['admin_base_url']}{listed}"
+        )
+    return lines

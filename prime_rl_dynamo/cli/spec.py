@@ -1,9 +1,10 @@
-"""``prime-rl-dynamo spec diff OLD NEW [--json]``: what changed in the contract, and whom it breaks.
+"""``prime-rl-dynamo spec diff OLD NEW [--json]``: classify every difference as additive or breaking, for clients and for servers.
 
 OLD and NEW are two JSON Schemas, two OpenAPI documents, or two directories holding the contract
-(``rl-*.schema.json`` and ``openapi/*.openapi.json``), e.g. ``schema/frozen/v1`` and ``schema``.
-Exit 0 when NEW keeps the rules (additive only, or a new protocol_version for breaking changes),
-1 when a breaking change keeps the same protocol_version, 2 usage or unreadable input.
+(``rl-*.schema.json`` and ``openapi/*.openapi.json``), e.g. ``schema/frozen/v1`` and ``schema``;
+the report says whether protocol_version must change. Exit 0 when NEW keeps the rules (additive
+only, or a new protocol_version for breaking changes), 1 when a breaking change keeps the same
+protocol_version, 2 usage or unreadable input.
 """
 
 from __future__ import annotations
@@ -14,29 +15,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prime_rl_dynamo.cli._groups import add_group
+from prime_rl_dynamo.cli._groups import add_command, add_group
 
 EXIT_OK, EXIT_BREAKING, EXIT_USAGE = 0, 1, 2
 
 
 def add_parser(subparsers: Any) -> None:
     """Register the ``spec`` subcommand (``spec diff``)."""
-    actions = add_group(
-        subparsers,
-        "spec",
-        help="compare versions of the contract (spec diff OLD NEW)",
-        description="Work with versions of the contract's JSON Schemas and OpenAPI documents.",
-        dest="spec_command",
-        metavar="ACTION",
-    )
-    diff = actions.add_parser(
-        "diff",
-        help="classify every difference as additive or breaking, for clients and for servers",
-        description="Compare two versions of the contract (files or directories) and classify "
-        "every difference as additive or breaking for clients and for servers; say whether "
-        "protocol_version must change. Exit 0 compatible (or a new protocol_version), 1 a "
-        "breaking change under the same protocol_version, 2 usage or unreadable input.",
-    )
+    actions = add_group(subparsers, "spec", "compare versions of the contract (spec diff OLD NEW)")
+    diff = add_command(actions, "diff", __doc__, run_diff)
     diff.add_argument("old", metavar="OLD", type=Path, help="the released version (file or dir)")
     diff.add_argument("new", metavar="NEW", type=Path, help="the version to judge (file or dir)")
     diff.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -47,7 +34,6 @@ def add_parser(subparsers: Any) -> None:
         help="breaking changes accepted under the same protocol_version, each with its reason "
         "(JSON: {accepted: [{document, location, kind, reason}]}); an entry matching nothing fails",
     )
-    diff.set_defaults(func=run_diff)
 
 
 def run_diff(args: argparse.Namespace) -> int:

@@ -1,8 +1,9 @@
-"""``prime-rl-dynamo validate [FILE|-|URL] [--json]``: check one discovery body against the contract.
+"""``prime-rl-dynamo validate [FILE|-|URL] [--json]``: check a GET /v1/rl/workers body against the contract.
 
-Prints every violation (requirement ID, JSON pointer, worker, message) or a one-line summary of
-the valid snapshot. An http(s) URL is fetched with the client's bounded, same-origin GET. Exit 0
-valid, 1 invalid (including text that is not JSON: BODY-1), 2 unreadable.
+Checks one discovery body (protocol_version 1) against the bundled schema and the semantic rules
+and prints every violation (requirement ID, JSON pointer, worker, message) or a one-line summary
+of the valid snapshot. An http(s) URL is fetched with the client's bounded, same-origin GET. Exit
+0 valid, 1 invalid (including text that is not JSON: BODY-1), 2 unreadable input.
 """
 
 from __future__ import annotations
@@ -13,18 +14,14 @@ import sys
 from typing import Any
 
 from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.cli._groups import add_command
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
 
 
 def add_parser(subparsers: Any) -> None:
     """Register the ``validate`` subcommand."""
-    parser = subparsers.add_parser(
-        "validate",
-        help="check a GET /v1/rl/workers body against the contract",
-        description="Check a GET /v1/rl/workers body (protocol_version 1) against the bundled "
-        "schema and the semantic rules. Exit 0 valid, 1 invalid, 2 unreadable input.",
-    )
+    parser = add_command(subparsers, "validate", __doc__, run)
     parser.add_argument(
         "file",
         nargs="?",
@@ -48,7 +45,6 @@ def add_parser(subparsers: Any) -> None:
         metavar="S",
         help="deadline of the GET of a URL, connect to last byte (default 30)",
     )
-    parser.set_defaults(func=run)
 
 
 def positive_int(text: str) -> int:

@@ -1,8 +1,8 @@
 """Listings of the known v1 variants (fault ``variant=NAME``): the same fleet as each variant serves it.
 
-Each entry rewrites a valid Dynamo 1.6.1 listing the way one real branch or gateway shapes it
-(research/dynamo.md sections 3 and 7), still saying ``protocol_version: 1``, so that the suite and
-the validator can be seen to name it (VERSION-1). Pure functions over a deep copy.
+Each entry rewrites a valid Dynamo 1.6.1 listing the way one real branch or gateway shapes it,
+still saying ``protocol_version: 1``, so that the suite and the validator can be seen to name it
+(VERSION-1). Pure functions over a deep copy.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ __all__ = ["VARIANT_BODIES", "variant_body"]
 
 Body = dict[str, Any]
 
-# The system_routes branch serializes world_size before model (research/dynamo.md section 3).
+# The system_routes branch serializes world_size before model.
 _BRANCH_ORDER = (
     "namespace",
     "component",
