@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -264,9 +265,19 @@ def test_start_failure_raises_with_the_log_tail_and_leaves_nothing(tmp_path: Pat
     assert not fleet.workdir.exists()
 
 
-def test_sigterm_guards_stack_and_the_last_one_out_restores_the_default() -> None:
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        pytest.skip("someone else handles SIGTERM in this process")
+@pytest.fixture
+def default_sigterm() -> Iterator[None]:
+    """SIGTERM at its default for the test, whatever an earlier test left installed."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_sigterm_guards_stack_and_the_last_one_out_restores_the_default(
+    default_sigterm: None,
+) -> None:
     first, second, third = SigtermGuard(), SigtermGuard(), SigtermGuard()
     assert first.install() and second.install()
     assert signal.getsignal(signal.SIGTERM) is second
@@ -282,10 +293,7 @@ def test_sigterm_guards_stack_and_the_last_one_out_restores_the_default() -> Non
     assert info.value.code == 128 + signal.SIGTERM
 
 
-def test_sigterm_guard_leaves_someone_elses_handler_alone() -> None:
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        pytest.skip("someone else handles SIGTERM in this process")
-
+def test_sigterm_guard_leaves_someone_elses_handler_alone(default_sigterm: None) -> None:
     def theirs(signum: int, frame: object) -> None:
         pass
 
