@@ -7,12 +7,14 @@ where, and how to reproduce it; the matrix maps each requirement to the checks t
 from __future__ import annotations
 
 import json
+import shlex
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.options import rerun_arguments
 from conformance.registry import Check, all_checks
 from conformance.results import Report, Result, Status, Verdict, cut, redact_urls
 from prime_rl_dynamo._text import plural
@@ -38,44 +40,18 @@ _STYLE = {
 
 
 def reproduce_command(report: Report, requirement: str | None = None) -> str:
-    """The CLI line that reruns this report's run (optionally one requirement only)."""
-    opts = report.options
-    parts = ["prime-rl-dynamo", "conformance"]
-    if opts.get("url"):
-        parts.append(redact_urls(str(opts["url"])))
-    if opts.get("target") not in (None, "auto"):
-        parts += ["--target", str(opts["target"])]
-    for profile in opts.get("profiles") or ():
-        parts += ["--profile", profile]
-    if opts.get("strict"):
-        parts.append("--strict")
-    if opts.get("client"):
-        parts += ["--client", str(opts["client"])]
-    if opts.get("client_cmd"):
-        parts += ["--client-cmd", repr(str(opts["client_cmd"]))]
-    for req in [requirement] if requirement else list(opts.get("requirements") or ()):
-        parts += ["--requirement", req]
-    for req in opts.get("skip_requirements") or ():
-        parts += ["--skip-requirement", req]
-    if opts.get("waivers"):
-        parts += ["--waivers", str(opts["waivers"])]
-    for header in opts.get("headers") or ():  # already "Name: <redacted>" (runner._redact)
-        parts += ["-H", repr(str(header))]
-    if opts.get("cacert"):
-        parts += ["--cacert", str(opts["cacert"])]
-    if opts.get("insecure"):
-        parts.append("--insecure")
-    # What chose the fleets the run stood up (real Dynamo's plane, scope, discovery; how many).
-    for key, flag, default in (
-        ("discovery", "--discovery", "file"),
-        ("request_plane", "--request-plane", "tcp"),
-        ("namespace_scope", "--namespace-scope", "exact"),
-        ("topologies", "--topologies", 3),
-    ):
-        if opts.get(key) not in (None, default):
-            parts += [flag, str(opts[key])]
-    parts += ["--seed", str(report.seed)]
-    return " ".join(parts)
+    """The CLI line that reruns this report's run (optionally one requirement only): every
+    option that differs from its default and the seed; header values stay redacted."""
+    options = dict(report.options)
+    if requirement:
+        options["requirements"] = [requirement]
+        options["checks"] = [
+            c for c in options.get("checks") or () if c.startswith(requirement + "::")
+        ]
+    argv = rerun_arguments(options, report.seed)
+    return " ".join(
+        ["prime-rl-dynamo", "conformance", *(shlex.quote(redact_urls(a)) for a in argv)]
+    )
 
 
 def _worst(results: Sequence[Result]) -> Status:
@@ -251,7 +227,7 @@ def write_junit(report: Report, path: str | Path) -> Path:
         profiles.setdefault(r.profile, []).append(r)
     not_run: dict[str, list[str]] = {}
     for check_id in report.not_run:
-        profile = _profile_of(check_id, report)
+        profile = _profile_of(check_id)
         not_run.setdefault(profile, []).append(check_id)
         profiles.setdefault(profile, [])
     totals = {"tests": 0, "failures": 0, "errors": 0}
@@ -400,13 +376,8 @@ def write_junit(report: Report, path: str | Path) -> Path:
     return out_path
 
 
-def _profile_of(check_id: str, report: Report) -> str:
-    try:
-        from conformance.registry import get_check
-
-        return get_check(check_id).profile
-    except KeyError:
-        return "unknown"
+def _profile_of(check_id: str) -> str:
+    return next((c.profile for c in all_checks() if c.id == check_id), "unknown")
 
 
 def _properties(report: Report, profile: str) -> list[tuple[str, str]]:

@@ -95,7 +95,7 @@ def test_the_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert "HTTP-1 MUST PASS" in text and "HTTP-5 MUST SKIP" in text
     assert "Failures, errors, warnings and waived results, in full" in text
     assert f"Reproduce: prime-rl-dynamo conformance {broken.frontend_url.rstrip('/')}" in text
-    assert "--requirement LIST-6 --seed 7" in text
+    assert "--requirement LIST-6 --load 2x2 --seed 7" in text  # every non-default option
     assert "Options" in text and "load_clients 2" in text
     shot = tmp_path / "shot.png"
     proc = render(page, tmp_path, f"--screenshot={shot}", "--window-size=1280,1400")
