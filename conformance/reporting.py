@@ -172,7 +172,13 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
                 highlight=False,
             )
     if verdict is not Verdict.CONFORMANT:
-        console.print(f"  reproduce: {reproduce_command(report)}", markup=False, highlight=False)
+        # One line whatever the width, so that it can be copied and run.
+        console.print(
+            f"  reproduce: {reproduce_command(report)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 _EXPIRED = "the run fails until the waiver is renewed or removed"
