@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 import statistics
 import time
@@ -18,8 +19,15 @@ from typing import Any
 
 import httpx
 
-from conformance._http import ExchangeBound, Reply, check_bounds, json_media, make_client, request
-from conformance.registry import CheckError, Failed, Skipped, check
+from conformance._http import (
+    ExchangeBound,
+    Reply,
+    check_bounds,
+    json_media,
+    request,
+    target_client,
+)
+from conformance.registry import CheckError, Failed, Skipped, check, fail_on
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo._http import tls_context
 from prime_rl_dynamo._text import plural
@@ -36,6 +44,9 @@ BODY_REQUIREMENTS: tuple[str, ...] = tuple(
     for r in all_requirements().values()
     if r.party == "server" and r.enforced_by in ("schema", "validator") and r.id != "HTTP-5"
 )
+
+
+frontend_check = functools.partial(check, "frontend")
 
 
 class _NoListing(Skipped):
@@ -263,10 +274,7 @@ class FrontendContext(ProfileContext):
 @profile_setup("frontend")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[FrontendContext]:
-    opts = run.options
-    with make_client(
-        opts.timeout, opts.max_body_bytes, origin=run.url, headers=opts.headers, verify=opts.verify
-    ) as client:
+    with target_client(run.options, run.url) as client:
         yield FrontendContext(run, client)
 
 
@@ -304,11 +312,8 @@ def _identities(body: Any) -> list[str]:
 # --- dialect first --------------------------------------------------------------------------
 
 
-@check(
-    "frontend",
-    "DIALECT-1",
-    "dialect",
-    "The listing speaks Dynamo's protocol, not another gateway's",
+@frontend_check(
+    "DIALECT-1", "dialect", "The listing speaks Dynamo's protocol, not another gateway's"
 )
 def check_dialect(ctx: FrontendContext) -> str | None:
     dialect = ctx.dialect()
@@ -335,7 +340,7 @@ def _make_variant_check(variant: Any) -> None:
 
     variant_check.__name__ = f"check_variant_{variant.name.replace('-', '_')}"
     title = f"The listing is not the known v1 variant {variant.name} ({variant.breaks})"
-    check("frontend", "VERSION-1", variant.name, title)(variant_check)
+    frontend_check("VERSION-1", variant.name, title)(variant_check)
 
 
 def _register_variant_checks() -> None:
@@ -351,8 +356,7 @@ _register_variant_checks()
 # --- HTTP -------------------------------------------------------------------------------------
 
 
-@check(
-    "frontend",
+@frontend_check(
     "HTTP-1",
     "status-and-content-type",
     "GET answers 200 (or 500 discovery_failed) with a JSON body",
@@ -378,8 +382,7 @@ def check_status(ctx: FrontendContext) -> str | None:
     return f"{reply.status} {reply.content_type} in {reply.elapsed * 1000:.1f} ms"
 
 
-@check(
-    "frontend",
+@frontend_check(
     "HTTP-5",
     "discovery-failed-body",
     "A whole-listing failure is 500 {error: discovery_failed, message}",
@@ -395,7 +398,7 @@ def check_failure_body(ctx: FrontendContext) -> str | None:
     return None
 
 
-@check("frontend", "HTTP-2", "head", "HEAD answers like GET, without a body")
+@frontend_check("HTTP-2", "head", "HEAD answers like GET, without a body")
 def check_head(ctx: FrontendContext) -> str | None:
     get = ctx.main()
     head = ctx.get(method="HEAD")
@@ -406,12 +409,11 @@ def check_head(ctx: FrontendContext) -> str | None:
         problems.append(f"HEAD Content-Type {head.content_type!r}, GET {get.content_type!r}")
     if head.content:
         problems.append(f"HEAD carried a body of {len(head.content)} bytes")
-    if problems:
-        raise Failed(f"HEAD {ctx.workers_url}: " + "; ".join(problems))
+    fail_on(problems, f"HEAD {ctx.workers_url}")
     return f"{head.status} {head.content_type}"
 
 
-@check("frontend", "HTTP-3", "method-not-allowed", "Other methods answer 405 with Allow: GET, HEAD")
+@frontend_check("HTTP-3", "method-not-allowed", "Other methods answer 405 with Allow: GET, HEAD")
 def check_405(ctx: FrontendContext) -> str | None:
     problems = []
     for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
@@ -424,31 +426,26 @@ def check_405(ctx: FrontendContext) -> str | None:
             problems.append(
                 f"{method}: expected Allow listing exactly GET and HEAD, found {found!r}"
             )
-    if problems:
-        raise Failed(f"{ctx.workers_url}: " + "; ".join(problems))
+    fail_on(problems, ctx.workers_url)
     return "POST, PUT, DELETE, PATCH, OPTIONS -> 405, Allow: GET, HEAD"
 
 
 UNKNOWN_PATHS = ("/v1/rl/engine", "/v1/rl/unknown", "/v1/rl/workers/extra", "/v1/unknown", "/")
 
 
-@check("frontend", "HTTP-4", "unknown-paths", "Unknown paths on the RL listener answer 404")
+@frontend_check("HTTP-4", "unknown-paths", "Unknown paths on the RL listener answer 404")
 def check_404(ctx: FrontendContext) -> str | None:
     problems = []
     for path in UNKNOWN_PATHS:
         reply = ctx.get(path)
         if reply.status != 404:
             problems.append(f"GET {path}: expected 404, found {reply.status}")
-    if problems:
-        raise Failed(f"{ctx.base}: " + "; ".join(problems))
+    fail_on(problems, ctx.base)
     return f"{len(UNKNOWN_PATHS)} unknown paths -> 404"
 
 
-@check(
-    "frontend",
-    "HTTP-6",
-    "stable-polls",
-    "Repeated polls of an unchanged fleet return the same listing",
+@frontend_check(
+    "HTTP-6", "stable-polls", "Repeated polls of an unchanged fleet return the same listing"
 )
 def check_stability(ctx: FrontendContext) -> str | None:
     first = ctx.listing()
@@ -538,11 +535,8 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-@check(
-    "frontend",
-    "HTTP-7",
-    "concurrent-polls",
-    "Concurrent polls: no 5xx, valid bodies, consistent membership",
+@frontend_check(
+    "HTTP-7", "concurrent-polls", "Concurrent polls: no 5xx, valid bodies, consistent membership"
 )
 def check_load(ctx: FrontendContext) -> str | None:
     import json
@@ -600,11 +594,8 @@ def check_load(ctx: FrontendContext) -> str | None:
 # --- schemathesis' own checks ---------------------------------------------------------------
 
 
-@check(
-    "frontend",
-    "HTTP-1",
-    "schemathesis",
-    "schemathesis' checks pass from the bundled OpenAPI document",
+@frontend_check(
+    "HTTP-1", "schemathesis", "schemathesis' checks pass from the bundled OpenAPI document"
 )
 def check_schemathesis(ctx: FrontendContext) -> str | None:
     from conformance.st import run_schemathesis
@@ -672,7 +663,7 @@ def _make_body_check(req_id: str) -> None:
         return f"{plural(ctx.judged, 'distinct body', 'distinct bodies')} judged"
 
     body_check.__name__ = f"check_body_{req_id.replace('-', '_').lower()}"
-    check("frontend", req_id, "body", title)(body_check)
+    frontend_check(req_id, "body", title)(body_check)
 
 
 for _req in BODY_REQUIREMENTS:

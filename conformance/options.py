@@ -81,6 +81,34 @@ def _option(
     return field(default=default, metadata=meta)
 
 
+def _text(name: str, help: str, metavar: str | None = None) -> Any:
+    """An optional text (None when not given)."""
+    return _option(None, Flag(name, help, metavar=metavar))
+
+
+def _ids(name: str, help: str, metavar: str = "ID", **flag: Any) -> Any:
+    """A repeatable flag: a tuple of IDs or names."""
+    return _option((), Flag(name, help, metavar=metavar, repeat=True, **flag))
+
+
+def _switch(name: str, help: str) -> Any:
+    return _option(False, Flag(name, help, switch=True))
+
+
+def _seconds(default: float, name: str, help: str) -> Any:
+    """A positive finite number of seconds."""
+    return _option(default, Flag(name, help, metavar="S", type=float), positive=True)
+
+
+def _count(default: int, name: str, help: str) -> Any:
+    """A whole number, at least 1."""
+    return _option(default, Flag(name, help, metavar="N", type=int), minimum=1)
+
+
+def _choice(default: str, name: str, help: str, choices: tuple[str, ...], noun: str) -> Any:
+    return _option(default, Flag(name, help), choices=choices, noun=noun)
+
+
 def _profiles() -> tuple[str, ...]:
     from prime_rl_dynamo._wire import PROFILES
 
@@ -130,13 +158,8 @@ def _show_headers(values: Mapping[str, Any]) -> list[str]:
 class Options:
     """Everything that decides what a run does (recorded in the JSON report)."""
 
-    url: str | None = _option(
-        None,
-        Flag(
-            "url",
-            "RL listener base URL, e.g. http://127.0.0.1:8001; without it, an embedded target "
-            "(--target)",
-        ),
+    url: str | None = _text(
+        "url", "RL listener base URL, e.g. http://127.0.0.1:8001; without it, an embedded target"
     )
     profiles: tuple[str, ...] = _option(
         (),
@@ -149,100 +172,64 @@ class Options:
         choices=_profiles,
         noun="profile",
     )
-    strict: bool = _option(False, Flag("--strict", "SHOULD failures fail the run", switch=True))
-    requirements: tuple[str, ...] = _option(
-        (),
-        Flag(
-            "--requirement",
-            "only checks of this requirement ID (repeatable)",
-            metavar="ID",
-            repeat=True,
-        ),
+    strict: bool = _switch("--strict", "SHOULD failures fail the run")
+    requirements: tuple[str, ...] = _ids(
+        "--requirement", "only checks of this requirement ID (repeatable)"
     )
-    checks: tuple[str, ...] = _option(
-        (),
-        Flag(
-            "--check",
-            "only this check, by its ID such as LIST-6::body (repeatable); pytest selects its "
-            "items instead",
-            metavar="CHECK",
-            repeat=True,
-            pytest=False,
-        ),
+    checks: tuple[str, ...] = _ids(
+        "--check",
+        "only this check, by its ID such as LIST-6::body (repeatable; pytest selects its items)",
+        metavar="CHECK",
+        pytest=False,
     )
     seed: int | None = _option(
         None, Flag("--seed", "seed of generated topologies (default: random)", type=int)
     )
-    client: str | None = _option(
-        None,
-        Flag("--client", "client under test, a Python callable", metavar="MODULE:FUNCTION"),
+    client: str | None = _text(
+        "--client", "client under test, a Python callable", metavar="MODULE:FUNCTION"
     )
-    client_cmd: str | None = _option(
-        None, Flag("--client-cmd", "client under test, a shell command", metavar="CMD")
-    )
-    target: str = _option(
+    client_cmd: str | None = _text("--client-cmd", "client under test, a shell command", "CMD")
+    target: str = _choice(
         "auto",
-        Flag(
-            "--target",
-            "without URL: the server implementation under test for every profile that stands "
-            "one up (frontend, workers, roundtrip; roundtrip needs dynamo); auto: dynamo when "
-            "importable",
-        ),
-        choices=("auto", "dynamo", "reference"),
-        noun="target",
+        "--target",
+        "without URL: the server implementation under test for every profile that stands one "
+        "up (frontend, workers, roundtrip; roundtrip needs dynamo); auto: dynamo if importable",
+        ("auto", "dynamo", "reference"),
+        "target",
     )
-    discovery: str = _option(
+    discovery: str = _choice(
         "file",
-        Flag("--discovery", "discovery backend of the real Dynamo fleets the suite stands up"),
-        choices=("file", "etcd"),
-        noun="discovery backend",
+        "--discovery",
+        "discovery backend of the real Dynamo fleets the suite stands up",
+        ("file", "etcd"),
+        "discovery backend",
     )
-    request_plane: str = _option(
+    request_plane: str = _choice(
         "tcp",
-        Flag(
-            "--request-plane",
-            "request plane of the real Dynamo fleets the suite stands up (nats starts a "
-            "nats-server; Dynamo 1.6.1 refuses http)",
-        ),
-        choices=("tcp", "nats", "http"),
-        noun="request plane",
+        "--request-plane",
+        "request plane of the real Dynamo fleets the suite stands up (nats starts a "
+        "nats-server; Dynamo 1.6.1 refuses http)",
+        ("tcp", "nats", "http"),
+        "request plane",
     )
-    namespace_scope: str = _option(
+    namespace_scope: str = _choice(
         "exact",
-        Flag(
-            "--namespace-scope",
-            "namespace scope of the roundtrip profile's fleets: exact (DYN_NAMESPACE), prefix "
-            "(workers in several namespaces under DYN_NAMESPACE_PREFIX) or suffix "
-            "(DYN_NAMESPACE_WORKER_SUFFIX)",
-        ),
-        choices=("exact", "prefix", "suffix"),
-        noun="namespace scope",
+        "--namespace-scope",
+        "namespace scope of the roundtrip profile's fleets: exact (DYN_NAMESPACE), prefix "
+        "(workers in several namespaces under DYN_NAMESPACE_PREFIX) or suffix "
+        "(DYN_NAMESPACE_WORKER_SUFFIX)",
+        ("exact", "prefix", "suffix"),
+        "namespace scope",
     )
-    timeout: float = _option(
-        10.0,
-        Flag(
-            "--timeout",
-            "deadline of each whole HTTP exchange with the target, seconds",
-            metavar="S",
-            type=float,
-        ),
-        positive=True,
+    timeout: float = _seconds(
+        10.0, "--timeout", "deadline of each whole HTTP exchange with the target, seconds"
     )
-    max_body_bytes: int = _option(
+    max_body_bytes: int = _count(
         8 * 1024 * 1024,
-        Flag(
-            "--max-body-bytes",
-            "body size cap of each reply, like the client's; past it HTTP-1 fails",
-            metavar="N",
-            type=int,
-        ),
-        minimum=1,
+        "--max-body-bytes",
+        "body size cap of each reply, like the client's; past it HTTP-1 fails",
     )
-    polls: int = _option(
-        5,
-        Flag("--polls", "repeated polls of the listing for HTTP-6", metavar="N", type=int),
-        minimum=1,
-    )
+    polls: int = _count(5, "--polls", "repeated polls of the listing for HTTP-6")
     load_clients: int = _option(
         32,
         Flag(
@@ -256,92 +243,44 @@ class Options:
         minimum=1,
     )
     load_requests: int = _option(20, minimum=1)  # set by --load
-    load_budget: float = _option(
-        30.0,
-        Flag(
-            "--load-budget",
-            "seconds the HTTP-7 load may take before it is cut short",
-            metavar="S",
-            type=float,
-        ),
-        positive=True,
+    load_budget: float = _seconds(
+        30.0, "--load-budget", "seconds the HTTP-7 load may take before it is cut short"
     )
-    topologies: int = _option(
-        3,
-        Flag(
-            "--topologies",
-            "generated topologies per client/roundtrip run (plus the pinned one)",
-            metavar="N",
-            type=int,
-        ),
-        minimum=1,
+    topologies: int = _count(
+        3, "--topologies", "generated topologies per client/roundtrip run (plus the pinned one)"
     )
-    client_timeout: float = _option(
-        60.0,
-        Flag(
-            "--client-timeout",
-            "seconds a client under test may take per topology",
-            metavar="S",
-            type=float,
-        ),
-        positive=True,
+    client_timeout: float = _seconds(
+        60.0, "--client-timeout", "seconds a client under test may take per topology"
     )
-    skip_requirements: tuple[str, ...] = _option(
-        (),
-        Flag(
-            "--skip-requirement",
-            "do not run the checks of this requirement ID (repeatable; reported as skipped)",
-            metavar="ID",
-            repeat=True,
-        ),
+    skip_requirements: tuple[str, ...] = _ids(
+        "--skip-requirement",
+        "do not run the checks of this requirement ID (repeatable; reported as skipped)",
     )
-    waivers: str | None = _option(
-        None,
-        Flag(
-            "--waivers",
-            "waiver file of known deviations (YAML): matched failures are reported as waived; "
-            "a bare name picks a shipped one: dynamo-1.6.1 (conformance/deviations/)",
-            metavar="FILE",
-        ),
+    waivers: str | None = _text(
+        "--waivers",
+        "waiver file of known deviations (YAML): matched failures are reported as waived; a "
+        "bare name picks a shipped one: dynamo-1.6.1 (conformance/deviations/)",
+        "FILE",
     )
-    target_version: str | None = _option(
-        None,
-        Flag(
-            "--target-version",
-            "the target's version as CI knows it, recorded in the reports",
-            metavar="TEXT",
-        ),
+    target_version: str | None = _text(
+        "--target-version", "the target's version as CI knows it, recorded in the reports", "TEXT"
     )
     # Reaching a target behind a gateway: headers sent to the target's origin only (values never
     # recorded), and TLS verification: a CA bundle path, or insecure (no certificate check).
-    headers: tuple[tuple[str, str], ...] = _option(
-        (),
-        Flag(
-            "--header",
-            "send this header to the target (repeatable), e.g. 'Authorization: Bearer ...'; "
-            "values are redacted in every output",
-            metavar="'NAME: VALUE'",
-            repeat=True,
-            short="-H",
-            read=_read_headers,
-            show=_show_headers,
-        ),
+    headers: tuple[tuple[str, str], ...] = _ids(
+        "--header",
+        "send this header to the target (repeatable), e.g. 'Authorization: Bearer ...'; "
+        "values are redacted in every output",
+        metavar="'NAME: VALUE'",
+        short="-H",
+        read=_read_headers,
+        show=_show_headers,
     )
-    cacert: str | None = _option(
-        None,
-        Flag(
-            "--cacert",
-            "verify the target's TLS certificate against this CA bundle (PEM)",
-            metavar="FILE",
-        ),
+    cacert: str | None = _text(
+        "--cacert", "verify the target's TLS certificate against this CA bundle (PEM)", "FILE"
     )
-    insecure: bool = _option(
-        False,
-        Flag(
-            "--insecure",
-            "do not verify the target's TLS certificate (test setups only)",
-            switch=True,
-        ),
+    insecure: bool = _switch(
+        "--insecure", "do not verify the target's TLS certificate (test setups only)"
     )
     client_conventions: tuple[str, ...] = _option(
         (),

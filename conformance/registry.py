@@ -23,6 +23,7 @@ __all__ = [
     "Skipped",
     "all_checks",
     "check",
+    "fail_on",
 ]
 
 # Module that registers each profile's checks (imported lazily, so `import conformance` is cheap).
@@ -53,6 +54,12 @@ class Failed(Exception):
 
 class Skipped(Exception):
     """The check does not apply to this target; the message is the reason."""
+
+
+def fail_on(problems: list[str], where: str) -> None:
+    """Raise Failed naming ``where`` and every problem found, when any was."""
+    if problems:
+        raise Failed(f"{where}: " + "; ".join(problems))
 
 
 class CheckError(Exception):

@@ -249,8 +249,7 @@ def write_junit(report: Report, path: str | Path) -> Path:
             root,
             "testsuite",
             name=f"conformance.{profile}",
-            # the strictest common form: seconds, no zone (UTC, said in the properties)
-            timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started or time.time())),
+            timestamp=_timestamp(started),
             hostname=host,
             time=f"{elapsed:.6f}",
         )
@@ -329,19 +328,15 @@ def write_junit(report: Report, path: str | Path) -> Path:
             ).text = f"incomplete: the run was interrupted; {plural(len(report.not_run), 'check')} not run"
     expired = report.expired_waivers()
     if expired:  # a stale waiver fails the run: one failing case each, so dashboards show it
-        suite = ET.SubElement(
+        suite = _run_suite(
             root,
-            "testsuite",
+            report,
+            host,
             name="conformance.waivers",
             tests=str(len(expired)),
             failures=str(len(expired)),
             errors="0",
             skipped="0",
-            timestamp=time.strftime(
-                "%Y-%m-%dT%H:%M:%S", time.gmtime(report.started or time.time())
-            ),
-            hostname=host,
-            time="0",
         )
         for w in expired:
             case = ET.SubElement(
@@ -356,17 +351,7 @@ def write_junit(report: Report, path: str | Path) -> Path:
         totals["tests"] += len(expired)
         totals["failures"] += len(expired)
     if not profiles and not expired:  # nothing was checked: one empty suite that says why
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name="conformance",
-            tests="0",
-            timestamp=time.strftime(
-                "%Y-%m-%dT%H:%M:%S", time.gmtime(report.started or time.time())
-            ),
-            hostname=host,
-            time="0",
-        )
+        suite = _run_suite(root, report, host, name="conformance", tests="0")
         props = ET.SubElement(suite, "properties")
         for key, value in _properties(report, ""):
             ET.SubElement(props, "property", name=key, value=value)
@@ -380,6 +365,18 @@ def write_junit(report: Report, path: str | Path) -> Path:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(out_path, encoding="utf-8", xml_declaration=True)
     return out_path
+
+
+def _run_suite(root: ET.Element, report: Report, host: str, **attributes: str) -> ET.Element:
+    """A testsuite of the run as a whole (expired waivers, nothing checked): no time of its own,
+    stamped with the run's start."""
+    stamped = {**attributes, "timestamp": _timestamp(report.started), "hostname": host, "time": "0"}
+    return ET.SubElement(root, "testsuite", stamped)
+
+
+def _timestamp(started: float | None) -> str:
+    # the strictest common form: seconds, no zone (UTC, said in the properties)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started or time.time()))
 
 
 def _profile_of(check_id: str) -> str:

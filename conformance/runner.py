@@ -263,18 +263,20 @@ def _run_one(item: Check, ctx: Any, strict: bool) -> Result:
         status, message = Status.ERROR, f"{type(exc).__name__}: {exc}\n" + "".join(tb)
     if isinstance(ctx, ProfileContext) and status != Status.PASS:
         details = {**ctx.take_details(item.id), **details}
-    return Result(
-        check=item.id,
-        requirement=item.requirement,
-        level=item.level,
-        profile=item.profile,
-        title=item.title,
-        status=status,
-        message=message,
+    return _result(
+        item,
+        status,
+        message,
         details=details,
         duration=round(time.perf_counter() - started, 6),
         started=began,
         violations=violations,
+    )
+
+
+def _result(item: Check, status: Status, message: str, **measured: Any) -> Result:
+    return Result(
+        item.id, item.requirement, item.level, item.profile, item.title, status, message, **measured
     )
 
 
@@ -294,18 +296,7 @@ class ProfileContext:
 
 
 def _whole_profile(checks: list[Check], status: Status, message: str) -> list[Result]:
-    return [
-        Result(
-            check=c.id,
-            requirement=c.requirement,
-            level=c.level,
-            profile=c.profile,
-            title=c.title,
-            status=status,
-            message=message,
-        )
-        for c in checks
-    ]
+    return [_result(c, status, message) for c in checks]
 
 
 def run(
