@@ -77,11 +77,7 @@ def visible_text(dom: str) -> str:
 def test_the_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     with start_reference_fleet(faults=["break=LIST-6"]) as broken:
         report = conformance.run(
-            url=broken.frontend_url,
-            profiles=["frontend", "workers"],
-            load_clients=2,
-            load_requests=2,
-            seed=7,
+            broken.frontend_url, ["frontend", "workers"], load_clients=2, load_requests=2, seed=7
         )
     page = write_html(report, tmp_path / "report.html")
     source = page.read_text()

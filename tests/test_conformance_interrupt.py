@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from _gateway_support import stalling_head_frontend
+
+from tests._suite_support import interrupt_when
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -41,12 +42,7 @@ def test_sigint_writes_a_partial_report_marked_incomplete(tmp_path: Path) -> Non
             stderr=subprocess.PIPE,
             text=True,
         )
-        try:
-            assert frontend.head_seen.wait(60), "the run never reached HTTP-2"
-            proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=60)
-        finally:
-            proc.kill()
+        out, err = interrupt_when(proc, frontend.head_seen, "HTTP-2")
     assert proc.returncode == 130, out + err
     assert "Traceback" not in out + err
     assert "interrupted: partial report" in out

@@ -103,20 +103,10 @@ def test_pytest_options_are_the_cli_flags_spelled_rl() -> None:
         "--rl-" + name.removeprefix("--") for name in cli if name.startswith("--")
     }
     assert pytest_names == expected - {"--rl-check"}  # pytest selects items itself (-k)
-    argv = [
-        "--rl-url",
-        "http://127.0.0.1:9",
-        "--rl-load",
-        "2x3",
-        "--rl-timeout",
-        "4",
-        "--rl-profile",
-        "frontend",
-        "--rl-header",
-        "A: b",
-        "--rl-client-conventions",
-        "nixl",
-    ]
+    argv = shlex.split(
+        "--rl-url http://127.0.0.1:9 --rl-load 2x3 --rl-timeout 4 --rl-profile frontend "
+        "--rl-header 'A: b' --rl-client-conventions nixl"
+    )
     ns = _parser(pytest_style=True).parse_args(argv)
     options = from_flags(lambda dest: getattr(ns, "rl_" + dest), pytest=True)
     assert (options.load_clients, options.load_requests, options.timeout) == (2, 3, 4.0)

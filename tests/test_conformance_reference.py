@@ -4,9 +4,6 @@ and gives the same results through the CLI, pytest and the library."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +16,7 @@ from conformance.results import Status
 from prime_rl_dynamo._variants import with_variants
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.reference import BREAKS, start_reference_fleet
+from tests._suite_support import pytest_route
 
 pytestmark = pytest.mark.integration
 
@@ -127,31 +125,16 @@ def test_cli_pytest_and_library_agree(fleet: Any, tmp_path: Path) -> None:
     cli = json.loads(cli_json.read_text())
 
     py_json, py_junit = tmp_path / "pytest.json", tmp_path / "pytest.xml"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--pyargs",
-            "conformance",
-            "-q",
-            "-p",
-            "no:randomly",
-            "--rl-url",
-            url,
-            "--rl-load",
-            "4x3",
-            "--rl-seed",
-            "1",
-            "--rl-json-report",
-            str(py_json),
-            f"--junitxml={py_junit}",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    proc = pytest_route(
+        "--rl-url",
+        url,
+        "--rl-load",
+        "4x3",
+        "--rl-seed",
+        "1",
+        "--rl-json-report",
+        str(py_json),
+        f"--junitxml={py_junit}",
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     from_pytest = json.loads(py_json.read_text())

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from prime_rl_dynamo.reference import start_reference_fleet
+from tests._suite_support import pytest_route
 
 pytestmark = pytest.mark.integration
 
@@ -115,29 +116,8 @@ def test_the_printed_line_of_a_cli_run_reruns_it(broken: Any, tmp_path: Path) ->
 def test_the_line_of_a_pytest_run_reruns_it_on_the_cli(broken: Any, tmp_path: Path) -> None:
     first_path = tmp_path / "pytest.json"
     spelled = [a.replace("--", "--rl-", 1) if a.startswith("--") else a for a in OPTIONS]
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--pyargs",
-            "conformance",
-            "-q",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
-            "--rl-url",
-            broken.frontend_url,
-            *spelled,
-            "--rl-json-report",
-            str(first_path),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    proc = pytest_route(
+        "--rl-url", broken.frontend_url, *spelled, "--rl-json-report", str(first_path), timeout=300
     )
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
     first = json.loads(first_path.read_text())
@@ -151,28 +131,10 @@ def test_the_line_of_a_pytest_run_reruns_it_on_the_cli(broken: Any, tmp_path: Pa
 def test_the_line_of_an_embedded_reference_run_keeps_its_target(tmp_path: Path) -> None:
     # Without --target reference a rerun would stand up real Dynamo when it is installed.
     first_path = tmp_path / "first.json"
-    proc = _cli(
-        [
-            "conformance",
-            "-q",
-            "--target",
-            "reference",
-            "--profile",
-            "frontend",
-            "--check",
-            "LIST-1::body",
-            "--check",
-            "HTTP-4::unknown-paths",
-            "--load",
-            "2x2",
-            "--polls",
-            "1",
-            "--seed",
-            "4",
-            "--json-report",
-            str(first_path),
-        ]
-    )
+    selection = "--profile frontend --check LIST-1::body --check HTTP-4::unknown-paths"
+    small = "--load 2x2 --polls 1 --seed 4"
+    argv = ["conformance", "-q", "--target", "reference", *selection.split(), *small.split()]
+    proc = _cli([*argv, "--json-report", str(first_path)])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     first = json.loads(first_path.read_text())
     assert _statuses(first) == {"HTTP-4::unknown-paths": "pass", "LIST-1::body": "pass"}

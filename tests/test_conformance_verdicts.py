@@ -119,15 +119,20 @@ def test_exit_3_nothing_listening_is_one_line_and_a_short_summary(
     assert {r["status"] for r in data["results"]} == {"error"}
 
 
+def _harness_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    """Standing up real Dynamo raises ``error`` (as a broken etcd would, say)."""
+    import prime_rl_dynamo.harness as harness
+
+    def start_dynamo_fleet(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(harness, "start_dynamo_fleet", start_dynamo_fleet)
+
+
 def test_exit_3_the_harness_could_not_stand_up_the_target(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import prime_rl_dynamo.harness as harness
-
-    def broken(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("etcd did not start within 30 s")
-
-    monkeypatch.setattr(harness, "start_dynamo_fleet", broken)
+    _harness_raises(monkeypatch, RuntimeError("etcd did not start within 30 s"))
     code, out, _ = _run(capsys, "-q", "--target", "dynamo", "--profile", "frontend")
     assert code == 3
     first = out.splitlines()[0]
@@ -263,12 +268,9 @@ def test_the_shipped_dynamo_waiver_file_loads() -> None:
 def test_target_reference_never_stands_up_dynamo_for_roundtrip(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import prime_rl_dynamo.harness as harness
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("real Dynamo was stood up under --target reference")
-
-    monkeypatch.setattr(harness, "start_dynamo_fleet", refuse)
+    _harness_raises(
+        monkeypatch, AssertionError("real Dynamo was stood up under --target reference")
+    )
     code, out, _ = _run(capsys, "-q", "--target", "reference", "--profile", "roundtrip")
     assert code == 4  # every roundtrip check skipped: nothing was checked
     assert "roundtrip: not run: --target reference" in out

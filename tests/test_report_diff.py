@@ -4,6 +4,7 @@ newly passing, waived (exit 0), and a file that is not a report (exit 2)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,38 +35,41 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
-def _diff(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["report", "diff", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+Diff = Callable[..., tuple[int, str, str]]
 
 
-def test_a_newly_failing_check_fails_the_gate(
-    reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = _diff(capsys, str(reports["good"]), str(reports["bad"]))
+@pytest.fixture
+def diff(capsys: pytest.CaptureFixture[str]) -> Diff:
+    """``prime-rl-dynamo report diff ARGS``: its exit code, stdout and stderr."""
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(["report", "diff", *args])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
+
+
+def test_a_newly_failing_check_fails_the_gate(reports: dict[str, Path], diff: Diff) -> None:
+    code, out, _ = diff(str(reports["good"]), str(reports["bad"]))
     assert code == 1
     assert "newly failing (1):\n  LIST-6::body: pass -> fail  LIST-6 at /workers/" in out
     assert "GATE: 1 newly failing check (exit 1)" in out
 
 
-def test_newly_passing_and_waived_pass_the_gate(
-    reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = _diff(capsys, str(reports["bad"]), str(reports["good"]))
+def test_newly_passing_and_waived_pass_the_gate(reports: dict[str, Path], diff: Diff) -> None:
+    code, out, _ = diff(str(reports["bad"]), str(reports["good"]))
     assert code == 0
     assert "newly passing (1):\n  LIST-6::body: fail -> pass" in out
-    code, out, _ = _diff(capsys, str(reports["good"]), str(reports["waived"]), "--json")
+    code, out, _ = diff(str(reports["good"]), str(reports["waived"]), "--json")
     assert code == 0
     data = json.loads(out)
     assert [c["check"] for c in data["waived"]] == ["LIST-6::body"]
     assert data["newly_failing"] == [] and data["exit_code"] == 0
 
 
-def test_same_run_twice_changes_nothing(
-    reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = _diff(capsys, str(reports["bad"]), str(reports["bad"]), "--json")
+def test_same_run_twice_changes_nothing(reports: dict[str, Path], diff: Diff) -> None:
+    code, out, _ = diff(str(reports["bad"]), str(reports["bad"]), "--json")
     data = json.loads(out)
     assert code == 0 and data["newly_failing"] == [] and data["newly_passing"] == []
     assert [c["check"] for c in data["still_failing"]] == ["LIST-6::body"]
@@ -73,11 +77,11 @@ def test_same_run_twice_changes_nothing(
 
 @pytest.mark.parametrize("content", ["not json", '{"results": []}', "[]"])
 def test_a_file_that_is_not_a_report_is_a_usage_error(
-    reports: dict[str, Path], content: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    reports: dict[str, Path], content: str, tmp_path: Path, diff: Diff
 ) -> None:
     other = tmp_path / "other.json"
     other.write_text(content)
-    code, _, err = _diff(capsys, str(reports["good"]), str(other))
+    code, _, err = diff(str(reports["good"]), str(other))
     assert code == 2 and str(other) in err and "Traceback" not in err
-    code, _, err = _diff(capsys, str(reports["good"]), str(tmp_path / "missing.json"))
+    code, _, err = diff(str(reports["good"]), str(tmp_path / "missing.json"))
     assert code == 2 and "No such file" in err
