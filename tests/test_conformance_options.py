@@ -113,26 +113,35 @@ def test_pytest_options_are_the_cli_flags_spelled_rl() -> None:
     assert options.headers == (("A", "b"),) and options.client_conventions == ("nixl",)
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["--timeout", "0"], "timeout must be a positive number of seconds; found 0.0 (--timeout)"),
-        (["--timeout", "inf"], "timeout must be a positive number"),
-        (["--load-budget", "nan"], "load_budget must be a positive number"),
-        (["--polls", "0"], "polls must be at least 1, found 0 (--polls)"),
-        (["--load", "0x3"], "load_clients must be at least 1, found 0 (--load)"),
-        (["--load", "3x0"], "load_requests must be at least 1, found 0 (--load)"),
-        (["--load", "lots"], "--load: expected CLIENTSxREQUESTS such as 32x20, got 'lots'"),
-        (["--topologies", "0"], "topologies must be at least 1"),
-        (["--profile", "nope"], "unknown profile(s) nope; expected frontend, frontend-v2"),
-        (["--client-conventions", "gloo"], "unknown client convention(s) gloo"),
-        (["--header", "no colon"], "--header: header 'no colon': expected NAME: VALUE"),
-        (["--requirement", "LIST-66"], "--requirement: unknown requirement ID 'LIST-66'"),
-        (["--client", "a:b", "--client-cmd", "c"], "--client and --client-cmd exclude each other"),
-        (["--cacert", "ca.pem", "--insecure"], "--cacert and --insecure exclude each other"),
-        (["http://x", "--target", "reference"], "--target reference chooses an embedded target"),
-    ],
-)
+#: Refused values, with the message both surfaces give: numbers out of bounds, ...
+BOUNDS = [
+    (["--timeout", "0"], "timeout must be a positive number of seconds; found 0.0 (--timeout)"),
+    (["--timeout", "inf"], "timeout must be a positive number"),
+    (["--load-budget", "nan"], "load_budget must be a positive number"),
+    (["--polls", "0"], "polls must be at least 1, found 0 (--polls)"),
+    (["--topologies", "0"], "topologies must be at least 1"),
+]
+LOADS = [
+    (["--load", "0x3"], "load_clients must be at least 1, found 0 (--load)"),
+    (["--load", "3x0"], "load_requests must be at least 1, found 0 (--load)"),
+    (["--load", "lots"], "--load: expected CLIENTSxREQUESTS such as 32x20, got 'lots'"),
+]
+#: ... names that are not known, ...
+NAMES = [
+    (["--profile", "nope"], "unknown profile(s) nope; expected frontend, frontend-v2"),
+    (["--client-conventions", "gloo"], "unknown client convention(s) gloo"),
+    (["--header", "no colon"], "--header: header 'no colon': expected NAME: VALUE"),
+    (["--requirement", "LIST-66"], "--requirement: unknown requirement ID 'LIST-66'"),
+]
+#: ... and options that exclude each other.
+CLASHES = [
+    (["--client", "a:b", "--client-cmd", "c"], "--client and --client-cmd exclude each other"),
+    (["--cacert", "ca.pem", "--insecure"], "--cacert and --insecure exclude each other"),
+    (["http://x", "--target", "reference"], "--target reference chooses an embedded target"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), [*BOUNDS, *LOADS, *NAMES, *CLASHES])
 def test_both_surfaces_refuse_the_same_values_with_the_same_message(
     argv: list[str], message: str
 ) -> None:

@@ -165,9 +165,8 @@ def test_exit_4_when_every_selected_check_is_skipped(
 ) -> None:
     # HTTP-5 judges only a 500 answer: the reference answers 200, so it is skipped.
     report = tmp_path / "r.json"
-    code, _, _ = _run(
-        capsys, fleet.frontend_url, *FAST, "--requirement", "HTTP-5", "--json-report", str(report)
-    )
+    args = [fleet.frontend_url, *FAST, "--requirement", "HTTP-5", "--json-report", str(report)]
+    code, _, _ = _run(capsys, *args)
     assert code == 4
     data = json.loads(report.read_text())
     assert data["verdict"] == "nothing-checked" and data["ok"] is False

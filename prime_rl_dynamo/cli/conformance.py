@@ -11,20 +11,32 @@ import sys
 from typing import Any
 
 from conformance.options import arguments
+from conformance.results import EXIT_CODES, INTERRUPTED, Verdict
+
+HELP = "check an RL listener, its workers, a client or real Dynamo against the contract"
+#: What the exit codes mean, beside conformance.results.EXIT_CODES (a verdict each).
+_OTHER_EXITS = {2: "usage error", INTERRUPTED: "interrupted (partial reports written)"}
+_WHY = {Verdict.INCONCLUSIVE: " (target unreachable, harness broke)"}
+
+
+def _description() -> str:
+    exits = {
+        code: verdict.value.replace("-", " ") + _WHY.get(verdict, "")
+        for verdict, code in EXIT_CODES.items()
+    }
+    exits.update(_OTHER_EXITS)
+    codes = ", ".join(f"{code} {meaning}" for code, meaning in sorted(exits.items()))
+    return (
+        "Run the conformance suite. Every check carries a requirement ID of "
+        "schema/requirements.v1.json; MUST failures fail the run, SHOULD failures warn "
+        "(--strict makes them fail). Without URL: every profile against a real Dynamo fleet "
+        f"(dynamo extra) or the embedded reference frontend. Exit codes: {codes}."
+    )
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``conformance`` and its options."""
-    parser = subparsers.add_parser(
-        "conformance",
-        help="check an RL listener, its workers, a client or real Dynamo against the contract",
-        description="Run the conformance suite. Every check carries a requirement ID of "
-        "schema/requirements.v1.json; MUST failures fail the run, SHOULD failures warn "
-        "(--strict makes them fail). Without URL: every profile against a real Dynamo fleet "
-        "(dynamo extra) or the embedded reference frontend. Exit codes: 0 conformant, 1 not "
-        "conformant, 2 usage error, 3 inconclusive (target unreachable, harness broke), 4 "
-        "nothing checked, 130 interrupted (partial reports written).",
-    )
+    parser = subparsers.add_parser("conformance", help=HELP, description=_description())
     for names, keywords in arguments():  # every option of a run, from conformance.Options
         parser.add_argument(*names, **keywords)
     # What to do with the results, not part of the run.
@@ -56,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
         write_json,
         write_junit,
     )
-    from conformance.results import INTERRUPTED
     from prime_rl_dynamo.cli._output import make_console
 
     console = make_console()
