@@ -15,7 +15,15 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields
 from typing import Any
 
-__all__ = ["Flag", "Options", "arguments", "from_flags", "pytest_spelling", "rerun_arguments"]
+__all__ = [
+    "Flag",
+    "Options",
+    "arguments",
+    "from_flags",
+    "given",
+    "pytest_spelling",
+    "rerun_arguments",
+]
 
 #: How the pytest plugin spells a CLI flag: ``--timeout`` is ``--rl-timeout``.
 PYTEST_PREFIX = "--rl-"
@@ -484,6 +492,11 @@ def arguments(*, pytest: bool = False) -> Iterator[tuple[tuple[str, ...], dict[s
             yield names, {**keywords, "dest": flag.dest}
 
 
+def given(raw: Any) -> bool:
+    """Whether a flag's raw value was given (left out: None, [] or False; 0 is a value)."""
+    return raw is not None and raw is not False and raw != []
+
+
 def from_flags(get: Callable[[str], Any], *, pytest: bool = False) -> Options:
     """The Options a command line asks for: ``get(dest)`` is each flag's raw value (None, [] or
     False when left out), of the pytest plugin's flags with ``pytest``. ValueError names the
@@ -493,7 +506,7 @@ def from_flags(get: Callable[[str], Any], *, pytest: bool = False) -> Options:
         if pytest and not flag.pytest:
             continue
         raw = get(flag.dest)
-        if raw is None or raw is False or raw == []:
+        if not given(raw):
             continue
         try:
             if flag.read is not None:

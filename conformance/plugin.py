@@ -44,12 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     # Refuse bad conformance options up front (pytest's usage error, exit 4), not as a
     # collection error; only when some are given, so other pytest runs pay nothing.
-    from conformance.options import arguments
+    from conformance.options import arguments, given
 
-    if any(
-        config.getoption(kw["dest"], None) not in (None, [], False)
-        for _, kw in arguments(pytest=True)
-    ):
+    if any(given(config.getoption(keywords["dest"])) for _, keywords in arguments(pytest=True)):
         _options(config)
 
 

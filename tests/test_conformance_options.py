@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import subprocess
+import sys
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
@@ -177,3 +179,16 @@ def test_the_docs_list_every_option() -> None:
             assert re.search(rf"(?<![\w-]){re.escape(names[-1])}(?![\w-])", table), names[-1]
     for names, _ in arguments(pytest=True):
         assert f"`{names[0]}`" in docs, names[0]
+
+
+def test_registering_the_pytest_options_imports_nothing_heavy() -> None:
+    # Every pytest run registers them (the plugin is a pytest11 entry point).
+    code = (
+        "import sys; from conformance.options import arguments; list(arguments(pytest=True)); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('httpx', 'schemathesis', 'hypothesis', 'rich', 'prime_rl_dynamo', 'starlette')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert out.stdout.strip() == "[]"

@@ -102,6 +102,23 @@ def test_unknown_requirement_is_pytests_usage_error() -> None:
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (("--rl-timeout", "0"), "timeout must be a positive number of seconds; found 0.0"),
+        (("--rl-load", "2x0"), "load_requests must be at least 1, found 0 (--rl-load)"),
+        (("--rl-profile", "nope"), "unknown profile(s) nope"),
+    ],
+)
+def test_a_bad_option_is_pytests_usage_error_like_the_clis(
+    option: tuple[str, str], message: str
+) -> None:
+    # Validated up front although no URL is given: the same check as the CLI's, flags renamed.
+    proc = pytest_route(*option)
+    assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert message in proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+
+
 def test_nothing_checked_exits_5_and_says_why(broken: Any) -> None:
     proc = _pytest(broken.frontend_url, "--rl-requirement", "RANK-6")
     assert proc.returncode == 5, proc.stdout[-2000:]

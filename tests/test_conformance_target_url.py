@@ -1,5 +1,5 @@
-"""The suite's target URL: the forms the client accepts (issue 12 item 18), no user info and
-no credential echoed anywhere (issue 12 item 12)."""
+"""The suite's target URL: the forms the client accepts, no user info and no credential echoed
+anywhere."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def fleet() -> Iterator[Any]:
 def test_target_url_is_normalised_like_the_client(
     fleet: Any, suffix: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # issue 12 item 18: BASE/v1 and BASE/v1/rl/workers are the same target as BASE.
+    # BASE/v1 and BASE/v1/rl/workers are the same target as BASE.
     report = tmp_path / "r.json"
     code = main(
         [
@@ -72,7 +72,7 @@ def test_unusable_target_url_is_a_usage_error(
 def test_user_info_in_the_target_url_is_refused_without_echoing_it(
     fleet: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # issue 12 item 12: CRED-1, and the password never reaches any output.
+    # CRED-1, and the password never reaches any output.
     secret = "PASSWORD-s3cr3t"
     url = fleet.frontend_url.replace("http://", f"http://admin:{secret}@")
     report, junit = tmp_path / "r.json", tmp_path / "r.xml"

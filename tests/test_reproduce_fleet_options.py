@@ -1,6 +1,6 @@
 """The reproduce line of a run against real Dynamo fleets keeps the options that chose those
 fleets (--request-plane, --namespace-scope, --discovery, --topologies), so rerunning it runs the
-same fleets (issue 14: --request-plane on `conformance`); defaults are left out."""
+same fleets; defaults are left out."""
 
 from __future__ import annotations
 
