@@ -23,6 +23,7 @@ __all__ = [
     "given",
     "pytest_spelling",
     "rerun_arguments",
+    "resolve_requirements",
 ]
 
 #: How the pytest plugin spells a CLI flag: ``--timeout`` is ``--rl-timeout``.
