@@ -25,6 +25,7 @@ __all__ = [
     "matrix_rows",
     "print_summary",
     "reproduce_command",
+    "shell_lines",
     "write_json",
     "write_junit",
 ]
@@ -42,6 +43,10 @@ _STYLE = {
 def reproduce_command(report: Report, requirement: str | None = None) -> str:
     """The CLI line that reruns this report's run (optionally one requirement only): every
     option that differs from its default and the seed; header values stay redacted."""
+    return " ".join(_reproduce_words(report, requirement))
+
+
+def _reproduce_words(report: Report, requirement: str | None = None) -> list[str]:
     options = dict(report.options)
     if requirement:
         options["requirements"] = [requirement]
@@ -49,9 +54,20 @@ def reproduce_command(report: Report, requirement: str | None = None) -> str:
             c for c in options.get("checks") or () if c.startswith(requirement + "::")
         ]
     argv = rerun_arguments(options, report.seed)
-    return " ".join(
-        ["prime-rl-dynamo", "conformance", *(shlex.quote(redact_urls(a)) for a in argv)]
-    )
+    return ["prime-rl-dynamo", "conformance", *(shlex.quote(redact_urls(a)) for a in argv)]
+
+
+def shell_lines(words: list[str], width: int) -> str:
+    """``words`` as one shell command in lines at most ``width`` wide where the words allow,
+    each line but the last ending in a backslash: a command that still runs when copied."""
+    lines, current = [], ""
+    for word in words:
+        if current.strip() and len(current) + 1 + len(word) + 2 > width:
+            lines.append(current + " \\")
+            current = "    " + word
+        else:
+            current = f"{current} {word}" if current else word
+    return "\n".join([*lines, current])
 
 
 def _worst(results: Sequence[Result]) -> Status:
@@ -172,12 +188,10 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
                 highlight=False,
             )
     if verdict is not Verdict.CONFORMANT:
-        # One line whatever the width, so that it can be copied and run.
+        # Wrapped as the shell reads it, so that a copied line still runs.
+        words = ["  reproduce:", *_reproduce_words(report)]
         console.print(
-            f"  reproduce: {reproduce_command(report)}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
+            shell_lines(words, console.width), markup=False, highlight=False, soft_wrap=True
         )
 
 

@@ -192,3 +192,15 @@ def test_registering_the_pytest_options_imports_nothing_heavy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_a_long_reproduce_line_wraps_as_the_shell_reads_it() -> None:
+    from conformance.reporting import shell_lines
+
+    words = ["  reproduce:", "prime-rl-dynamo", "conformance", *["--requirement", "WORKER-10"] * 6]
+    text = shell_lines(words, 40)
+    lines = text.splitlines()
+    assert len(lines) > 1 and all(len(line) <= 40 for line in lines)
+    assert all(line.endswith(" \\") for line in lines[:-1]) and not lines[-1].endswith("\\")
+    assert shlex.split(text.replace(" \\\n", " ")) == [w.strip() for w in words]
+    assert shell_lines(["a", "b"], 40) == "a b"

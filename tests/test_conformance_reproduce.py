@@ -68,32 +68,47 @@ def broken() -> Iterator[Any]:
 
 
 def _cli(args: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "100"}  # narrower than the line: it must stay one line
+    env = {**os.environ, "COLUMNS": "100"}  # narrower than the reproduce line
     return subprocess.run(
         [CLI, *args], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT
     )
 
 
-def _printed_reproduce(stdout: str) -> list[str]:
-    (line,) = re.findall(r"^\s*reproduce: (.*)$", stdout, re.MULTILINE)
-    argv = shlex.split(line)
-    assert argv[:2] == ["prime-rl-dynamo", "conformance"], line
-    return argv[2:]
+def _printed_reproduce(stdout: str) -> str:
+    # Lines that end in a backslash go on, as in a shell; none is wider than COLUMNS.
+    assert max(len(line) for line in stdout.splitlines()) <= 100
+    (command,) = re.findall(r"^\s*reproduce: ((?:.* \\\n)*.*)$", stdout, re.MULTILINE)
+    return str(command)
 
 
 def _statuses(report: dict[str, Any]) -> dict[str, str]:
     return {r["check"]: r["status"] for r in report["results"]}
 
 
-def _rerun(first: dict[str, Any], reproduce: list[str], tmp_path: Path) -> dict[str, Any]:
+def _rerun(first: dict[str, Any], command: str, tmp_path: Path) -> dict[str, Any]:
+    """Run ``command`` as a shell runs a pasted line (``-q --json-report`` added); its report."""
     again_path = tmp_path / "again.json"
-    again = _cli([*reproduce, "-q", "--json-report", str(again_path)])
+    env = {**os.environ, "PATH": f"{Path(CLI).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    again = subprocess.run(
+        ["sh", "-c", f"{command} -q --json-report {shlex.quote(str(again_path))}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=ROOT,
+    )
     assert again.returncode == first["exit_code"], again.stdout[-3000:] + again.stderr[-2000:]
     rerun = json.loads(again_path.read_text())
     assert _statuses(rerun) == _statuses(first)
     assert rerun["options"] == first["options"] and rerun["seed"] == first["seed"]
     assert rerun["reproduce"] == first["reproduce"]
     return rerun
+
+
+def _words(command: str) -> list[str]:
+    argv = shlex.split(command.replace(" \\\n", " "))
+    assert argv[:2] == ["prime-rl-dynamo", "conformance"], command
+    return argv[2:]
 
 
 def test_the_printed_line_of_a_cli_run_reruns_it(broken: Any, tmp_path: Path) -> None:
@@ -106,11 +121,13 @@ def test_the_printed_line_of_a_cli_run_reruns_it(broken: Any, tmp_path: Path) ->
     statuses = _statuses(first)
     assert statuses["LIST-6::body"] == "fail" and statuses["HTTP-2::head"] == "skip"
     assert statuses["HTTP-6::stable-polls"] == statuses["HTTP-7::concurrent-polls"] == "pass"
-    reproduce = _printed_reproduce(proc.stdout)
+    printed = _printed_reproduce(proc.stdout)
+    assert "\\\n" in printed  # wrapped, as a shell reads it
+    reproduce = _words(printed)
     assert shlex.join(["prime-rl-dynamo", "conformance", *reproduce]) == first["reproduce"]
     for flag in FLAGS:
         assert flag in reproduce, flag
-    _rerun(first, ["conformance", *reproduce], tmp_path)
+    _rerun(first, printed, tmp_path)
 
 
 def test_the_line_of_a_pytest_run_reruns_it_on_the_cli(broken: Any, tmp_path: Path) -> None:
@@ -122,10 +139,9 @@ def test_the_line_of_a_pytest_run_reruns_it_on_the_cli(broken: Any, tmp_path: Pa
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
     first = json.loads(first_path.read_text())
     assert first["options"]["checks"] == []  # every selected item: no --check list in the line
-    reproduce = shlex.split(first["reproduce"])[2:]
     for flag in FLAGS:
-        assert flag in reproduce, flag
-    _rerun(first, ["conformance", *reproduce], tmp_path)
+        assert flag in _words(first["reproduce"]), flag
+    _rerun(first, first["reproduce"], tmp_path)
 
 
 def test_the_line_of_an_embedded_reference_run_keeps_its_target(tmp_path: Path) -> None:
@@ -138,7 +154,7 @@ def test_the_line_of_an_embedded_reference_run_keeps_its_target(tmp_path: Path) 
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     first = json.loads(first_path.read_text())
     assert _statuses(first) == {"HTTP-4::unknown-paths": "pass", "LIST-1::body": "pass"}
-    reproduce = shlex.split(first["reproduce"])[2:]
+    reproduce = _words(first["reproduce"])
     assert reproduce[reproduce.index("--target") + 1] == "reference"
-    rerun = _rerun(first, ["conformance", *reproduce], tmp_path)
+    rerun = _rerun(first, first["reproduce"], tmp_path)
     assert rerun["target"]["kind"] == "reference"
