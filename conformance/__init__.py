@@ -11,9 +11,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from conformance.options import Options
     from conformance.registry import Check, all_checks
     from conformance.results import Report, Result, Status
-    from conformance.runner import Options, run
+    from conformance.runner import run
 
     run_suite = run
 
@@ -34,7 +35,7 @@ _LAZY = {
     "Report": ("conformance.results", "Report"),
     "Result": ("conformance.results", "Result"),
     "Status": ("conformance.results", "Status"),
-    "Options": ("conformance.runner", "Options"),
+    "Options": ("conformance.options", "Options"),
     "run": ("conformance.runner", "run"),
     "run_suite": ("conformance.runner", "run"),
 }

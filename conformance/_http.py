@@ -11,9 +11,12 @@ import json
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
+
+if TYPE_CHECKING:
+    from conformance.options import Options
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -24,6 +27,7 @@ __all__ = [
     "json_media",
     "make_client",
     "request",
+    "target_client",
 ]
 
 #: The discovery client's cap (prime_rl_dynamo.client.DEFAULT_MAX_BODY_BYTES), the suite's default.
@@ -105,6 +109,18 @@ def make_client(
     )
     client.deadline, client.max_body_bytes = timeout, max_body_bytes
     return client
+
+
+def target_client(options: Options, origin: str | None) -> httpx.Client:
+    """A client bounded by a run's options, sending its headers to ``origin`` (the target) only
+    and verifying TLS as the options say."""
+    return make_client(
+        options.timeout,
+        options.max_body_bytes,
+        origin=origin,
+        headers=options.headers,
+        verify=options.verify,
+    )
 
 
 class BoundedClient(httpx.Client):

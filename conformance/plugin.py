@@ -8,6 +8,7 @@ items report its results: pass, fail, skip (with the reason), waived (xfail, wit
 reason), warn (a pytest warning; a failure with --rl-strict) and error (the suite or the
 target's harness broke). Exit status: pytest's own, except 3 when the run is inconclusive
 (nothing listening at the URL: one line, no per-item tracebacks) and 5 when nothing was checked.
+Its options are generated from ``conformance.options.Options``: each CLI flag, spelled ``--rl-*``.
 """
 
 from __future__ import annotations
@@ -31,156 +32,33 @@ class ConformanceWarning(UserWarning):
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from conformance.options import arguments
+
     group = parser.getgroup("rl-conformance", "prime-rl-dynamo conformance suite")
-    group.addoption("--rl-url", default=None, help="RL listener base URL (default: embedded fleet)")
-    group.addoption(
-        "--rl-profile",
-        action="append",
-        default=[],
-        choices=("frontend", "frontend-v2", "workers", "client", "roundtrip"),
-        help="profile to run (repeatable)",
-    )
-    group.addoption("--rl-strict", action="store_true", help="SHOULD failures fail")
-    group.addoption(
-        "--rl-requirement", action="append", default=[], help="only this requirement ID"
-    )
-    group.addoption("--rl-seed", type=int, default=None, help="seed of generated topologies")
-    group.addoption("--rl-client", default=None, help="client under test, module:function")
-    group.addoption("--rl-client-cmd", default=None, help="client under test, shell command")
-    group.addoption(
-        "--rl-client-conventions",
-        default="",
-        help="conventions the client under test implements, comma-separated (default: all)",
-    )
-    group.addoption(
-        "--rl-target",
-        default="auto",
-        choices=("auto", "dynamo", "reference"),
-        help="without --rl-url: which embedded fleet to stand up",
-    )
-    group.addoption(
-        "--rl-discovery",
-        default="file",
-        choices=("file", "etcd"),
-        help="discovery backend of the real Dynamo fleets the suite stands up",
-    )
-    group.addoption(
-        "--rl-request-plane",
-        default="tcp",
-        choices=("tcp", "nats", "http"),
-        help="request plane of the real Dynamo fleets the suite stands up",
-    )
-    group.addoption(
-        "--rl-namespace-scope",
-        default="exact",
-        choices=("exact", "prefix", "suffix"),
-        help="namespace scope of the roundtrip profile's fleets",
-    )
-    group.addoption("--rl-topologies", type=int, default=3, help="generated topologies per run")
-    group.addoption("--rl-load", default="32x20", help="concurrent polling load CLIENTSxREQUESTS")
+    for names, keywords in arguments(pytest=True):  # every option of a run, from Options
+        group.addoption(*names, **keywords)
     group.addoption("--rl-json-report", default=None, help="write the suite's JSON report here")
-    group.addoption(
-        "--rl-skip-requirement", action="append", default=[], help="do not run this requirement"
-    )
-    group.addoption("--rl-waivers", default=None, help="waiver file of known deviations")
     group.addoption("--rl-html-report", default=None, help="write the suite's HTML report here")
-    group.addoption("--rl-target-version", default=None, help="the target's version, recorded")
-    group.addoption(
-        "--rl-timeout", type=float, default=10.0, help="deadline of each HTTP exchange, seconds"
-    )
-    group.addoption(
-        "--rl-max-body-bytes", type=int, default=8 * 1024 * 1024, help="body size cap of a reply"
-    )
-    group.addoption(
-        "--rl-header",
-        action="append",
-        default=[],
-        metavar="NAME: VALUE",
-        help="header sent to the target (repeatable; values redacted in every output)",
-    )
-    group.addoption("--rl-cacert", default=None, help="CA bundle (PEM) for the target's TLS")
-    group.addoption(
-        "--rl-insecure", action="store_true", help="do not verify the target's TLS certificate"
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # Refuse bad conformance options up front (pytest's usage error, exit 4), not as a
     # collection error; only when some are given, so other pytest runs pay nothing.
-    given = ("rl_url", "rl_requirement", "rl_skip_requirement", "rl_waivers")
-    if any(config.getoption(name, None) for name in given):
+    from conformance.options import arguments, given
+
+    if any(given(config.getoption(keywords["dest"])) for _, keywords in arguments(pytest=True)):
         _options(config)
 
 
-def _options(config: pytest.Config, checks: tuple[str, ...] = ()) -> Any:
-    from conformance.runner import Options
+def _options(config: pytest.Config) -> Any:
+    from conformance.options import from_flags, pytest_spelling
 
     try:
-        clients, requests = (int(x) for x in str(config.getoption("rl_load")).lower().split("x", 1))
-    except ValueError:
-        raise pytest.UsageError("--rl-load expects CLIENTSxREQUESTS such as 32x20") from None
-    try:
-        return _build(Options, config, checks, clients, requests)
+        options = from_flags(lambda dest: config.getoption("rl_" + dest), pytest=True)
+        options.check_usable()
     except ValueError as exc:  # an unknown requirement ID, a URL the client refuses, ...
-        raise pytest.UsageError(str(exc).replace("--requirement", "--rl-requirement")) from None
-
-
-def _build(
-    Options: Any, config: pytest.Config, checks: tuple[str, ...], clients: int, requests: int
-) -> Any:
-    options = Options(
-        url=config.getoption("rl_url"),
-        profiles=tuple(config.getoption("rl_profile")),
-        strict=bool(config.getoption("rl_strict")),
-        requirements=tuple(config.getoption("rl_requirement")),
-        checks=checks,
-        seed=config.getoption("rl_seed"),
-        client=config.getoption("rl_client"),
-        client_cmd=config.getoption("rl_client_cmd"),
-        target=config.getoption("rl_target"),
-        discovery=config.getoption("rl_discovery"),
-        request_plane=config.getoption("rl_request_plane"),
-        namespace_scope=config.getoption("rl_namespace_scope"),
-        topologies=config.getoption("rl_topologies"),
-        client_conventions=tuple(
-            c.strip() for c in str(config.getoption("rl_client_conventions")).split(",") if c
-        ),
-        load_clients=clients,
-        load_requests=requests,
-        skip_requirements=tuple(config.getoption("rl_skip_requirement")),
-        waivers=config.getoption("rl_waivers"),
-        target_version=config.getoption("rl_target_version"),
-        timeout=config.getoption("rl_timeout"),
-        max_body_bytes=config.getoption("rl_max_body_bytes"),
-        **_gateway_options(config),
-    )
-    options.base_url()
-    if options.waivers:
-        from conformance.waivers import load_waivers
-
-        load_waivers(options.waivers)
+        raise pytest.UsageError(pytest_spelling(str(exc))) from None
     return options
-
-
-def _gateway_options(config: pytest.Config) -> dict[str, Any]:
-    from prime_rl_dynamo._http import parse_header
-    from prime_rl_dynamo.errors import ConfigError
-
-    try:
-        headers = tuple(parse_header(text) for text in config.getoption("rl_header"))
-    except ConfigError as exc:
-        raise pytest.UsageError(f"--rl-header: {exc}") from None
-    cacert = config.getoption("rl_cacert")
-    if cacert:
-        from pathlib import Path
-
-        if not Path(cacert).is_file():
-            raise pytest.UsageError(f"--rl-cacert {cacert}: no such file")
-    return {
-        "headers": headers,
-        "cacert": cacert,
-        "insecure": bool(config.getoption("rl_insecure")),
-    }
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -207,11 +85,17 @@ def _selected(session: pytest.Session) -> list[str]:
 
 
 def _run_suite(session: pytest.Session) -> Any:
+    from dataclasses import replace
+
     from conformance.reporting import header, write_json
-    from conformance.runner import run
+    from conformance.runner import run, select_checks
 
     config = session.config
-    report = run(options=_options(config, tuple(_selected(session))))
+    options = _options(config)
+    selected = _selected(session)
+    if set(selected) != {c.id for c in select_checks(options)}:  # -k, a node ID: a narrower run
+        options = replace(options, checks=tuple(selected))
+    report = run(options=options)
     config.stash[_REPORT] = report
     path = config.getoption("rl_json_report")
     if path:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from prime_rl_dynamo._wire import PROFILES
 from prime_rl_dynamo.requirements import requirement
 
 __all__ = [
@@ -22,11 +23,8 @@ __all__ = [
     "Skipped",
     "all_checks",
     "check",
-    "get_check",
+    "fail_on",
 ]
-
-#: Profiles in the order a run executes them.
-PROFILES: tuple[str, ...] = ("frontend", "frontend-v2", "workers", "client", "roundtrip")
 
 # Module that registers each profile's checks (imported lazily, so `import conformance` is cheap).
 _PROFILE_MODULES = {
@@ -56,6 +54,12 @@ class Failed(Exception):
 
 class Skipped(Exception):
     """The check does not apply to this target; the message is the reason."""
+
+
+def fail_on(problems: list[str], where: str) -> None:
+    """Raise Failed naming ``where`` and every problem found, when any was."""
+    if problems:
+        raise Failed(f"{where}: " + "; ".join(problems))
 
 
 class CheckError(Exception):
@@ -120,12 +124,3 @@ def all_checks(profiles: tuple[str, ...] | list[str] | None = None) -> list[Chec
             raise ValueError(f"unknown profile {name!r}; expected one of {', '.join(PROFILES)}")
     _load(wanted)
     return [c for p in wanted for c in _REGISTRY.values() if c.profile == p]
-
-
-def get_check(check_id: str) -> Check:
-    """One check by ID (loads every profile)."""
-    _load()
-    try:
-        return _REGISTRY[check_id]
-    except KeyError:
-        raise KeyError(f"no conformance check {check_id!r}") from None

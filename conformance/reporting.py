@@ -7,12 +7,14 @@ where, and how to reproduce it; the matrix maps each requirement to the checks t
 from __future__ import annotations
 
 import json
+import shlex
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.options import rerun_arguments
 from conformance.registry import Check, all_checks
 from conformance.results import Report, Result, Status, Verdict, cut, redact_urls
 from prime_rl_dynamo._text import plural
@@ -23,6 +25,7 @@ __all__ = [
     "matrix_rows",
     "print_summary",
     "reproduce_command",
+    "shell_lines",
     "write_json",
     "write_junit",
 ]
@@ -38,44 +41,33 @@ _STYLE = {
 
 
 def reproduce_command(report: Report, requirement: str | None = None) -> str:
-    """The CLI line that reruns this report's run (optionally one requirement only)."""
-    opts = report.options
-    parts = ["prime-rl-dynamo", "conformance"]
-    if opts.get("url"):
-        parts.append(redact_urls(str(opts["url"])))
-    if opts.get("target") not in (None, "auto"):
-        parts += ["--target", str(opts["target"])]
-    for profile in opts.get("profiles") or ():
-        parts += ["--profile", profile]
-    if opts.get("strict"):
-        parts.append("--strict")
-    if opts.get("client"):
-        parts += ["--client", str(opts["client"])]
-    if opts.get("client_cmd"):
-        parts += ["--client-cmd", repr(str(opts["client_cmd"]))]
-    for req in [requirement] if requirement else list(opts.get("requirements") or ()):
-        parts += ["--requirement", req]
-    for req in opts.get("skip_requirements") or ():
-        parts += ["--skip-requirement", req]
-    if opts.get("waivers"):
-        parts += ["--waivers", str(opts["waivers"])]
-    for header in opts.get("headers") or ():  # already "Name: <redacted>" (runner._redact)
-        parts += ["-H", repr(str(header))]
-    if opts.get("cacert"):
-        parts += ["--cacert", str(opts["cacert"])]
-    if opts.get("insecure"):
-        parts.append("--insecure")
-    # What chose the fleets the run stood up (real Dynamo's plane, scope, discovery; how many).
-    for key, flag, default in (
-        ("discovery", "--discovery", "file"),
-        ("request_plane", "--request-plane", "tcp"),
-        ("namespace_scope", "--namespace-scope", "exact"),
-        ("topologies", "--topologies", 3),
-    ):
-        if opts.get(key) not in (None, default):
-            parts += [flag, str(opts[key])]
-    parts += ["--seed", str(report.seed)]
-    return " ".join(parts)
+    """The CLI line that reruns this report's run (optionally one requirement only): every
+    option that differs from its default and the seed; header values stay redacted."""
+    return " ".join(_reproduce_words(report, requirement))
+
+
+def _reproduce_words(report: Report, requirement: str | None = None) -> list[str]:
+    options = dict(report.options)
+    if requirement:
+        options["requirements"] = [requirement]
+        options["checks"] = [
+            c for c in options.get("checks") or () if c.startswith(requirement + "::")
+        ]
+    argv = rerun_arguments(options, report.seed)
+    return ["prime-rl-dynamo", "conformance", *(shlex.quote(redact_urls(a)) for a in argv)]
+
+
+def shell_lines(words: list[str], width: int) -> str:
+    """``words`` as one shell command in lines at most ``width`` wide where the words allow,
+    each line but the last ending in a backslash: a command that still runs when copied."""
+    lines, current = [], ""
+    for word in words:
+        if current.strip() and len(current) + 1 + len(word) + 2 > width:
+            lines.append(current + " \\")
+            current = "    " + word
+        else:
+            current = f"{current} {word}" if current else word
+    return "\n".join([*lines, current])
 
 
 def _worst(results: Sequence[Result]) -> Status:
@@ -196,7 +188,11 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
                 highlight=False,
             )
     if verdict is not Verdict.CONFORMANT:
-        console.print(f"  reproduce: {reproduce_command(report)}", markup=False, highlight=False)
+        # Wrapped as the shell reads it, so that a copied line still runs.
+        words = ["  reproduce:", *_reproduce_words(report)]
+        console.print(
+            shell_lines(words, console.width), markup=False, highlight=False, soft_wrap=True
+        )
 
 
 _EXPIRED = "the run fails until the waiver is renewed or removed"
@@ -251,7 +247,7 @@ def write_junit(report: Report, path: str | Path) -> Path:
         profiles.setdefault(r.profile, []).append(r)
     not_run: dict[str, list[str]] = {}
     for check_id in report.not_run:
-        profile = _profile_of(check_id, report)
+        profile = _profile_of(check_id)
         not_run.setdefault(profile, []).append(check_id)
         profiles.setdefault(profile, [])
     totals = {"tests": 0, "failures": 0, "errors": 0}
@@ -267,8 +263,7 @@ def write_junit(report: Report, path: str | Path) -> Path:
             root,
             "testsuite",
             name=f"conformance.{profile}",
-            # the strictest common form: seconds, no zone (UTC, said in the properties)
-            timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started or time.time())),
+            timestamp=_timestamp(started),
             hostname=host,
             time=f"{elapsed:.6f}",
         )
@@ -347,19 +342,15 @@ def write_junit(report: Report, path: str | Path) -> Path:
             ).text = f"incomplete: the run was interrupted; {plural(len(report.not_run), 'check')} not run"
     expired = report.expired_waivers()
     if expired:  # a stale waiver fails the run: one failing case each, so dashboards show it
-        suite = ET.SubElement(
+        suite = _run_suite(
             root,
-            "testsuite",
+            report,
+            host,
             name="conformance.waivers",
             tests=str(len(expired)),
             failures=str(len(expired)),
             errors="0",
             skipped="0",
-            timestamp=time.strftime(
-                "%Y-%m-%dT%H:%M:%S", time.gmtime(report.started or time.time())
-            ),
-            hostname=host,
-            time="0",
         )
         for w in expired:
             case = ET.SubElement(
@@ -374,17 +365,7 @@ def write_junit(report: Report, path: str | Path) -> Path:
         totals["tests"] += len(expired)
         totals["failures"] += len(expired)
     if not profiles and not expired:  # nothing was checked: one empty suite that says why
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name="conformance",
-            tests="0",
-            timestamp=time.strftime(
-                "%Y-%m-%dT%H:%M:%S", time.gmtime(report.started or time.time())
-            ),
-            hostname=host,
-            time="0",
-        )
+        suite = _run_suite(root, report, host, name="conformance", tests="0")
         props = ET.SubElement(suite, "properties")
         for key, value in _properties(report, ""):
             ET.SubElement(props, "property", name=key, value=value)
@@ -400,13 +381,20 @@ def write_junit(report: Report, path: str | Path) -> Path:
     return out_path
 
 
-def _profile_of(check_id: str, report: Report) -> str:
-    try:
-        from conformance.registry import get_check
+def _run_suite(root: ET.Element, report: Report, host: str, **attributes: str) -> ET.Element:
+    """A testsuite of the run as a whole (expired waivers, nothing checked): no time of its own,
+    stamped with the run's start."""
+    stamped = {**attributes, "timestamp": _timestamp(report.started), "hostname": host, "time": "0"}
+    return ET.SubElement(root, "testsuite", stamped)
 
-        return get_check(check_id).profile
-    except KeyError:
-        return "unknown"
+
+def _timestamp(started: float | None) -> str:
+    # the strictest common form: seconds, no zone (UTC, said in the properties)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started or time.time()))
+
+
+def _profile_of(check_id: str) -> str:
+    return next((c.profile for c in all_checks() if c.id == check_id), "unknown")
 
 
 def _properties(report: Report, profile: str) -> list[tuple[str, str]]:

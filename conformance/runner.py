@@ -15,14 +15,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from conformance._storage import tool_state_in_cache
-from conformance.registry import (
-    PROFILES,
-    Check,
-    CheckError,
-    Failed,
-    Skipped,
-    all_checks,
-)
+from conformance.options import Options, resolve_requirements
+from conformance.registry import Check, CheckError, Failed, Skipped, all_checks
 from conformance.results import Report, Result, Status
 
 if TYPE_CHECKING:
@@ -34,108 +28,12 @@ __all__ = [
     "Progress",
     "RunContext",
     "profile_setup",
+    "resolve_requirements",
     "run",
     "select_checks",
 ]
 
 Progress = Callable[[str, Check, "Result | None"], None]
-
-#: The weight-transfer conventions a client under test may declare (--client-conventions).
-CLIENT_CONVENTIONS = ("prime-nccl", "vllm-native-nccl", "nixl")
-
-
-@dataclass(frozen=True)
-class Options:
-    """Everything that decides what a run does (recorded in the JSON report)."""
-
-    url: str | None = None  # RL listener base URL; None: stand up the embedded default target
-    profiles: tuple[str, ...] = ()  # empty: frontend+workers with a URL, every profile without
-    strict: bool = False  # SHOULD failures fail the run instead of warning
-    requirements: tuple[str, ...] = ()  # only checks of these requirement IDs
-    checks: tuple[str, ...] = ()  # only these check IDs
-    seed: int | None = None  # None: random, printed and recorded
-    client: str | None = None  # client under test, "module:function"
-    client_cmd: str | None = None  # client under test, a shell command
-    target: str = "auto"  # without a URL: "auto" (dynamo if importable), "dynamo" or "reference"
-    discovery: str = "file"  # discovery backend of real Dynamo fleets: "file" or "etcd"
-    request_plane: str = "tcp"  # request plane of real Dynamo fleets: "tcp", "nats" or "http"
-    namespace_scope: str = "exact"  # roundtrip fleets' scope: "exact", "prefix" or "suffix"
-    timeout: float = 10.0  # deadline of each whole HTTP exchange with the target, seconds
-    max_body_bytes: int = 8 * 1024 * 1024  # body size cap of each reply (the client's default)
-    polls: int = 5  # repeated polls for HTTP-6
-    load_clients: int = 32  # concurrent pollers for HTTP-7
-    load_requests: int = 20  # requests per poller
-    load_budget: float = 30.0  # seconds the load may take before it is cut short
-    topologies: int = 3  # generated topologies per client / roundtrip run (plus the pinned one)
-    client_timeout: float = 60.0  # seconds a client under test may take per topology
-    skip_requirements: tuple[str, ...] = ()  # checks of these requirement IDs are not run
-    waivers: str | None = None  # waiver file: known deviations reported as "waived"
-    target_version: str | None = None  # the target's version as CI knows it (recorded only)
-
-    # Reaching a target behind a gateway: headers sent to the target's origin only (values never
-    # recorded), and TLS verification: a CA bundle path, or insecure (no certificate check).
-    headers: tuple[tuple[str, str], ...] = ()
-    cacert: str | None = None
-    insecure: bool = False
-    client_conventions: tuple[str, ...] = ()  # what the client implements; empty: all three
-
-    def __post_init__(self) -> None:
-        if self.topologies < 1:
-            raise ValueError(f"topologies must be at least 1, got {self.topologies}")
-        unknown = [c for c in self.client_conventions if c not in CLIENT_CONVENTIONS]
-        if unknown:
-            raise ValueError(
-                f"unknown client convention(s) {', '.join(unknown)}; expected "
-                f"{', '.join(CLIENT_CONVENTIONS)}"
-            )
-        # IDs are matched case-insensitively and stored as the catalog spells them.
-        object.__setattr__(self, "requirements", resolve_requirements(self.requirements))
-        object.__setattr__(
-            self,
-            "skip_requirements",
-            resolve_requirements(self.skip_requirements, "--skip-requirement"),
-        )
-        if self.url is not None and self.target != "auto":
-            raise ValueError(
-                f"--target {self.target} chooses an embedded target; with a URL the target is "
-                "that URL (drop --target, or drop the URL)"
-            )
-        if not self.timeout > 0 or self.timeout == float("inf"):
-            raise ValueError(f"timeout must be a positive number of seconds; found {self.timeout}")
-        if self.max_body_bytes < 1:
-            raise ValueError(f"max_body_bytes must be at least 1; found {self.max_body_bytes}")
-
-    @property
-    def verify(self) -> bool | str:
-        """httpx's ``verify`` for the target: False (--insecure), a CA bundle, or True."""
-        return False if self.insecure else (self.cacert or True)
-
-    def resolved_profiles(self) -> tuple[str, ...]:
-        """The profiles this run executes, in execution order."""
-        if self.profiles:
-            unknown = [p for p in self.profiles if p not in PROFILES]
-            if unknown:
-                raise ValueError(
-                    f"unknown profile(s) {', '.join(unknown)}; expected {', '.join(PROFILES)}"
-                )
-            return tuple(p for p in PROFILES if p in self.profiles)
-        return ("frontend", "workers") if self.url else PROFILES
-
-    def base_url(self) -> str | None:
-        """The target's RL listener base URL, normalised like the client's discovery URL.
-
-        ``BASE``, ``BASE/v1`` and ``BASE/v1/rl/workers`` name the same target; a URL the client
-        would refuse (another scheme, user info: CRED-1, a query) is a ValueError (a usage error).
-        """
-        if self.url is None:
-            return None
-        from prime_rl_dynamo.client import DISCOVERY_PATH, normalize_discovery_url
-
-        try:
-            workers = normalize_discovery_url(self.url)
-        except ValueError as exc:
-            raise ValueError(f"target URL: {exc}") from None
-        return workers[: -len(DISCOVERY_PATH)].rstrip("/")
 
 
 @dataclass
@@ -191,32 +89,6 @@ def profile_setup(
         return factory
 
     return register
-
-
-def resolve_requirements(
-    ids: tuple[str, ...] | list[str], flag: str = "--requirement"
-) -> tuple[str, ...]:
-    """Requirement IDs as the catalog spells them (case-insensitive), or a ValueError with the
-    nearest known ID for a near miss."""
-    import difflib
-
-    from prime_rl_dynamo.requirements import all_requirements, v2_requirements
-
-    # Protocol 1's catalog and the protocol 2 draft's V2-* IDs (checked by frontend-v2).
-    known = {r.upper(): r for r in [*all_requirements(), *v2_requirements()]}
-    out = []
-    for raw in ids:
-        key = str(raw).strip().upper()
-        if key in known:
-            out.append(known[key])
-            continue
-        near = difflib.get_close_matches(key, list(known), n=2, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(known[n] for n in near)}?" if near else ""
-        raise ValueError(
-            f"{flag}: unknown requirement ID {raw!r}{hint} "
-            "(prime-rl-dynamo conformance --list shows every ID)"
-        )
-    return tuple(dict.fromkeys(out))
 
 
 def select_checks(options: Options) -> list[Check]:
@@ -392,18 +264,20 @@ def _run_one(item: Check, ctx: Any, strict: bool) -> Result:
         status, message = Status.ERROR, f"{type(exc).__name__}: {exc}\n" + "".join(tb)
     if isinstance(ctx, ProfileContext) and status != Status.PASS:
         details = {**ctx.take_details(item.id), **details}
-    return Result(
-        check=item.id,
-        requirement=item.requirement,
-        level=item.level,
-        profile=item.profile,
-        title=item.title,
-        status=status,
-        message=message,
+    return _result(
+        item,
+        status,
+        message,
         details=details,
         duration=round(time.perf_counter() - started, 6),
         started=began,
         violations=violations,
+    )
+
+
+def _result(item: Check, status: Status, message: str, **measured: Any) -> Result:
+    return Result(
+        item.id, item.requirement, item.level, item.profile, item.title, status, message, **measured
     )
 
 
@@ -422,19 +296,8 @@ class ProfileContext:
         return self._details.pop(check_id, {})
 
 
-def _whole_profile(checks: list[Check], status: Status, message: str, strict: bool) -> list[Result]:
-    return [
-        Result(
-            check=c.id,
-            requirement=c.requirement,
-            level=c.level,
-            profile=c.profile,
-            title=c.title,
-            status=status,
-            message=message,
-        )
-        for c in checks
-    ]
+def _whole_profile(checks: list[Check], status: Status, message: str) -> list[Result]:
+    return [_result(c, status, message) for c in checks]
 
 
 def run(
@@ -489,18 +352,18 @@ def run(
     except TargetUnreachable as exc:
         report.inconclusive = str(exc)
         report.target = run_ctx.target
-        report.extend(_whole_profile(chosen, Status.ERROR, f"not run: {exc}", opts.strict))
+        report.extend(_whole_profile(chosen, Status.ERROR, f"not run: {exc}"))
     except Exception as exc:  # the embedded target could not be stood up
         done = {r.check for r in report.results}
         rest = [c for c in chosen if c.id not in done]
         report.target = report.target or {"kind": "unavailable"}
         why = f"the target could not be stood up: {type(exc).__name__}: {exc}"
         report.inconclusive = why.splitlines()[0]
-        report.extend(_whole_profile(rest, Status.ERROR, why, opts.strict))
+        report.extend(_whole_profile(rest, Status.ERROR, why))
     skipped = [
         c for c in all_checks(opts.resolved_profiles()) if c.requirement in opts.skip_requirements
     ]
-    report.extend(_whole_profile(skipped, Status.SKIP, "not run: --skip-requirement", opts.strict))
+    report.extend(_whole_profile(skipped, Status.SKIP, "not run: --skip-requirement"))
     if waivers:
         report.results[:], report.waivers = apply_waivers(report.results, waivers)
     report.target.setdefault("notes", []).extend(run_ctx.notes)
@@ -537,9 +400,7 @@ def _run_profile(
     strict = run_ctx.options.strict
     factory = _SETUPS.get(name)
     if factory is None:
-        report.extend(
-            _whole_profile(checks, Status.ERROR, f"profile {name!r} has no setup", strict)
-        )
+        report.extend(_whole_profile(checks, Status.ERROR, f"profile {name!r} has no setup"))
         return
     results: list[Result] = []
     try:
@@ -571,7 +432,7 @@ def _report_rest(
     progress: Progress | None,
     report: Report,
 ) -> None:
-    results = _whole_profile(rest, status, message, run_ctx.options.strict)
+    results = _whole_profile(rest, status, message)
     report.extend(results)
     if progress:
         for item, result in zip(rest, results, strict=True):

@@ -70,7 +70,7 @@ def load_waivers(path: str | Path) -> list[Waiver]:
     """
     import yaml
 
-    from conformance.runner import resolve_requirements
+    from conformance.options import resolve_requirements
 
     source = waiver_path(path)
     try:

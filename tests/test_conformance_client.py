@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from _conformance_support import not_passing
+from _suite_support import not_passing
 
 import conformance
 from conformance.client_profile import (

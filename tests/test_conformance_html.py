@@ -77,11 +77,7 @@ def visible_text(dom: str) -> str:
 def test_the_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     with start_reference_fleet(faults=["break=LIST-6"]) as broken:
         report = conformance.run(
-            url=broken.frontend_url,
-            profiles=["frontend", "workers"],
-            load_clients=2,
-            load_requests=2,
-            seed=7,
+            broken.frontend_url, ["frontend", "workers"], load_clients=2, load_requests=2, seed=7
         )
     page = write_html(report, tmp_path / "report.html")
     source = page.read_text()
@@ -95,7 +91,7 @@ def test_the_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert "HTTP-1 MUST PASS" in text and "HTTP-5 MUST SKIP" in text
     assert "Failures, errors, warnings and waived results, in full" in text
     assert f"Reproduce: prime-rl-dynamo conformance {broken.frontend_url.rstrip('/')}" in text
-    assert "--requirement LIST-6 --seed 7" in text
+    assert "--requirement LIST-6 --load 2x2 --seed 7" in text  # every non-default option
     assert "Options" in text and "load_clients 2" in text
     shot = tmp_path / "shot.png"
     proc = render(page, tmp_path, f"--screenshot={shot}", "--window-size=1280,1400")

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from _conformance_support import interrupt_when
 from _gateway_support import stalling_head_frontend
+
+from tests._suite_support import interrupt_when
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -41,7 +42,7 @@ def test_sigint_writes_a_partial_report_marked_incomplete(tmp_path: Path) -> Non
             stderr=subprocess.PIPE,
             text=True,
         )
-        out, err = interrupt_when(proc, frontend.head_seen, timeout=60)
+        out, err = interrupt_when(proc, frontend.head_seen, "HTTP-2")
     assert proc.returncode == 130, out + err
     assert "Traceback" not in out + err
     assert "interrupted: partial report" in out

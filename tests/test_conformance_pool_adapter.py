@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _conformance_support import not_passing
+from _suite_support import not_passing
 
 import conformance
 from conformance.examples.pool_adapter import PoolSettings, adapter

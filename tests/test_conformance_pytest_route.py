@@ -4,7 +4,6 @@ target prints, per-item durations and a JUnit file valid against tests/junit.xsd
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import xml.etree.ElementTree as ET
@@ -13,17 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _conformance_support import PYTEST_ROUTE, ROOT, interrupt_when, run_pytest_route
 from _gateway_support import stalling_head_frontend
 
 from prime_rl_dynamo.reference import start_reference_fleet
+from tests._suite_support import ENV, PYTEST_ROUTE, ROOT, interrupt_when, pytest_route
 from tests.test_conformance_reports import assert_valid_junit
 
 pytestmark = pytest.mark.integration
 
 
-def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_pytest_route("--rl-load", "2x2", "--rl-seed", "1", *args)
+def _pytest(url: str, *args: str, junit: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The pytest route against ``url`` (a small load, seed 1), its JUnit file at ``junit``."""
+    extra = [f"--junitxml={junit}"] if junit else []
+    return pytest_route("--rl-url", url, "--rl-load", "2x2", "--rl-seed", "1", *args, *extra)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def test_unreachable_target_exits_3_with_one_line(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}"
     junit = tmp_path / "p.xml"
-    proc = _pytest("--rl-url", url, f"--junitxml={junit}")
+    proc = _pytest(url, junit=junit)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 3, out[-2000:]
     assert f"nothing listening at {url}: connection refused (inconclusive)" in out
@@ -71,14 +72,9 @@ def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
             str(report),
         ]
         proc = subprocess.Popen(
-            args,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV
         )
-        out, _ = interrupt_when(proc, frontend.head_seen, timeout=120)
+        out, _ = interrupt_when(proc, frontend.head_seen, "HTTP-2")
     assert proc.returncode == 2, out[-2000:]  # pytest's "interrupted"
     assert "interrupted: the conformance report is incomplete" in out
     assert "Traceback" not in out, out[-3000:]
@@ -100,14 +96,31 @@ def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
 
 
 def test_unknown_requirement_is_pytests_usage_error() -> None:
-    proc = _pytest("--rl-url", "http://127.0.0.1:1", "--rl-requirement", "LIST-66")
+    proc = _pytest("http://127.0.0.1:1", "--rl-requirement", "LIST-66")
     assert proc.returncode == 4  # pytest's usage error
     assert "--rl-requirement: unknown requirement ID 'LIST-66'; did you mean LIST-6" in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (("--rl-timeout", "0"), "timeout must be a positive number of seconds; found 0.0"),
+        (("--rl-load", "2x0"), "load_requests must be at least 1, found 0 (--rl-load)"),
+        (("--rl-profile", "nope"), "unknown profile(s) nope"),
+    ],
+)
+def test_a_bad_option_is_pytests_usage_error_like_the_clis(
+    option: tuple[str, str], message: str
+) -> None:
+    # Validated up front although no URL is given: the same check as the CLI's, flags renamed.
+    proc = pytest_route(*option)
+    assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert message in proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+
+
 def test_nothing_checked_exits_5_and_says_why(broken: Any) -> None:
-    proc = _pytest("--rl-url", broken.frontend_url, "--rl-requirement", "RANK-6")
+    proc = _pytest(broken.frontend_url, "--rl-requirement", "RANK-6")
     assert proc.returncode == 5, proc.stdout[-2000:]
     assert "nothing was checked: no check was selected: RANK-6 is checked only by the client" in (
         proc.stdout
@@ -117,13 +130,12 @@ def test_nothing_checked_exits_5_and_says_why(broken: Any) -> None:
 def test_a_failing_target_fails_and_a_waiver_is_an_xfail(broken: Any, tmp_path: Path) -> None:
     junit, report = tmp_path / "p.xml", tmp_path / "p.json"
     proc = _pytest(
-        "--rl-url",
         broken.frontend_url,
         "--rl-profile",
         "frontend",
-        f"--junitxml={junit}",
         "--rl-json-report",
         str(report),
+        junit=junit,
     )
     assert proc.returncode == 1, proc.stdout[-2000:]
     root = assert_valid_junit(junit)
@@ -138,13 +150,7 @@ def test_a_failing_target_fails_and_a_waiver_is_an_xfail(broken: Any, tmp_path: 
     waivers = tmp_path / "w.yaml"
     waivers.write_text("waivers:\n  - requirement: LIST-6\n    reason: on purpose\n")
     waived = _pytest(
-        "--rl-url",
-        broken.frontend_url,
-        "--rl-profile",
-        "frontend",
-        "--rl-waivers",
-        str(waivers),
-        f"--junitxml={junit}",
+        broken.frontend_url, "--rl-profile", "frontend", "--rl-waivers", str(waivers), junit=junit
     )
     assert waived.returncode == 0, waived.stdout[-2000:]
     assert "1 xfailed" in waived.stdout
@@ -163,13 +169,7 @@ def test_an_expired_waiver_fails_the_pytest_route(broken: Any, tmp_path: Path) -
     )
     junit = tmp_path / "p.xml"
     proc = _pytest(
-        "--rl-url",
-        broken.frontend_url,
-        "--rl-requirement",
-        "HTTP-2",
-        "--rl-waivers",
-        str(waivers),
-        f"--junitxml={junit}",
+        broken.frontend_url, "--rl-requirement", "HTTP-2", "--rl-waivers", str(waivers), junit=junit
     )
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "waiver of HTTP-2 expired on 2020-01-31" in proc.stdout
@@ -184,7 +184,7 @@ def test_a_warning_is_recorded_in_pytests_junit(tmp_path: Path) -> None:
     with ScriptedServer() as server:
         server.script("GET", "/v1/rl/workers", *[ok(body(worker("a", n))) for n in range(1, 40)])
         junit = tmp_path / "p.xml"
-        proc = _pytest("--rl-url", server.url, "--rl-requirement", "HTTP-6", f"--junitxml={junit}")
+        proc = _pytest(server.url, "--rl-requirement", "HTTP-6", junit=junit)
     assert proc.returncode == 0, proc.stdout[-2000:]
     (case,) = assert_valid_junit(junit).iter("testcase")
     props = {p.get("name"): p.get("value") for p in case.iter("property")}

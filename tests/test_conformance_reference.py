@@ -10,16 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _conformance_support import run_pytest_route
 
 import conformance
 from conformance.results import Status
 from prime_rl_dynamo._variants import with_variants
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.reference import BREAKS, start_reference_fleet
+from tests._suite_support import pytest_route
 
 pytestmark = pytest.mark.integration
 
+ROOT = Path(__file__).resolve().parent.parent
 # A small load keeps each run well under a second; the full 32x20 runs in the CLI by default.
 SMALL = {"load_clients": 4, "load_requests": 3, "polls": 2, "seed": 1}
 
@@ -124,7 +125,7 @@ def test_cli_pytest_and_library_agree(fleet: Any, tmp_path: Path) -> None:
     cli = json.loads(cli_json.read_text())
 
     py_json, py_junit = tmp_path / "pytest.json", tmp_path / "pytest.xml"
-    proc = run_pytest_route(
+    proc = pytest_route(
         "--rl-url",
         url,
         "--rl-load",

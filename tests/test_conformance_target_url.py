@@ -1,5 +1,5 @@
-"""The suite's target URL: the forms the client accepts, no user info and
-no credential echoed anywhere."""
+"""The suite's target URL: the forms the client accepts, no user info and no credential echoed
+anywhere."""
 
 from __future__ import annotations
 

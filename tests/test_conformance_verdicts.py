@@ -119,20 +119,20 @@ def test_exit_3_nothing_listening_is_one_line_and_a_short_summary(
     assert {r["status"] for r in data["results"]} == {"error"}
 
 
-def _dynamo_fleet_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
-    """Make the harness's start_dynamo_fleet raise ``error`` whenever the suite calls it."""
+def _harness_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    """Standing up real Dynamo raises ``error`` (as a broken etcd would, say)."""
     import prime_rl_dynamo.harness as harness
 
-    def start(*args: Any, **kwargs: Any) -> Any:
+    def start_dynamo_fleet(*args: Any, **kwargs: Any) -> Any:
         raise error
 
-    monkeypatch.setattr(harness, "start_dynamo_fleet", start)
+    monkeypatch.setattr(harness, "start_dynamo_fleet", start_dynamo_fleet)
 
 
 def test_exit_3_the_harness_could_not_stand_up_the_target(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _dynamo_fleet_raises(monkeypatch, RuntimeError("etcd did not start within 30 s"))
+    _harness_raises(monkeypatch, RuntimeError("etcd did not start within 30 s"))
     code, out, _ = _run(capsys, "-q", "--target", "dynamo", "--profile", "frontend")
     assert code == 3
     first = out.splitlines()[0]
@@ -165,9 +165,8 @@ def test_exit_4_when_every_selected_check_is_skipped(
 ) -> None:
     # HTTP-5 judges only a 500 answer: the reference answers 200, so it is skipped.
     report = tmp_path / "r.json"
-    code, _, _ = _run(
-        capsys, fleet.frontend_url, *FAST, "--requirement", "HTTP-5", "--json-report", str(report)
-    )
+    args = [fleet.frontend_url, *FAST, "--requirement", "HTTP-5", "--json-report", str(report)]
+    code, _, _ = _run(capsys, *args)
     assert code == 4
     data = json.loads(report.read_text())
     assert data["verdict"] == "nothing-checked" and data["ok"] is False
@@ -268,7 +267,7 @@ def test_the_shipped_dynamo_waiver_file_loads() -> None:
 def test_target_reference_never_stands_up_dynamo_for_roundtrip(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _dynamo_fleet_raises(
+    _harness_raises(
         monkeypatch, AssertionError("real Dynamo was stood up under --target reference")
     )
     code, out, _ = _run(capsys, "-q", "--target", "reference", "--profile", "roundtrip")

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _conformance_support import not_passing
+from _suite_support import not_passing
 
 import conformance
 from conformance.client_profile import SECRET_ENV, Credentials

@@ -35,42 +35,41 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
-#: ``diff(A, B, *options)``: exit code, stdout and stderr of ``report diff A B``; A and B name one
-#: of the module's reports ("good", "bad", "waived") or any other path.
 Diff = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
-def diff(reports: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> Diff:
-    def run(before: str | Path, after: str | Path, *options: str) -> tuple[int, str, str]:
-        paths = [str(reports.get(str(name), name)) for name in (before, after)]
-        code = main(["report", "diff", *paths, *options])
+def diff(capsys: pytest.CaptureFixture[str]) -> Diff:
+    """``prime-rl-dynamo report diff ARGS``: its exit code, stdout and stderr."""
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(["report", "diff", *args])
         captured = capsys.readouterr()
         return code, captured.out, captured.err
 
     return run
 
 
-def test_a_newly_failing_check_fails_the_gate(diff: Diff) -> None:
-    code, out, _ = diff("good", "bad")
+def test_a_newly_failing_check_fails_the_gate(reports: dict[str, Path], diff: Diff) -> None:
+    code, out, _ = diff(str(reports["good"]), str(reports["bad"]))
     assert code == 1
     assert "newly failing (1):\n  LIST-6::body: pass -> fail  LIST-6 at /workers/" in out
     assert "GATE: 1 newly failing check (exit 1)" in out
 
 
-def test_newly_passing_and_waived_pass_the_gate(diff: Diff) -> None:
-    code, out, _ = diff("bad", "good")
+def test_newly_passing_and_waived_pass_the_gate(reports: dict[str, Path], diff: Diff) -> None:
+    code, out, _ = diff(str(reports["bad"]), str(reports["good"]))
     assert code == 0
     assert "newly passing (1):\n  LIST-6::body: fail -> pass" in out
-    code, out, _ = diff("good", "waived", "--json")
+    code, out, _ = diff(str(reports["good"]), str(reports["waived"]), "--json")
     assert code == 0
     data = json.loads(out)
     assert [c["check"] for c in data["waived"]] == ["LIST-6::body"]
     assert data["newly_failing"] == [] and data["exit_code"] == 0
 
 
-def test_same_run_twice_changes_nothing(diff: Diff) -> None:
-    code, out, _ = diff("bad", "bad", "--json")
+def test_same_run_twice_changes_nothing(reports: dict[str, Path], diff: Diff) -> None:
+    code, out, _ = diff(str(reports["bad"]), str(reports["bad"]), "--json")
     data = json.loads(out)
     assert code == 0 and data["newly_failing"] == [] and data["newly_passing"] == []
     assert [c["check"] for c in data["still_failing"]] == ["LIST-6::body"]
@@ -78,11 +77,11 @@ def test_same_run_twice_changes_nothing(diff: Diff) -> None:
 
 @pytest.mark.parametrize("content", ["not json", '{"results": []}', "[]"])
 def test_a_file_that_is_not_a_report_is_a_usage_error(
-    diff: Diff, content: str, tmp_path: Path
+    reports: dict[str, Path], content: str, tmp_path: Path, diff: Diff
 ) -> None:
     other = tmp_path / "other.json"
     other.write_text(content)
-    code, _, err = diff("good", other)
+    code, _, err = diff(str(reports["good"]), str(other))
     assert code == 2 and str(other) in err and "Traceback" not in err
-    code, _, err = diff("good", tmp_path / "missing.json")
+    code, _, err = diff(str(reports["good"]), str(tmp_path / "missing.json"))
     assert code == 2 and "No such file" in err

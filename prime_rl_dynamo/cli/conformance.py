@@ -10,32 +10,36 @@ import argparse
 import sys
 from typing import Any
 
-from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
+from conformance.options import arguments
+from conformance.results import EXIT_CODES, INTERRUPTED, Verdict
 
-PROFILE_NAMES = ("frontend", "frontend-v2", "workers", "client", "roundtrip")
+HELP = "check an RL listener, its workers, a client or real Dynamo against the contract"
+#: What the exit codes mean, beside conformance.results.EXIT_CODES (a verdict each).
+_OTHER_EXITS = {2: "usage error", INTERRUPTED: "interrupted (partial reports written)"}
+_WHY = {Verdict.INCONCLUSIVE: " (target unreachable, harness broke)"}
+
+
+def _description() -> str:
+    exits = {
+        code: verdict.value.replace("-", " ") + _WHY.get(verdict, "")
+        for verdict, code in EXIT_CODES.items()
+    }
+    exits.update(_OTHER_EXITS)
+    codes = ", ".join(f"{code} {meaning}" for code, meaning in sorted(exits.items()))
+    return (
+        "Run the conformance suite. Every check carries a requirement ID of "
+        "schema/requirements.v1.json; MUST failures fail the run, SHOULD failures warn "
+        "(--strict makes them fail). Without URL: every profile against a real Dynamo fleet "
+        f"(dynamo extra) or the embedded reference frontend. Exit codes: {codes}."
+    )
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``conformance`` and its options."""
-    parser = subparsers.add_parser(
-        "conformance",
-        help="check an RL listener, its workers, a client or real Dynamo against the contract",
-        description="Run the conformance suite. Every check carries a requirement ID of "
-        "schema/requirements.v1.json; MUST failures fail the run, SHOULD failures warn "
-        "(--strict makes them fail). Without URL: every profile against a real Dynamo fleet "
-        "(dynamo extra) or the embedded reference frontend. Exit codes: 0 conformant, 1 not "
-        "conformant, 2 usage error, 3 inconclusive (target unreachable, harness broke), 4 "
-        "nothing checked, 130 interrupted (partial reports written).",
-    )
-    parser.add_argument("url", nargs="?", help="RL listener base URL, e.g. http://127.0.0.1:8001")
-    parser.add_argument(
-        "--profile",
-        action="append",
-        choices=PROFILE_NAMES,
-        default=[],
-        help="profile to run (repeatable); default: frontend+workers with a URL, all without",
-    )
-    parser.add_argument("--strict", action="store_true", help="SHOULD failures fail the run")
+    parser = subparsers.add_parser("conformance", help=HELP, description=_description())
+    for names, keywords in arguments():  # every option of a run, from conformance.Options
+        parser.add_argument(*names, **keywords)
+    # What to do with the results, not part of the run.
     parser.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--json-report", metavar="FILE", help="write a JSON report")
     parser.add_argument(
@@ -47,114 +51,15 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--markdown", action="store_true", help="with --list: print docs/conformance-matrix.md"
     )
-    parser.add_argument(
-        "--requirement",
-        action="append",
-        default=[],
-        metavar="ID",
-        help="only checks of this requirement ID (repeatable)",
-    )
-    parser.add_argument(
-        "--skip-requirement",
-        action="append",
-        default=[],
-        metavar="ID",
-        help="do not run the checks of this requirement ID (repeatable; reported as skipped)",
-    )
-    parser.add_argument(
-        "--waivers",
-        metavar="FILE",
-        help="waiver file of known deviations (YAML): matched failures are reported as waived; "
-        "a bare name picks a shipped one: dynamo-1.6.1 (conformance/deviations/)",
-    )
-    parser.add_argument(
-        "--target-version",
-        metavar="TEXT",
-        help="the target's version as CI knows it, recorded in the reports",
-    )
-    parser.add_argument("--seed", type=int, help="seed of generated topologies (default: random)")
-    client = parser.add_mutually_exclusive_group()
-    client.add_argument(
-        "--client", metavar="MODULE:FUNCTION", help="client under test, a Python callable"
-    )
-    client.add_argument("--client-cmd", metavar="CMD", help="client under test, a shell command")
-    parser.add_argument(
-        "--client-conventions",
-        metavar="LIST",
-        default="",
-        help="conventions the client under test implements, comma-separated (default: all of "
-        "prime-nccl,vllm-native-nccl,nixl); the others' requirements are skipped",
-    )
-    parser.add_argument(
-        "--target",
-        choices=("auto", "dynamo", "reference"),
-        default="auto",
-        help="without URL: the server implementation under test for every profile that stands "
-        "one up (frontend, workers, roundtrip; roundtrip needs dynamo); default: dynamo when "
-        "importable",
-    )
-    parser.add_argument(
-        "--discovery",
-        choices=("file", "etcd"),
-        default="file",
-        help="discovery backend of the real Dynamo fleets the suite stands up (default: file)",
-    )
-    parser.add_argument(
-        "--request-plane",
-        choices=("tcp", "nats", "http"),
-        default="tcp",
-        help="request plane of the real Dynamo fleets the suite stands up (nats starts a "
-        "nats-server; Dynamo 1.6.1 refuses http; default: tcp)",
-    )
-    parser.add_argument(
-        "--namespace-scope",
-        choices=("exact", "prefix", "suffix"),
-        default="exact",
-        help="namespace scope of the roundtrip profile's fleets: exact (DYN_NAMESPACE), prefix "
-        "(workers in several namespaces under DYN_NAMESPACE_PREFIX) or suffix "
-        "(DYN_NAMESPACE_WORKER_SUFFIX); default: exact",
-    )
-    parser.add_argument(
-        "--topologies", type=int, default=3, help="generated topologies per client/roundtrip run"
-    )
-    parser.add_argument(
-        "--load",
-        metavar="CLIENTSxREQUESTS",
-        default="32x20",
-        help="concurrent polling load for HTTP-7 (default 32x20)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=10.0,
-        help="deadline of each whole HTTP exchange with the target, seconds (default 10)",
-    )
-    parser.add_argument(
-        "--max-body-bytes",
-        type=int,
-        default=8 * 1024 * 1024,
-        metavar="N",
-        help="body size cap of each reply, like the client's (default 8 MiB); past it HTTP-1 fails",
-    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    add_http_arguments(parser)  # -H/--header, --cacert, --insecure: a target behind a gateway
     parser.set_defaults(func=run)
-
-
-def _load(text: str) -> tuple[int, int]:
-    try:
-        clients, requests = (int(x) for x in text.lower().split("x", 1))
-    except ValueError:
-        raise SystemExit(f"--load expects CLIENTSxREQUESTS such as 32x20, got {text!r}") from None
-    if clients < 1 or requests < 1:
-        raise SystemExit("--load: both numbers must be at least 1")
-    return clients, requests
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the suite; exit 0 conformant, 1 not conformant, 2 usage error, 3 inconclusive (the
     target unreachable or the harness broke), 4 nothing checked, 130 interrupted (Ctrl-C)."""
-    from conformance import Options, run_suite
+    from conformance import run_suite
+    from conformance.options import from_flags, resolve_requirements
     from conformance.registry import all_checks
     from conformance.reporting import (
         matrix_markdown,
@@ -163,8 +68,6 @@ def run(args: argparse.Namespace) -> int:
         write_json,
         write_junit,
     )
-    from conformance.results import INTERRUPTED
-    from conformance.runner import resolve_requirements
     from prime_rl_dynamo.cli._output import make_console
 
     console = make_console()
@@ -190,40 +93,9 @@ def run(args: argparse.Namespace) -> int:
             )
         console.print(table)
         return 0
-    clients, requests = _load(args.load)
     try:
-        options = Options(
-            url=args.url,
-            profiles=tuple(args.profile),
-            strict=args.strict,
-            requirements=tuple(args.requirement),
-            skip_requirements=tuple(args.skip_requirement),
-            waivers=args.waivers,
-            target_version=args.target_version,
-            seed=args.seed,
-            client=args.client,
-            client_cmd=args.client_cmd,
-            target=args.target,
-            discovery=args.discovery,
-            request_plane=args.request_plane,
-            namespace_scope=args.namespace_scope,
-            topologies=args.topologies,
-            client_conventions=tuple(c.strip() for c in args.client_conventions.split(",") if c),
-            load_clients=clients,
-            load_requests=requests,
-            timeout=args.timeout,
-            max_body_bytes=args.max_body_bytes,
-            headers=headers_of(args),
-            cacert=args.cacert,
-            insecure=args.insecure,
-        )
-        verify_of(args)  # an unreadable --cacert is a usage error, not 35 errored checks
-        options.resolved_profiles()
-        options.base_url()
-        if options.waivers:
-            from conformance.waivers import load_waivers
-
-            load_waivers(options.waivers)
+        options = from_flags(lambda dest: getattr(args, dest))
+        options.check_usable()
     except ValueError as exc:
         print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
         return 2
