@@ -8,7 +8,6 @@ loads, registers its options from here.
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -362,9 +361,9 @@ class Options:
         would not use, an unreadable CA bundle or waiver file, an unknown check ID (ValueError)."""
         self.base_url()
         if self.cacert:
-            from prime_rl_dynamo.cli._http_args import verify_of
+            from prime_rl_dynamo._http import verify_setting
 
-            verify_of(argparse.Namespace(cacert=self.cacert, insecure=self.insecure))
+            verify_setting(self.cacert, self.insecure)
         if self.waivers:
             from conformance.waivers import load_waivers
 

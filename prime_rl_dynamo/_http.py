@@ -9,9 +9,12 @@ from __future__ import annotations
 import ssl
 from collections.abc import Iterable, Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import httpx
+
+from prime_rl_dynamo.errors import ConfigError
 
 __all__ = [
     "REDACTED",
@@ -37,6 +40,22 @@ def tls_context(verify: str | bool | ssl.SSLContext = True) -> ssl.SSLContext:
 
 #: What a header value is replaced with wherever a command prints or records it.
 REDACTED = "<redacted>"
+
+
+def verify_setting(cacert: str | None, insecure: bool) -> bool | str:
+    """httpx's ``verify`` for a CA bundle path or an insecure run (ConfigError for a CA file that
+    is missing or not a PEM bundle)."""
+    if insecure:
+        return False
+    if cacert:
+        if not Path(cacert).is_file():
+            raise ConfigError(f"--cacert {cacert}: no such file")
+        try:
+            tls_context(cacert)
+        except (ssl.SSLError, OSError) as exc:
+            raise ConfigError(f"--cacert {cacert}: not a PEM CA bundle ({exc})") from None
+        return cacert
+    return True
 
 
 def parse_header(text: str) -> tuple[str, str]:

@@ -7,11 +7,8 @@ Shared by ``discover`` and ``conformance`` (the pytest plugin has the same as ``
 from __future__ import annotations
 
 import argparse
-import ssl
-from pathlib import Path
 
-from prime_rl_dynamo._http import parse_header, tls_context
-from prime_rl_dynamo.errors import ConfigError
+from prime_rl_dynamo._http import parse_header, verify_setting
 
 __all__ = ["add_http_arguments", "headers_of", "verify_of"]
 
@@ -47,15 +44,4 @@ def headers_of(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
 
 def verify_of(args: argparse.Namespace) -> bool | str:
     """httpx's ``verify`` for --cacert / --insecure (ConfigError for an unusable CA file)."""
-    if args.insecure:
-        return False
-    if args.cacert:
-        path = Path(args.cacert)
-        if not path.is_file():
-            raise ConfigError(f"--cacert {args.cacert}: no such file")
-        try:
-            tls_context(str(path))
-        except (ssl.SSLError, OSError) as exc:
-            raise ConfigError(f"--cacert {args.cacert}: not a PEM CA bundle ({exc})") from None
-        return str(path)
-    return True
+    return verify_setting(args.cacert, args.insecure)
