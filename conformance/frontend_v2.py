@@ -16,11 +16,11 @@ import httpx
 from conformance._http import Reply, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
+from prime_rl_dynamo._wire import DISCOVERY_PATH
 from prime_rl_dynamo.errors import Violation
 
 __all__ = ["FrontendV2Context"]
 
-WORKERS_PATH = "/v1/rl/workers"
 ASK = {"Dynamo-RL-Protocol": "2, 1"}
 WAIT = 1.0  # seconds a ?wait= check asks the server to hold
 
@@ -32,7 +32,7 @@ class FrontendV2Context(ProfileContext):
         super().__init__()
         if not run.url:
             raise CheckError("the frontend-v2 profile needs an RL listener URL")
-        self.url = run.url + WORKERS_PATH
+        self.url = run.url + DISCOVERY_PATH
         self.client = client
         self._first: Reply | None = None
         self._violations: list[Violation] | None = None

@@ -19,6 +19,8 @@ from typing import Any
 
 import schemathesis
 
+from prime_rl_dynamo._wire import DISCOVERY_PATH
+
 __all__ = [
     "json_labelled_as_text",
     "rl_admin_url_unique",
@@ -28,8 +30,6 @@ __all__ = [
     "rl_scope",
     "rl_workers_sorted",
 ]
-
-WORKERS_PATH = "/v1/rl/workers"
 
 
 @schemathesis.deserializer("text/plain")
@@ -47,7 +47,7 @@ def json_labelled_as_text(ctx: Any, response: Any) -> Any:
 
 def _violations(response: Any, case: Any, requirement: str) -> None:
     path = getattr(case, "path", "") or getattr(getattr(case, "operation", None), "path", "")
-    if path != WORKERS_PATH or response.status_code != 200 or not response.content:
+    if path != DISCOVERY_PATH or response.status_code != 200 or not response.content:
         return None
     from prime_rl_dynamo.validate import check_body
 

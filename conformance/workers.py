@@ -17,10 +17,9 @@ from conformance._http import Reply, is_http_url, json_media, make_client, reque
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo._text import plural
+from prime_rl_dynamo._wire import DISCOVERY_PATH, entry_label
 
 __all__ = ["ListedWorker", "WorkersContext"]
-
-WORKERS_PATH = "/v1/rl/workers"
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,7 @@ class WorkersContext(ProfileContext):
             raise CheckError("the workers profile needs an RL listener URL")
         self.run = run
         self.client = client
-        self.url = run.url + WORKERS_PATH
+        self.url = run.url + DISCOVERY_PATH
         self._workers: list[ListedWorker] | None = None
         self.unprobed: list[str] = []  # why some workers were left out
         self._replies: dict[tuple[str, str], Reply | str] = {}
@@ -80,7 +79,7 @@ class WorkersContext(ProfileContext):
         for w in body["workers"]:
             if not isinstance(w, dict):
                 continue
-            label = f"{w.get('namespace')}.{w.get('component')}.{w.get('endpoint')}#{w.get('instance_id')}"
+            label = str(entry_label(w))
             if "error" in w:
                 self.unprobed.append(f"{label}: listed with error {w.get('error')!r}")
                 continue

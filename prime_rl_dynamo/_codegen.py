@@ -25,14 +25,14 @@ _INT64_MAX = 2**63 - 1
 EXTRA_MEMBERS: dict[str, str] = {
     "Worker": '''
     @property
-    def identity(self) -> tuple[str, str, str, int]:
-        """The worker's identity: (namespace, component, endpoint, instance_id)."""
-        return (self.namespace, self.component, self.endpoint, self.instance_id)
+    def identity(self) -> WorkerId:
+        """The worker's identity, in the canonical order (RANK-1)."""
+        return WorkerId(self.namespace, self.component, self.endpoint, self.instance_id)
 
     @property
     def label(self) -> str:
         """``namespace.component.endpoint#instance_id``: how messages name this worker."""
-        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
+        return str(self.identity)
 ''',
 }
 
@@ -165,6 +165,7 @@ def render(schema: dict[str, Any] | None = None) -> str:
         "from __future__ import annotations\n\n"
         "from typing import Annotated, Literal\n\n"
         "import msgspec\n\n"
+        "from prime_rl_dynamo._wire import WorkerId\n\n"
         f'SCHEMA_ID = "{schema.get("$id", "")}"\n\n'
         f"__all__ = {json.dumps(sorted([*gen.done, 'PATTERNS']))}\n\n"
         "# Regular expressions of the schema, checked by prime_rl_dynamo.validate in bulk.\n"

@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from prime_rl_dynamo._wire import WorkerId
+
 SCHEMA_ID = "https://example.invalid/prime-rl-dynamo/schema/rl-workers.v1.schema.json"
 
 __all__ = ["PATTERNS", "Snapshot", "Transport", "Worker"]
@@ -56,14 +58,14 @@ class Worker(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=
     error: Annotated[str, msgspec.Meta(min_length=1)] | None = None
 
     @property
-    def identity(self) -> tuple[str, str, str, int]:
-        """The worker's identity: (namespace, component, endpoint, instance_id)."""
-        return (self.namespace, self.component, self.endpoint, self.instance_id)
+    def identity(self) -> WorkerId:
+        """The worker's identity, in the canonical order (RANK-1)."""
+        return WorkerId(self.namespace, self.component, self.endpoint, self.instance_id)
 
     @property
     def label(self) -> str:
         """``namespace.component.endpoint#instance_id``: how messages name this worker."""
-        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
+        return str(self.identity)
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):

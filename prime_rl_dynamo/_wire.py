@@ -192,3 +192,17 @@ WEIGHT_BROADCAST_TYPES: dict[str, Convention | None] = {
     "nixl": Convention.NIXL,
     "filesystem": None,
 }
+
+
+def entry_label(entry: object) -> str | None:
+    """The label of a listed worker's JSON object however broken it is, ``?`` standing for a
+    missing or mistyped part (None when ``entry`` is not an object): messages about a refused
+    body still name the worker as far as it can be named."""
+    if not isinstance(entry, Mapping):
+        return None
+
+    def part(name: str) -> str:
+        value = entry.get(name)
+        return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else "?"
+
+    return str(WorkerId._make(part(name) for name in WorkerId._fields))

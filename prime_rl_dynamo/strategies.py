@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from prime_rl_dynamo._wire import U64_MAX, WorkerId, transport_tcp, worker_entry
+
 __all__ = [
     "BREAKABLE_REQUIREMENTS",
     "DEFAULT_MODEL",
@@ -37,7 +39,6 @@ __all__ = [
 DEFAULT_MODEL = "Qwen/Qwen3-0.6B"
 OTHER_MODEL = "other/Model-7B"
 ROUTES = ("pause_generation", "resume_generation")
-_U64_MAX = 2**64 - 1
 
 
 def names(max_size: int = 10) -> st.SearchStrategy[str]:
@@ -52,7 +53,7 @@ def names(max_size: int = 10) -> st.SearchStrategy[str]:
 
 def instance_ids() -> st.SearchStrategy[int]:
     """Unsigned 64-bit instance ids above 2^53, where float-based JSON parsers lose digits."""
-    return st.integers(min_value=2**53 + 1, max_value=_U64_MAX)
+    return st.integers(min_value=2**53 + 1, max_value=U64_MAX)
 
 
 @dataclass(frozen=True)
@@ -110,14 +111,14 @@ class FleetEngine:
     host: str = "127.0.0.1"
 
     @property
-    def identity(self) -> tuple[str, str, str, int]:
-        """(namespace, component, endpoint, instance_id): the canonical sort key."""
-        return (self.namespace, self.component, self.endpoint, self.instance_id)
+    def identity(self) -> WorkerId:
+        """The worker's identity: the canonical sort key."""
+        return WorkerId.of(self)
 
     @property
     def label(self) -> str:
         """namespace.component.endpoint#instance_id."""
-        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
+        return str(self.identity)
 
     @property
     def world_size(self) -> int:
@@ -140,31 +141,17 @@ class FleetEngine:
 
     def entry(self) -> dict[str, Any]:
         """The worker's entry in a discovery body, keys in Dynamo 1.6.1's order."""
-        out: dict[str, Any] = {
-            "namespace": self.namespace,
-            "component": self.component,
-            "endpoint": self.endpoint,
-            "instance_id": self.instance_id,
-            "transport": {
-                "tcp": f"127.0.0.1:{self.port}/{self.instance_id & 0xFFFFFFFFFFFFFFFF:016x}/"
-                f"{self.namespace}/{self.component}/{self.endpoint}"
-            },
-            "request_plane_url": f"dyn://{self.namespace}.{self.component}.{self.endpoint}",
-        }
-        if self.error is not None:
-            out["routes"] = []
-            out["error"] = self.error
-            return out
-        if self.system_url:
-            out["system_url"] = self.system_url
-        if self.admin_base_url:
-            out["admin_base_url"] = self.admin_base_url
-        out["routes"] = sorted(set(self.routes))
-        if self.model is not None:
-            out["model"] = self.model
-        if self.admin_base_url:
-            out["world_size"] = self.world_size
-        return out
+        worker = self.identity
+        return worker_entry(
+            worker,
+            transport=transport_tcp(worker, self.port),
+            routes=self.routes,
+            system_url=self.system_url,
+            admin_base_url=self.admin_base_url,
+            model=self.model,
+            world_size=self.world_size if self.admin_base_url else None,
+            error=self.error,
+        )
 
 
 @dataclass(frozen=True)
@@ -177,7 +164,7 @@ class Fleet:
 
     def canonical(self) -> list[FleetEngine]:
         """Engines sorted by identity, as the frontend lists them."""
-        return sorted(self.engines, key=lambda e: e.identity)
+        return sorted(self.engines, key=WorkerId.of)
 
     def body(self) -> dict[str, Any]:
         """The discovery body a conformant frontend serves for this fleet."""
@@ -186,10 +173,6 @@ class Fleet:
             "namespace": self.scope,
             "workers": [e.entry() for e in self.canonical()],
         }
-
-    def arrival_workers(self) -> list[dict[str, Any]]:
-        """Worker entries in arrival order (for order-independence properties of plans)."""
-        return [e.entry() for e in self.engines]
 
     def ready_engines(self, model: str | None = DEFAULT_MODEL) -> list[FleetEngine]:
         """Canonically ordered engines a client plans over: healthy, with admin, this model."""
@@ -226,7 +209,7 @@ def fleets(
     count = draw(st.integers(min_value=min_engines, max_value=max_engines))
     engines: list[FleetEngine] = []
     processes: list[tuple[int, int]] = []  # (instance_id, port) of processes so far
-    seen: set[tuple[str, str, str, int]] = set()
+    seen: set[WorkerId] = set()
     for index in range(count):
         share = shared_instance_ids and processes and draw(st.integers(0, 3)) == 0
         if share:
@@ -239,10 +222,10 @@ def fleets(
         # Several engines of one role need distinct components when they share a process.
         component = role if not share else f"{role}{index}"
         namespace = draw(st.sampled_from(namespaces))
-        identity = (namespace, component, "rl", instance_id)
+        identity = WorkerId(namespace, component, "rl", instance_id)
         if identity in seen:
             component = f"{role}{index}"
-            identity = (namespace, component, "rl", instance_id)
+            identity = WorkerId(namespace, component, "rl", instance_id)
         seen.add(identity)
         first = index == 0  # guarantees one ready engine of the default model
         model: str | None = DEFAULT_MODEL
