@@ -7,6 +7,7 @@ Replies are parsed as JSON whatever their Content-Type; the Content-Type is judg
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,10 +17,13 @@ import httpx
 from conformance._http import Reply, is_http_url, json_media, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
+from prime_rl_dynamo._models import PATTERNS
 from prime_rl_dynamo._text import plural
 from prime_rl_dynamo._wire import DISCOVERY_PATH, entry_label
 
 __all__ = ["ListedWorker", "WorkersContext"]
+
+_ADMIN_BASE_URL = re.compile(PATTERNS["Worker.admin_base_url"]).search
 
 
 @dataclass(frozen=True)
@@ -92,13 +96,19 @@ class WorkersContext(ProfileContext):
                     else (),
                     system_url=w.get("system_url") if is_http_url(w.get("system_url")) else None,
                     admin_base_url=w.get("admin_base_url")
-                    if is_http_url(w.get("admin_base_url"))
+                    if _usable_admin(w.get("admin_base_url"))
                     else None,
                 )
             )
-            for key in ("system_url", "admin_base_url"):
-                if key in w and not is_http_url(w[key]):
-                    self.unprobed.append(f"{label}: {key} {w[key]!r} is not a URL (see WORKER-7/8)")
+            if "system_url" in w and not is_http_url(w["system_url"]):
+                self.unprobed.append(
+                    f"{label}: system_url {w['system_url']!r} is not a URL (see WORKER-7)"
+                )
+            if "admin_base_url" in w and not _usable_admin(w["admin_base_url"]):
+                self.unprobed.append(
+                    f"{label}: admin_base_url {w['admin_base_url']!r} is not one the admin pool "
+                    "can use (see WORKER-8)"
+                )
         self._workers = out
         return out
 
@@ -111,6 +121,12 @@ class WorkersContext(ProfileContext):
             except httpx.HTTPError as exc:
                 self._replies[key] = f"{method} {url}: {type(exc).__name__}: {exc}"
         return self._replies[key]
+
+
+def _usable_admin(url: object) -> bool:
+    """Whether an admin_base_url is one WORKER-8 accepts: a URL with a query, a fragment or user
+    info is already refused there, and probing it would report that one defect twice."""
+    return is_http_url(url) and _ADMIN_BASE_URL(str(url)) is not None
 
 
 @profile_setup("workers")

@@ -2,14 +2,15 @@
 
 Fleets of engines with prefill/decode roles and TP x PP x PCP x DP (x EP) layouts, u64 instance
 ids above 2^53, components sharing an instance id, other models, error workers, arbitrary arrival
-order, namespaces and prefix scopes. ``invalid_bodies`` breaks exactly one requirement per body.
-The only module of the package that imports hypothesis (install the ``conformance`` extra).
+order, namespaces and prefix scopes. ``invalid_bodies`` breaks exactly one requirement per body
+(the mutations of ``prime_rl_dynamo.mutations``, choices drawn by hypothesis).
+The only module of the package that imports hypothesis on import (install the ``conformance``
+extra).
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from prime_rl_dynamo._wire import U64_MAX, WorkerId, transport_tcp, worker_entry
+from prime_rl_dynamo.mutations import MUTATIONS, DrawChooser, mutate
 
 __all__ = [
     "BREAKABLE_REQUIREMENTS",
@@ -319,221 +321,9 @@ def topologies(
 
 # --- bodies that break exactly one requirement --------------------------------------------------
 
-
-def _pick(draw: st.DrawFn, body: dict[str, Any], need: int = 1) -> list[int]:
-    healthy = [
-        i for i, w in enumerate(body["workers"]) if "error" not in w and "admin_base_url" in w
-    ]
-    return sorted(draw(st.permutations(healthy))[:need])
-
-
-def _resort(body: dict[str, Any]) -> dict[str, Any]:
-    body["workers"].sort(
-        key=lambda w: (w["namespace"], w["component"], w["endpoint"], w["instance_id"])
-    )
-    return body
-
-
-def _replace_key(worker: dict[str, Any], before: str, key: str, value: Any) -> None:
-    # Insert ``key`` before ``before`` so that the worker keeps Dynamo's key order.
-    items = [(k, v) for k, v in worker.items() if k != key]
-    worker.clear()
-    for k, v in items:
-        if k == before:
-            worker[key] = value
-        worker[k] = v
-    if key not in worker:
-        worker[key] = value
-
-
-_Breaker = Callable[[st.DrawFn, dict[str, Any]], Any]
-
-
-def _b_body_1(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    return draw(st.sampled_from([b["workers"], "workers", None, 1]))
-
-
-def _b_body_2(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["protocol_version"] = draw(st.sampled_from(["1", 2, 0, 1.5, True]))
-    return b
-
-
-def _b_body_3(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["namespace"] = draw(st.sampled_from([1, None, ["dynamo"], {"name": "dynamo"}]))
-    return b
-
-
-def _b_body_4(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["workers"] = draw(st.sampled_from([{str(i): w for i, w in enumerate(b["workers"])}, None]))
-    return b
-
-
-def _b_worker_1(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["workers"][_pick(draw, b)[0]]["endpoint"] = ""
-    return b
-
-
-def _b_worker_2(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    value = draw(st.sampled_from([-1, 2**64, "12345", 1.5]))
-    b["workers"][_pick(draw, b)[0]]["instance_id"] = value
-    # An out-of-range integer still sorts (LIST-1 must hold); a non-integer is left in place,
-    # as the validator does not order fields the schema refused.
-    return _resort(b) if isinstance(value, int) else b
-
-
-def _b_worker_3(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    address = next(iter(w["transport"].values()))
-    w["transport"] = draw(
-        st.sampled_from([{}, {"tcp": address, "http": address}, {"tcp": 1}, {"udp": address}])
-    )
-    return b
-
-
-def _b_worker_4(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    if draw(st.booleans()):
-        del w["request_plane_url"]
-    else:
-        w["request_plane_url"] = f"http://{w['namespace']}/{w['component']}"
-    return b
-
-
-def _b_worker_5(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    choice = draw(st.integers(0, 2))
-    if choice == 0:
-        del w["routes"]
-    elif choice == 1:
-        w["routes"] = [w["routes"][0], w["routes"][0]]
-    else:
-        w["routes"] = [""]
-    return b
-
-
-def _b_worker_6(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    key = draw(st.sampled_from(["model", "system_url"]))
-    _replace_key(w, "admin_base_url" if key == "system_url" else "world_size", key, None)
-    return b
-
-
-def _b_worker_7(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    bad = draw(st.sampled_from(["127.0.0.1:9000", "ftp://127.0.0.1:9000", "/relative"]))
-    _replace_key(w, "admin_base_url", "system_url", bad)
-    return b
-
-
-def _b_worker_8(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    url = w["admin_base_url"]
-    w["admin_base_url"] = draw(
-        st.sampled_from(
-            [
-                url.replace("http://", "http://user:secret@", 1),
-                url + "?token=x",
-                url + "#frag",
-                url.replace("http://", "ftp://", 1),
-            ]
-        )
-    )
-    return b
-
-
-def _b_worker_9(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["workers"][_pick(draw, b)[0]]["world_size"] = draw(st.sampled_from([0, -2, 2**32, "4"]))
-    return b
-
-
-def _b_worker_10(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    del b["workers"][_pick(draw, b)[0]]["world_size"]
-    return b
-
-
-def _b_worker_11(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["workers"][_pick(draw, b)[0]]["error"] = "engine is dead"
-    return b
-
-
-def _b_worker_12(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    _replace_key(w, "world_size", "model", draw(st.sampled_from(["", 7])))
-    return b
-
-
-def _b_list_1(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    workers = b["workers"]
-    i = draw(st.integers(0, len(workers) - 2))
-    workers[i], workers[i + 1] = workers[i + 1], workers[i]
-    return b
-
-
-def _b_list_2(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    i = _pick(draw, b)[0]
-    twin = copy.deepcopy(b["workers"][i])
-    del twin["admin_base_url"]  # keeps LIST-6 intact: only the identity repeats
-    b["workers"].insert(i + 1, twin)
-    return b
-
-
-def _b_list_3(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    w["request_plane_url"] = f"dyn://{w['namespace']}.{w['component']}x.{w['endpoint']}"
-    return b
-
-
-def _b_list_4(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    w["routes"] = sorted(w["routes"], reverse=True)
-    return b
-
-
-def _b_list_5(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    # Names start with a letter, so a digit in front never starts with the scope.
-    old, new = w["namespace"], "0" + b["namespace"]
-    w["namespace"] = new
-    w["request_plane_url"] = f"dyn://{new}.{w['component']}.{w['endpoint']}"
-    w["transport"] = {k: v.replace(f"/{old}/", f"/{new}/", 1) for k, v in w["transport"].items()}
-    return _resort(b)
-
-
-def _b_list_6(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    first, second = _pick(draw, b, need=2)
-    b["workers"][second]["admin_base_url"] = b["workers"][first]["admin_base_url"]
-    return b
-
-
-_BREAKERS: dict[str, tuple[_Breaker, int]] = {
-    # requirement -> (how to break it, how many healthy workers with admin URL and 2 routes it needs)
-    "BODY-1": (_b_body_1, 0),
-    "BODY-2": (_b_body_2, 0),
-    "BODY-3": (_b_body_3, 0),
-    "BODY-4": (_b_body_4, 0),
-    "WORKER-1": (_b_worker_1, 1),
-    "WORKER-2": (_b_worker_2, 1),
-    "WORKER-3": (_b_worker_3, 1),
-    "WORKER-4": (_b_worker_4, 1),
-    "WORKER-5": (_b_worker_5, 1),
-    "WORKER-6": (_b_worker_6, 1),
-    "WORKER-7": (_b_worker_7, 1),
-    "WORKER-8": (_b_worker_8, 1),
-    "WORKER-9": (_b_worker_9, 1),
-    "WORKER-10": (_b_worker_10, 1),
-    "WORKER-11": (_b_worker_11, 1),
-    "WORKER-12": (_b_worker_12, 1),
-    "LIST-1": (_b_list_1, 2),
-    "LIST-2": (_b_list_2, 1),
-    "LIST-3": (_b_list_3, 1),
-    "LIST-4": (_b_list_4, 1),
-    "LIST-5": (_b_list_5, 1),
-    "LIST-6": (_b_list_6, 2),
-}
-
 #: Every requirement ``invalid_bodies`` can break (one per requirement the validator enforces on
 #: a discovery body).
-BREAKABLE_REQUIREMENTS: tuple[str, ...] = tuple(_BREAKERS)
+BREAKABLE_REQUIREMENTS: tuple[str, ...] = tuple(MUTATIONS)
 
 
 def _breakable_fleets(need: int) -> st.SearchStrategy[Fleet]:
@@ -560,13 +350,12 @@ def invalid_bodies(
         choices = [requirement]
     else:
         choices = list(requirement)
-    unknown = [r for r in choices if r not in _BREAKERS]
+    unknown = [r for r in choices if r not in MUTATIONS]
     if unknown:
         raise ValueError(f"cannot break {unknown}; breakable: {', '.join(BREAKABLE_REQUIREMENTS)}")
     req = draw(st.sampled_from(choices))
-    breaker, need = _BREAKERS[req]
-    body = draw(_breakable_fleets(need)).body()
-    return req, breaker(draw, body)
+    body = draw(_breakable_fleets(MUTATIONS[req].workers)).body()
+    return req, mutate(req, body, DrawChooser(draw))
 
 
 # --- drawing examples outside a test ------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Listings of the known v1 variants (fault ``variant=NAME``): the same fleet as each variant serves it.
 
 Each entry rewrites a valid Dynamo 1.6.1 listing the way one real branch or gateway shapes it
-(research/dynamo.md sections 3 and 7), still saying ``protocol_version: 1``, so that the suite and
+(Dynamo's system_routes branch, a fork's weight_transfer_backend, the SMG gateway), still saying ``protocol_version: 1``, so that the suite and
 the validator can be seen to name it (VERSION-1). Pure functions over a deep copy.
 """
 
@@ -11,13 +11,13 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from prime_rl_dynamo.reference.breaks import smg_body
+from prime_rl_dynamo.mutations import smg_body
 
 __all__ = ["VARIANT_BODIES", "variant_body"]
 
 Body = dict[str, Any]
 
-# The system_routes branch serializes world_size before model (research/dynamo.md section 3).
+# The system_routes branch serializes world_size before model.
 _BRANCH_ORDER = (
     "namespace",
     "component",
