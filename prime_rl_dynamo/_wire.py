@@ -206,3 +206,30 @@ def entry_label(entry: object) -> str | None:
         return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else "?"
 
     return str(WorkerId._make(part(name) for name in WorkerId._fields))
+
+
+#: Every member of a worker's JSON object, in Dynamo 1.6.1's order (``worker_entry`` writes them so).
+WORKER_FIELDS: tuple[str, ...] = (
+    *WorkerId._fields,
+    "transport",
+    "request_plane_url",
+    "system_url",
+    "admin_base_url",
+    "model",
+    "routes",
+    "world_size",
+    "error",
+)
+
+# What ``listed_entry`` reads off a worker besides its identity.
+_LISTED = ("routes", "system_url", "admin_base_url", "model", "world_size", "error")
+
+
+def listed_entry(worker: Any, port: int, **fields: Any) -> dict[str, Any]:
+    """``worker_entry`` of an object with the identity attributes and ``routes``, ``system_url``,
+    ``admin_base_url``, ``model``, ``world_size`` and ``error`` (a reference engine's view, a
+    generated fleet's engine), on a TCP request plane at ``port``; ``fields`` override them."""
+    identity = WorkerId.of(worker)
+    values = {name: getattr(worker, name) for name in _LISTED}
+    values.update(fields)
+    return worker_entry(identity, transport=transport_tcp(identity, port), **values)

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from prime_rl_dynamo._wire import U64_MAX, WorkerId, transport_tcp, worker_entry
+from prime_rl_dynamo._wire import U64_MAX, WorkerId, listed_entry
 from prime_rl_dynamo.mutations import MUTATIONS, DrawChooser, mutate
 
 __all__ = [
@@ -143,17 +143,8 @@ class FleetEngine:
 
     def entry(self) -> dict[str, Any]:
         """The worker's entry in a discovery body, keys in Dynamo 1.6.1's order."""
-        worker = self.identity
-        return worker_entry(
-            worker,
-            transport=transport_tcp(worker, self.port),
-            routes=self.routes,
-            system_url=self.system_url,
-            admin_base_url=self.admin_base_url,
-            model=self.model,
-            world_size=self.world_size if self.admin_base_url else None,
-            error=self.error,
-        )
+        # world_size is listed with the admin URL only
+        return listed_entry(self, self.port, world_size=self.world_size if self.admin else None)
 
 
 @dataclass(frozen=True)

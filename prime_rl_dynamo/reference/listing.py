@@ -1,7 +1,7 @@
 """Discovery bodies shaped byte for byte like Dynamo 1.6.1's discovery listing.
 
 Pure functions: engine views in, ordered dicts and compact JSON bytes out. Each worker's object is
-built by ``_wire.worker_entry`` (Dynamo's key order, optional keys omitted).
+built by ``_wire.listed_entry`` (Dynamo's key order, optional keys omitted).
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from prime_rl_dynamo import _wire
-from prime_rl_dynamo._wire import WorkerId, transport_tcp
+from prime_rl_dynamo._wire import WorkerId, listed_entry
 
 __all__ = [
     "WorkerView",
@@ -44,23 +43,9 @@ class WorkerView:
 
 def worker_entry(view: WorkerView) -> dict[str, Any]:
     """One worker object in Dynamo's key order; an errored worker carries routes [] and no URLs."""
-    worker = WorkerId.of(view)
-    extra = (
-        {"weight_transfer_backend": view.weight_transfer_backend}
-        if view.weight_transfer_backend is not None
-        else None
-    )
-    return _wire.worker_entry(
-        worker,
-        transport=transport_tcp(worker, view.port),
-        routes=view.routes,
-        system_url=view.system_url,
-        admin_base_url=view.admin_base_url,
-        model=view.model,
-        world_size=view.world_size,
-        error=view.error,
-        extra=extra,
-    )
+    backend = view.weight_transfer_backend
+    extra = None if backend is None else {"weight_transfer_backend": backend}
+    return listed_entry(view, view.port, extra=extra)
 
 
 def sort_workers(workers: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
