@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import _body_support
 import msgspec
 import pytest
+from _body_support import body
 
 from prime_rl_dynamo.errors import DialectError, ProtocolError
 from prime_rl_dynamo.validate import (
@@ -27,23 +29,7 @@ PD = (SAMPLES / "dynamo-1.6.1-pd-fleet.json").read_bytes()
 
 
 def worker(**kw: Any) -> dict[str, Any]:
-    base = {
-        "namespace": "dynamo",
-        "component": "decode",
-        "endpoint": "rl",
-        "instance_id": 10431879732901135543,
-        "transport": {"tcp": "127.0.0.1:44065/90c57b58bb2b44b7/dynamo/decode/rl"},
-        "request_plane_url": "dyn://dynamo.decode.rl",
-        "admin_base_url": "http://127.0.0.1:9203/engine",
-        "routes": ["pause_generation", "resume_generation"],
-        "world_size": 4,
-    }
-    base.update(kw)
-    return base
-
-
-def body(*workers: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    return {"protocol_version": 1, "namespace": "dynamo", "workers": list(workers), **kw}
+    return _body_support.worker(**{"instance_id": 10431879732901135543, **kw})
 
 
 @pytest.mark.parametrize("path", sorted(SAMPLES.glob("*.json")), ids=lambda p: p.name)

@@ -16,6 +16,7 @@ import json
 import os
 import tempfile
 
+from _body_support import worker
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -23,18 +24,9 @@ from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.errors import ProtocolError, Violation
 from prime_rl_dynamo.validate import Snapshot, _exhaustive_text, _fast, check_body, validate_body
 
-WORKER = {
-    "namespace": "dynamo",
-    "component": "decode",
-    "endpoint": "rl",
-    "instance_id": 7,
-    "transport": {"tcp": "127.0.0.1:1/7/dynamo/decode/rl"},
-    "request_plane_url": "dyn://dynamo.decode.rl",
-    "admin_base_url": "http://127.0.0.1:9203",
-    "routes": ["pause_generation"],
-    "world_size": 2,
-    "model": "m",
-}
+WORKER = worker(
+    admin_base_url="http://127.0.0.1:9203", routes=["pause_generation"], world_size=2, model="m"
+)
 VALID = json.dumps(
     {"protocol_version": 1, "namespace": "dynamo", "workers": [WORKER]}, separators=(",", ":")
 ).encode()

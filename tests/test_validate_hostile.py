@@ -1,4 +1,4 @@
-"""Hostile discovery bodies (issue 12): each refused with a clear violation, never an exception, and
+"""Hostile discovery bodies: each refused with a clear violation, never an exception, and
 judged the same way by the fast path and the exhaustive path."""
 
 from __future__ import annotations
@@ -7,29 +7,10 @@ import json
 from typing import Any
 
 import pytest
+from _body_support import body, worker
 
 from prime_rl_dynamo.errors import ProtocolError, Violation
 from prime_rl_dynamo.validate import _exhaustive_text, _fast, check_body, validate_body
-
-
-def worker(**kw: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "namespace": "dynamo",
-        "component": "decode",
-        "endpoint": "rl",
-        "instance_id": 7,
-        "transport": {"tcp": "127.0.0.1:44065/7/dynamo/decode/rl"},
-        "request_plane_url": "dyn://dynamo.decode.rl",
-        "admin_base_url": "http://127.0.0.1:9203/engine",
-        "routes": ["pause_generation", "resume_generation"],
-        "world_size": 4,
-    }
-    base.update(kw)
-    return {k: v for k, v in base.items() if v is not ...}
-
-
-def body(*workers: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    return {"protocol_version": 1, "namespace": "dynamo", "workers": list(workers), **kw}
 
 
 def raw(doc: Any) -> bytes:
