@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,24 +160,34 @@ def _engine_targets(ctx: WorkersContext) -> list[tuple[str, str]]:
     return out
 
 
-@check("workers", "ENGINE-3", "system-health", "GET {system_url}/health answers a JSON object")
-def check_system_health(ctx: WorkersContext) -> str | None:
+def _health(ctx: WorkersContext, key: str, what: str, judge: Callable[[Reply], str | None]) -> int:
+    """GET {url}/health of every listed ``key`` URL (each once), judged by ``judge`` (None: fine);
+    how many were asked, or Failed naming each that was not fine."""
     urls: dict[str, str] = {}
     for w in ctx.workers():
-        if w.system_url is not None:
-            urls.setdefault(_join(w.system_url, "/health"), w.label)
+        base = getattr(w, key)
+        if base is not None:
+            urls.setdefault(_join(base, "/health"), w.label)
     if not urls:
-        raise Skipped("no listed worker advertises a system_url")
+        raise Skipped(f"no listed worker advertises a {key}")
     problems = []
     for url, label in urls.items():
         reply = ctx.ask("GET", url)
-        if isinstance(reply, str):
-            problems.append(f"[{label}] {reply}")
-        elif not isinstance(reply.parsed, dict):
-            problems.append(f"[{label}] expected a JSON object, found {reply.describe()}")
+        problem = reply if isinstance(reply, str) else judge(reply)
+        if problem is not None:
+            problems.append(f"[{label}] {problem}")
     if problems:
-        raise Failed(f"{len(problems)} of {len(urls)} system servers:\n  " + "\n  ".join(problems))
-    return f"{len(urls)} system servers answered"
+        raise Failed(f"{len(problems)} of {len(urls)} {what}:\n  " + "\n  ".join(problems))
+    return len(urls)
+
+
+@check("workers", "ENGINE-3", "system-health", "GET {system_url}/health answers a JSON object")
+def check_system_health(ctx: WorkersContext) -> str | None:
+    def judge(reply: Reply) -> str | None:
+        ok = isinstance(reply.parsed, dict)
+        return None if ok else f"expected a JSON object, found {reply.describe()}"
+
+    return f"{_health(ctx, 'system_url', 'system servers', judge)} system servers answered"
 
 
 @check(
@@ -232,22 +242,11 @@ def check_engine_content_type(ctx: WorkersContext) -> str | None:
 
 @check("workers", "ADMIN-1", "admin-health", "GET {admin_base_url}/health answers 2xx")
 def check_admin_health(ctx: WorkersContext) -> str | None:
-    urls: dict[str, str] = {}
-    for w in ctx.workers():
-        if w.admin_base_url is not None:
-            urls.setdefault(_join(w.admin_base_url, "/health"), w.label)
-    if not urls:
-        raise Skipped("no listed worker advertises an admin_base_url")
-    problems = []
-    for url, label in urls.items():
-        reply = ctx.ask("GET", url)
-        if isinstance(reply, str):
-            problems.append(f"[{label}] {reply}")
-        elif not 200 <= reply.status < 300:
-            problems.append(f"[{label}] expected 2xx, found {reply.describe()}")
-    if problems:
-        raise Failed(f"{len(problems)} of {len(urls)} admin APIs:\n  " + "\n  ".join(problems))
-    note = f"{len(urls)} admin APIs healthy"
+    def judge(reply: Reply) -> str | None:
+        ok = 200 <= reply.status < 300
+        return None if ok else f"expected 2xx, found {reply.describe()}"
+
+    note = f"{_health(ctx, 'admin_base_url', 'admin APIs', judge)} admin APIs healthy"
     if ctx.unprobed:
         note += f"; not probed: {len(ctx.unprobed)} ({ctx.unprobed[0]}...)"
     return note
