@@ -28,7 +28,7 @@ from prime_rl_dynamo.strategies import (
 from prime_rl_dynamo.topology import topology_from_dict
 from prime_rl_dynamo.validate import check_body, validate_body
 
-# FACTS.md §3: world sizes [2, 4, 1] in canonical order; the even split's failure case.
+# World sizes [2, 4, 1] in canonical order: where an even split of W goes wrong.
 PINNED_241 = Fleet(
     scope="dynamo",
     prefix=False,
@@ -57,8 +57,8 @@ def test_generated_bodies_are_valid(body: dict) -> None:
     assert all(w.instance_id > 2**53 for w in snapshot.workers)
 
 
-# Found while building: with a scope of x's only (e.g. "x") the LIST-5 breaker's "x"+scope namespace
-# still started with the scope; the breaker now prefixes a digit. Pinned.
+# A scope of x's only (e.g. "x"): an "x"+scope namespace would still start with the scope, so the
+# LIST-5 mutation prefixes a character unlike the scope's first. Pinned.
 _X_SCOPE = Fleet(scope="x", prefix=False, engines=PINNED_241.engines)
 
 
@@ -75,8 +75,8 @@ def test_each_invalid_body_breaks_exactly_its_requirement(requirement: str) -> N
 
 
 def test_worker2_breaker_regression_non_integer_id_on_a_later_worker() -> None:
-    # Found while building: the breaker re-sorted whenever the *first* worker's id was an
-    # integer, so a string id on a later worker was compared with ints (TypeError).
+    # Re-sorting whenever the *first* worker's id is an integer would compare a string id on a
+    # later worker with ints (TypeError): the mutation re-sorts only for an integer id.
     @settings(max_examples=30, deadline=None)
     @given(st.data())
     def run(d: st.DataObject) -> None:

@@ -41,12 +41,12 @@ def fleet(sizes: list[int]) -> list[W]:
 
 
 def even_split(n: int, world: int) -> list[int]:
-    """The original change's offsets (bug 1): i * (W // n), ignoring per-engine world sizes."""
+    """The even split i * (W // n): offsets that ignore per-engine world sizes."""
     return [i * (world // n) for i in range(n)]
 
 
 def test_even_split_regression_2_4_1() -> None:
-    """Bug 1 of the original change: world sizes [2, 4, 1] need offsets [0, 2, 6], not [0, 2, 4]."""
+    """World sizes [2, 4, 1] need offsets [0, 2, 6], not the even split's [0, 2, 4]."""
     workers = fleet([2, 4, 1])
     plan = plan_broadcast(workers, 7, Convention.PRIME_NCCL)
     assert plan.rank_offsets == [0, 2, 6]

@@ -176,7 +176,7 @@ def test_integral_numbers_are_integers_as_json_schema_says() -> None:
     text = json.dumps(body(worker())).replace('"world_size": 4', '"world_size": 4.0')
     snapshot = validate_body(text)
     assert snapshot.workers[0].world_size == 4 and type(snapshot.workers[0].world_size) is int
-    # ...except instance_id: a u64 written as a float is what WORKER-2 forbids (issue 12 item 15)
+    # ...except instance_id: a u64 written as a float is what WORKER-2 forbids
     text = text.replace("10431879732901135543", "10431879732901135543.0")
     assert [(v.requirement, v.pointer) for v in check_body(text)] == [
         ("WORKER-2", "/workers/0/instance_id")

@@ -1,5 +1,5 @@
-"""bench.validation measures the validator side by side with json.loads and the pydantic parser
-of the original change; at 1,024 workers the validator must meet the bar (<= 2.0x json.loads,
+"""bench.validation measures the validator side by side with json.loads and an equivalent
+pydantic parser; at 1,024 workers the validator must meet the bar (<= 2.0x json.loads,
 cheaper than pydantic)."""
 
 from __future__ import annotations

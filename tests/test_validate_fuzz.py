@@ -1,4 +1,4 @@
-"""Hostile bytes thrown at check_body, validate_body and ``prime-rl-dynamo validate`` (issue 12).
+"""Hostile bytes thrown at check_body, validate_body and ``prime-rl-dynamo validate``.
 
 Cases: arbitrary bytes, deep nesting, huge numbers, repeated member names and text that is not
 UTF-8, each built on a valid body so that the validator gets past the first byte. The properties:
