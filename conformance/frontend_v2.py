@@ -16,7 +16,7 @@ import httpx
 from conformance._http import Reply, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
-from prime_rl_dynamo._wire import DISCOVERY_PATH
+from prime_rl_dynamo._wire import DISCOVERY_PATH, entry_label
 from prime_rl_dynamo.errors import Violation
 
 __all__ = ["FrontendV2Context"]
@@ -93,13 +93,10 @@ def _verdict(ctx: FrontendV2Context, problems: list[str], passed: str) -> str:
     return passed
 
 
-def _ids(body: Any) -> list[tuple[Any, ...]]:
+def _ids(body: Any) -> list[str]:
+    """The labels of the workers a body lists (however broken), sorted."""
     workers = body.get("workers") if isinstance(body, dict) else None
-    return sorted(
-        (w.get("namespace"), w.get("component"), w.get("endpoint"), w.get("instance_id"))
-        for w in (workers if isinstance(workers, list) else [])
-        if isinstance(w, dict)
-    )
+    return sorted(str(entry_label(w)) for w in (workers if isinstance(workers, list) else []))
 
 
 @check("frontend-v2", "V2-1", "negotiation", "Asked for 2 it answers v2; not asked, v1 unchanged")
