@@ -233,3 +233,25 @@ def listed_entry(worker: Any, port: int, **fields: Any) -> dict[str, Any]:
     values = {name: getattr(worker, name) for name in _LISTED}
     values.update(fields)
     return worker_entry(identity, transport=transport_tcp(identity, port), **values)
+
+
+class Identified:
+    """``identity`` and ``label`` for any class with the four identity attributes (the generated
+    ``Worker`` model, a generated fleet's engine): one definition of both views."""
+
+    __slots__ = ()
+
+    namespace: str
+    component: str
+    endpoint: str
+    instance_id: int
+
+    @property
+    def identity(self) -> WorkerId:
+        """The worker's identity, in the canonical order (RANK-1)."""
+        return WorkerId(self.namespace, self.component, self.endpoint, self.instance_id)
+
+    @property
+    def label(self) -> str:
+        """``namespace.component.endpoint#instance_id``: how messages name this worker."""
+        return str(self.identity)

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from prime_rl_dynamo._wire import U64_MAX, WorkerId, listed_entry
+from prime_rl_dynamo._wire import U64_MAX, Identified, WorkerId, listed_entry
 from prime_rl_dynamo.mutations import MUTATIONS, DrawChooser, mutate
 
 __all__ = [
@@ -95,7 +95,7 @@ def layouts(draw: st.DrawFn, max_world_size: int = 32) -> Layout:
 
 
 @dataclass(frozen=True)
-class FleetEngine:
+class FleetEngine(Identified):
     """One listed worker of a generated fleet (what the frontend would say about it)."""
 
     namespace: str
@@ -111,16 +111,6 @@ class FleetEngine:
     error: str | None = None
     routes: tuple[str, ...] = ROUTES
     host: str = "127.0.0.1"
-
-    @property
-    def identity(self) -> WorkerId:
-        """The worker's identity: the canonical sort key."""
-        return WorkerId.of(self)
-
-    @property
-    def label(self) -> str:
-        """namespace.component.endpoint#instance_id."""
-        return str(self.identity)
 
     @property
     def world_size(self) -> int:
