@@ -4,7 +4,7 @@ Fleets of engines with prefill/decode roles and TP x PP x PCP x DP (x EP) layout
 ids above 2^53, components sharing an instance id, other models, error workers, arbitrary arrival
 order, namespaces and prefix scopes. ``invalid_bodies`` breaks exactly one requirement per body
 (the mutations of ``prime_rl_dynamo.mutations``, choices drawn by hypothesis).
-The only module of the package that imports hypothesis on import (install the ``conformance``
+The only module of the package that needs hypothesis to import (install the ``conformance``
 extra).
 """
 
