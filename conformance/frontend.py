@@ -528,11 +528,9 @@ async def _load(
 
 
 def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
+    from prime_rl_dynamo._stats import percentile  # the one percentile, shared with the benchmarks
+
+    return percentile(values, q * 100) if values else 0.0
 
 
 @frontend_check(

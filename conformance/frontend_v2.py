@@ -8,7 +8,7 @@ is judged on negotiation, the v2 body, its ETag, 304 and the ``?wait=`` change f
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -16,11 +16,11 @@ import httpx
 from conformance._http import Reply, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
+from prime_rl_dynamo._wire import DISCOVERY_PATH, entry_label
 from prime_rl_dynamo.errors import Violation
 
 __all__ = ["FrontendV2Context"]
 
-WORKERS_PATH = "/v1/rl/workers"
 ASK = {"Dynamo-RL-Protocol": "2, 1"}
 WAIT = 1.0  # seconds a ?wait= check asks the server to hold
 
@@ -32,7 +32,7 @@ class FrontendV2Context(ProfileContext):
         super().__init__()
         if not run.url:
             raise CheckError("the frontend-v2 profile needs an RL listener URL")
-        self.url = run.url + WORKERS_PATH
+        self.url = run.url + DISCOVERY_PATH
         self.client = client
         self._first: Reply | None = None
         self._violations: list[Violation] | None = None
@@ -86,13 +86,17 @@ def _setup(run: RunContext) -> Iterator[FrontendV2Context]:
         yield FrontendV2Context(run, client)
 
 
-def _ids(body: Any) -> list[tuple[Any, ...]]:
+def _verdict(ctx: FrontendV2Context, problems: list[str], passed: str) -> str:
+    """``passed`` when nothing was found; Failed naming every problem otherwise."""
+    if problems:
+        raise Failed(f"{ctx.url}: " + "; ".join(problems))
+    return passed
+
+
+def _ids(body: Any) -> list[str]:
+    """The labels of the workers a body lists (however broken), sorted."""
     workers = body.get("workers") if isinstance(body, dict) else None
-    return sorted(
-        (w.get("namespace"), w.get("component"), w.get("endpoint"), w.get("instance_id"))
-        for w in (workers if isinstance(workers, list) else [])
-        if isinstance(w, dict)
-    )
+    return sorted(str(entry_label(w)) for w in (workers if isinstance(workers, list) else []))
 
 
 @check("frontend-v2", "V2-1", "negotiation", "Asked for 2 it answers v2; not asked, v1 unchanged")
@@ -117,18 +121,23 @@ def check_negotiation(ctx: FrontendV2Context) -> str | None:
             problems.append(f"the v1 listing (no header) breaks v1: {broken[0]}")
         elif _ids(plain.parsed) != _ids(reply.parsed):
             problems.append("the v1 and v2 listings list different workers")
-    if problems:
-        raise Failed(f"{ctx.url}: " + "; ".join(problems))
-    return "v2 when asked (Vary: Dynamo-RL-Protocol), v1 otherwise, same workers"
+    return _verdict(
+        ctx, problems, "v2 when asked (Vary: Dynamo-RL-Protocol), v1 otherwise, same workers"
+    )
+
+
+def _listing_holds(ctx: FrontendV2Context, judged: Callable[[Violation], bool], what: str) -> str:
+    """Failed listing the v2 listing's violations that ``judged`` picks, if there are any."""
+    found = [v for v in ctx.violations() if judged(v)]
+    if found:
+        lines = "\n  ".join(str(v) for v in found[:20])
+        raise Failed(f"{len(found)} violation(s) in the v2 listing of {ctx.url}:\n  {lines}")
+    return "the v2 listing holds" + what
 
 
 def _body_check(requirement: str, title: str) -> None:
     def body_check(ctx: FrontendV2Context) -> str | None:
-        found = [v for v in ctx.violations() if v.requirement == requirement]
-        if found:
-            lines = "\n  ".join(str(v) for v in found[:20])
-            raise Failed(f"{len(found)} violation(s) in the v2 listing of {ctx.url}:\n  {lines}")
-        return "the v2 listing holds"
+        return _listing_holds(ctx, lambda v: v.requirement == requirement, "")
 
     body_check.__name__ = f"check_v2_body_{requirement.replace('-', '_').lower()}"
     check("frontend-v2", requirement, "body", title)(body_check)
@@ -136,11 +145,11 @@ def _body_check(requirement: str, title: str) -> None:
 
 # V2-2 gathers what the v2 schema and v1's rules find; V2-6 and V2-7 their own.
 def check_v2_body(ctx: FrontendV2Context) -> str | None:
-    found = [v for v in ctx.violations() if v.requirement not in ("V2-6", "V2-7")]
-    if found:
-        lines = "\n  ".join(str(v) for v in found[:20])
-        raise Failed(f"{len(found)} violation(s) in the v2 listing of {ctx.url}:\n  {lines}")
-    return "the v2 listing holds (rl-workers.v2.schema.json and v1's LIST rules)"
+    return _listing_holds(
+        ctx,
+        lambda v: v.requirement not in ("V2-6", "V2-7"),
+        " (rl-workers.v2.schema.json and v1's LIST rules)",
+    )
 
 
 check("frontend-v2", "V2-2", "body", "The v2 listing matches rl-workers.v2.schema.json")(
@@ -165,9 +174,11 @@ def check_etag(ctx: FrontendV2Context) -> str | None:
         problems.append(f"the same listing came with another ETag {again.headers.get('etag')!r}")
     if again.headers.get("etag") == etag and again.parsed != body:
         problems.append("a different listing came with the same ETag")
-    if problems:
-        raise Failed(f"{ctx.url}: " + "; ".join(problems))
-    return f"ETag {etag} (a change of the fleet changes it: checked by the project's tests)"
+    return _verdict(
+        ctx,
+        problems,
+        f"ETag {etag} (a change of the fleet changes it: checked by the project's tests)",
+    )
 
 
 @check("frontend-v2", "V2-4", "not-modified", "If-None-Match with the current ETag answers 304")
@@ -184,9 +195,9 @@ def check_304(ctx: FrontendV2Context) -> str | None:
         problems.append(f"the 304 carried ETag {same.headers.get('etag')!r}, expected {etag}")
     if other.status != 200:
         problems.append(f"If-None-Match with another ETag: expected 200, found {other.status}")
-    if problems:
-        raise Failed(f"{ctx.url}: " + "; ".join(problems))
-    return f"304 in {same.elapsed * 1000:.1f} ms, no body; another validator gets 200"
+    return _verdict(
+        ctx, problems, f"304 in {same.elapsed * 1000:.1f} ms, no body; another validator gets 200"
+    )
 
 
 @check("frontend-v2", "V2-5", "wait", "?wait= holds an unchanged listing, then answers 304")
@@ -212,6 +223,8 @@ def check_wait(ctx: FrontendV2Context) -> str | None:
             f"?wait without If-None-Match must answer at once with 200, found {at_once.status} "
             f"after {at_once.elapsed:.2f} s"
         )
-    if problems:
-        raise Failed(f"{ctx.url}: " + "; ".join(problems))
-    return f"held {held.elapsed:.2f} s then 304; without a validator 200 in {at_once.elapsed:.3f} s"
+    return _verdict(
+        ctx,
+        problems,
+        f"held {held.elapsed:.2f} s then 304; without a validator 200 in {at_once.elapsed:.3f} s",
+    )

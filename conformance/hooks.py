@@ -15,9 +15,12 @@ instead of skipping them.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import schemathesis
+
+from prime_rl_dynamo._wire import DISCOVERY_PATH
 
 __all__ = [
     "json_labelled_as_text",
@@ -28,8 +31,6 @@ __all__ = [
     "rl_scope",
     "rl_workers_sorted",
 ]
-
-WORKERS_PATH = "/v1/rl/workers"
 
 
 @schemathesis.deserializer("text/plain")
@@ -47,7 +48,7 @@ def json_labelled_as_text(ctx: Any, response: Any) -> Any:
 
 def _violations(response: Any, case: Any, requirement: str) -> None:
     path = getattr(case, "path", "") or getattr(getattr(case, "operation", None), "path", "")
-    if path != WORKERS_PATH or response.status_code != 200 or not response.content:
+    if path != DISCOVERY_PATH or response.status_code != 200 or not response.content:
         return None
     from prime_rl_dynamo.validate import check_body
 
@@ -58,37 +59,28 @@ def _violations(response: Any, case: Any, requirement: str) -> None:
     return None
 
 
-@schemathesis.check
-def rl_workers_sorted(ctx: Any, response: Any, case: Any) -> None:
-    """LIST-1: workers sorted by (namespace, component, endpoint, instance_id as unsigned)."""
-    return _violations(response, case, "LIST-1")
+def _listing_check(name: str, requirement: str, doc: str) -> Callable[[Any, Any, Any], None]:
+    """A schemathesis check named ``name`` that fails with the listing's ``requirement`` violations."""
+
+    def check(ctx: Any, response: Any, case: Any) -> None:
+        return _violations(response, case, requirement)
+
+    check.__name__ = check.__qualname__ = name
+    check.__doc__ = f"{requirement}: {doc}"
+    return schemathesis.check(check)
 
 
-@schemathesis.check
-def rl_identity_unique(ctx: Any, response: Any, case: Any) -> None:
-    """LIST-2: no two workers share an identity."""
-    return _violations(response, case, "LIST-2")
-
-
-@schemathesis.check
-def rl_request_plane_url(ctx: Any, response: Any, case: Any) -> None:
-    """LIST-3: request_plane_url is dyn://namespace.component.endpoint of its worker."""
-    return _violations(response, case, "LIST-3")
-
-
-@schemathesis.check
-def rl_routes_sorted(ctx: Any, response: Any, case: Any) -> None:
-    """LIST-4: each worker's routes sorted by code point."""
-    return _violations(response, case, "LIST-4")
-
-
-@schemathesis.check
-def rl_scope(ctx: Any, response: Any, case: Any) -> None:
-    """LIST-5: every worker's namespace is the scope or starts with it (prefix scope)."""
-    return _violations(response, case, "LIST-5")
-
-
-@schemathesis.check
-def rl_admin_url_unique(ctx: Any, response: Any, case: Any) -> None:
-    """LIST-6: no two workers advertise the same admin_base_url."""
-    return _violations(response, case, "LIST-6")
+rl_workers_sorted = _listing_check(
+    "rl_workers_sorted", "LIST-1", "workers sorted by (namespace, component, endpoint, instance_id)"
+)
+rl_identity_unique = _listing_check(
+    "rl_identity_unique", "LIST-2", "no two workers share an identity"
+)
+rl_request_plane_url = _listing_check(
+    "rl_request_plane_url", "LIST-3", "request_plane_url is dyn://namespace.component.endpoint"
+)
+rl_routes_sorted = _listing_check("rl_routes_sorted", "LIST-4", "each worker's routes sorted")
+rl_scope = _listing_check("rl_scope", "LIST-5", "every worker's namespace is in the scope")
+rl_admin_url_unique = _listing_check(
+    "rl_admin_url_unique", "LIST-6", "no two workers advertise the same admin_base_url"
+)

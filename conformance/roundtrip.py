@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, Any
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, dynamo_available, profile_setup
 from prime_rl_dynamo._text import plural
+from prime_rl_dynamo._wire import WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet, FleetEngine
     from prime_rl_dynamo.harness import DynamoFleet
 
 __all__ = ["RoundtripContext", "compare_listing"]
-
-Identity = tuple[str, str, str, int]
 
 # Generated roundtrip topologies stay few and small: each is real processes on a 2-core machine.
 MAX_ROUNDTRIP_TOPOLOGIES = 2
@@ -105,8 +104,8 @@ def scope_problems(body: dict[str, Any], fleet: DynamoFleet, *, when: str) -> li
         )
         if not ok:
             try:
-                label = _label(_identity(w))
-            except (KeyError, TypeError):
+                label = str(WorkerId.from_entry(w))
+            except (KeyError, TypeError, ValueError):
                 label = repr(w)[:120]
             problems.append(
                 f"{when}: {label}: namespace {ns!r} is outside the scope {fleet.scope!r} "
@@ -144,14 +143,6 @@ def plane_problem(body: dict[str, Any], request_plane: str) -> str | None:
     )
 
 
-def _identity(worker: dict[str, Any]) -> Identity:
-    return (worker["namespace"], worker["component"], worker["endpoint"], worker["instance_id"])
-
-
-def _label(identity: Identity) -> str:
-    return f"{identity[0]}.{identity[1]}.{identity[2]}#{identity[3]}"
-
-
 def expected_entry(engine: Any) -> dict[str, Any]:
     """What the listing must say about one live engine of the harness (identity aside)."""
     spec = engine.spec
@@ -169,39 +160,37 @@ def expected_entry(engine: Any) -> dict[str, Any]:
 
 
 def compare_listing(
-    body: dict[str, Any], live: list[Any], dead: set[Identity], *, when: str
+    body: dict[str, Any], live: list[Any], dead: set[WorkerId], *, when: str
 ) -> list[str]:
     """Differences between a listing and the live engines (dead instances may linger with error)."""
     problems: list[str] = []
     workers = body.get("workers") if isinstance(body, dict) else None
     if not isinstance(workers, list):
         return [f"{when}: the listing has no workers array"]
-    seen: dict[Identity, dict[str, Any]] = {}
+    seen: dict[WorkerId, dict[str, Any]] = {}
     for w in workers:
         try:
-            ident = _identity(w)
-        except (KeyError, TypeError):
+            ident = WorkerId.from_entry(w)
+        except (KeyError, TypeError, ValueError):
             problems.append(f"{when}: an entry without a complete identity: {w!r:.200}")
             continue
         if ident in seen:
-            problems.append(f"{when}: {_label(ident)} listed twice")
+            problems.append(f"{when}: {ident} listed twice")
         seen[ident] = w
-    wanted = {e.identity: e for e in live}
+    wanted = {WorkerId._make(e.identity): e for e in live}
     for ident, engine in wanted.items():
         w = seen.get(ident)
         if w is None:
-            problems.append(f"{when}: {_label(ident)} ({engine.key}) is registered but not listed")
+            problems.append(f"{when}: {ident} ({engine.key}) is registered but not listed")
             continue
         want = expected_entry(engine)
         if want["error"]:
             if "error" not in w:
-                problems.append(
-                    f"{when}: {_label(ident)} answers routes with an error, listed without one"
-                )
+                problems.append(f"{when}: {ident} answers routes with an error, listed without one")
             continue
         if "error" in w:
             problems.append(
-                f"{when}: {_label(ident)} is live and healthy, listed with error {w['error']!r}"
+                f"{when}: {ident} is live and healthy, listed with error {w['error']!r}"
             )
             continue
         # model comes from model-card registration, not from the routes reply: exactly the one
@@ -209,7 +198,7 @@ def compare_listing(
         for key in ("model", "routes", "admin_base_url", "system_url", "world_size"):
             if w.get(key) != want[key]:
                 problems.append(
-                    f"{when}: {_label(ident)} ({engine.key}): expected {key} {want[key]!r}, "
+                    f"{when}: {ident} ({engine.key}): expected {key} {want[key]!r}, "
                     f"listed {w.get(key)!r}"
                 )
     for ident, w in seen.items():
@@ -218,7 +207,7 @@ def compare_listing(
         if ident in dead and "error" in w:
             continue  # a dead instance the store has not forgotten yet: allowed, with its error
         what = "a dead instance listed without error" if ident in dead else "never registered"
-        problems.append(f"{when}: {_label(ident)} is listed but {what}")
+        problems.append(f"{when}: {ident} is listed but {what}")
     return problems
 
 
@@ -254,7 +243,7 @@ def _poll_until(fleet: Fleet, condition: Any, timeout: float) -> tuple[bool, lis
         time.sleep(0.2)
 
 
-def _converge(fleet: Fleet, dead: set[Identity], when: str, timeout: float = 30.0) -> list[str]:
+def _converge(fleet: Fleet, dead: set[WorkerId], when: str, timeout: float = 30.0) -> list[str]:
     """Poll until the listing equals the live fleet; the last differences if it never does."""
     problems: list[str] = []
 
@@ -269,20 +258,20 @@ def _converge(fleet: Fleet, dead: set[Identity], when: str, timeout: float = 30.
 
 
 def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
-    dead: set[Identity] = set()
+    dead: set[WorkerId] = set()
     candidates = [e for e in _live(fleet) if e.spec.publishes_admin]
     if not candidates:
         ctx.steps.append("no healthy engine to churn")
         return
     victim = candidates[0]
-    before = {e.key: e.identity for e in _live(fleet)}
+    before = {e.key: WorkerId._make(e.identity) for e in _live(fleet)}
     killed = fleet.kill(victim.key)
     gone = {before[k] for k in killed if k in before}
     dead |= gone
     started = time.monotonic()
 
     def dead_reported(body: dict[str, Any]) -> bool:
-        listed = {_identity(w): w for w in body.get("workers", [])}
+        listed = {WorkerId.from_entry(w): w for w in body.get("workers", [])}
         return all(i not in listed or "error" in listed[i] for i in gone)
 
     ok, bodies = _poll_until(fleet, dead_reported, 30.0)
@@ -291,8 +280,8 @@ def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
         f"reported dead after {time.monotonic() - started:.1f} s)"
     )
     if not ok:
-        listed = {_identity(w): w for w in bodies[-1].get("workers", [])}
-        healthy = [_label(i) for i in gone if i in listed and "error" not in listed[i]]
+        listed = {WorkerId.from_entry(w): w for w in bodies[-1].get("workers", [])}
+        healthy = [str(i) for i in gone if i in listed and "error" not in listed[i]]
         ctx.churn.append(
             f"after kill -9 of {victim.key}: still listed without error after 30 s: "
             f"{', '.join(healthy)}"
@@ -300,7 +289,7 @@ def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
     ctx.membership += _converge(fleet, dead, f"after killing {victim.key}")
     restarted = fleet.restart(victim.key)
     ctx.steps.append(f"restarted {victim.key} as {', '.join(e.label for e in restarted)}")
-    listed = {_identity(w): w for w in fleet.listing().get("workers", [])}
+    listed = {WorkerId.from_entry(w): w for w in fleet.listing().get("workers", [])}
     for engine in restarted:
         w = listed.get(engine.identity)
         if w is None or ("error" in w) != (engine.spec.faults.reply_error is not None):
@@ -311,12 +300,14 @@ def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
     target = next((e for e in _live(fleet) if e.spec.publishes_admin), None)
     if target is None:
         return
-    old = {e.key: e.identity for e in _live(fleet)}
+    old = {e.key: WorkerId._make(e.identity) for e in _live(fleet)}
     new_size = target.spec.world_size * 2 if target.spec.world_size < 8 else 1
     resized = fleet.resize(target.key, new_size)
     dead |= {i for k, i in old.items() if fleet.engine(k).identity != i}
     ctx.steps.append(f"resized {target.key} to world_size {new_size} ({resized.label})")
-    w = {_identity(x): x for x in fleet.listing().get("workers", [])}.get(resized.identity)
+    w = {WorkerId.from_entry(x): x for x in fleet.listing().get("workers", [])}.get(
+        resized.identity
+    )
     if w is None or w.get("world_size") != new_size:
         ctx.churn.append(
             f"after resize: {resized.label} expected world_size {new_size}, listed {w!r:.200}"

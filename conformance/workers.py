@@ -7,7 +7,8 @@ Replies are parsed as JSON whatever their Content-Type; the Content-Type is judg
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,11 +17,13 @@ import httpx
 from conformance._http import Reply, is_http_url, json_media, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
+from prime_rl_dynamo._models import PATTERNS
 from prime_rl_dynamo._text import plural
+from prime_rl_dynamo._wire import DISCOVERY_PATH, entry_label
 
 __all__ = ["ListedWorker", "WorkersContext"]
 
-WORKERS_PATH = "/v1/rl/workers"
+_ADMIN_BASE_URL = re.compile(PATTERNS["Worker.admin_base_url"]).search
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class WorkersContext(ProfileContext):
             raise CheckError("the workers profile needs an RL listener URL")
         self.run = run
         self.client = client
-        self.url = run.url + WORKERS_PATH
+        self.url = run.url + DISCOVERY_PATH
         self._workers: list[ListedWorker] | None = None
         self.unprobed: list[str] = []  # why some workers were left out
         self._replies: dict[tuple[str, str], Reply | str] = {}
@@ -80,7 +83,7 @@ class WorkersContext(ProfileContext):
         for w in body["workers"]:
             if not isinstance(w, dict):
                 continue
-            label = f"{w.get('namespace')}.{w.get('component')}.{w.get('endpoint')}#{w.get('instance_id')}"
+            label = str(entry_label(w))
             if "error" in w:
                 self.unprobed.append(f"{label}: listed with error {w.get('error')!r}")
                 continue
@@ -93,13 +96,19 @@ class WorkersContext(ProfileContext):
                     else (),
                     system_url=w.get("system_url") if is_http_url(w.get("system_url")) else None,
                     admin_base_url=w.get("admin_base_url")
-                    if is_http_url(w.get("admin_base_url"))
+                    if _usable_admin(w.get("admin_base_url"))
                     else None,
                 )
             )
-            for key in ("system_url", "admin_base_url"):
-                if key in w and not is_http_url(w[key]):
-                    self.unprobed.append(f"{label}: {key} {w[key]!r} is not a URL (see WORKER-7/8)")
+            if "system_url" in w and not is_http_url(w["system_url"]):
+                self.unprobed.append(
+                    f"{label}: system_url {w['system_url']!r} is not a URL (see WORKER-7)"
+                )
+            if "admin_base_url" in w and not _usable_admin(w["admin_base_url"]):
+                self.unprobed.append(
+                    f"{label}: admin_base_url {w['admin_base_url']!r} is not one the admin pool "
+                    "can use (see WORKER-8)"
+                )
         self._workers = out
         return out
 
@@ -112,6 +121,12 @@ class WorkersContext(ProfileContext):
             except httpx.HTTPError as exc:
                 self._replies[key] = f"{method} {url}: {type(exc).__name__}: {exc}"
         return self._replies[key]
+
+
+def _usable_admin(url: object) -> bool:
+    """Whether an admin_base_url is one WORKER-8 accepts: a URL with a query, a fragment or user
+    info is already refused there, and probing it would report that one defect twice."""
+    return is_http_url(url) and _ADMIN_BASE_URL(str(url)) is not None
 
 
 @profile_setup("workers")
@@ -145,24 +160,34 @@ def _engine_targets(ctx: WorkersContext) -> list[tuple[str, str]]:
     return out
 
 
-@check("workers", "ENGINE-3", "system-health", "GET {system_url}/health answers a JSON object")
-def check_system_health(ctx: WorkersContext) -> str | None:
+def _health(ctx: WorkersContext, key: str, what: str, judge: Callable[[Reply], str | None]) -> int:
+    """GET {url}/health of every listed ``key`` URL (each once), judged by ``judge`` (None: fine);
+    how many were asked, or Failed naming each that was not fine."""
     urls: dict[str, str] = {}
     for w in ctx.workers():
-        if w.system_url is not None:
-            urls.setdefault(_join(w.system_url, "/health"), w.label)
+        base = getattr(w, key)
+        if base is not None:
+            urls.setdefault(_join(base, "/health"), w.label)
     if not urls:
-        raise Skipped("no listed worker advertises a system_url")
+        raise Skipped(f"no listed worker advertises a {key}")
     problems = []
     for url, label in urls.items():
         reply = ctx.ask("GET", url)
-        if isinstance(reply, str):
-            problems.append(f"[{label}] {reply}")
-        elif not isinstance(reply.parsed, dict):
-            problems.append(f"[{label}] expected a JSON object, found {reply.describe()}")
+        problem = reply if isinstance(reply, str) else judge(reply)
+        if problem is not None:
+            problems.append(f"[{label}] {problem}")
     if problems:
-        raise Failed(f"{len(problems)} of {len(urls)} system servers:\n  " + "\n  ".join(problems))
-    return f"{len(urls)} system servers answered"
+        raise Failed(f"{len(problems)} of {len(urls)} {what}:\n  " + "\n  ".join(problems))
+    return len(urls)
+
+
+@check("workers", "ENGINE-3", "system-health", "GET {system_url}/health answers a JSON object")
+def check_system_health(ctx: WorkersContext) -> str | None:
+    def judge(reply: Reply) -> str | None:
+        ok = isinstance(reply.parsed, dict)
+        return None if ok else f"expected a JSON object, found {reply.describe()}"
+
+    return f"{_health(ctx, 'system_url', 'system servers', judge)} system servers answered"
 
 
 @check(
@@ -217,22 +242,11 @@ def check_engine_content_type(ctx: WorkersContext) -> str | None:
 
 @check("workers", "ADMIN-1", "admin-health", "GET {admin_base_url}/health answers 2xx")
 def check_admin_health(ctx: WorkersContext) -> str | None:
-    urls: dict[str, str] = {}
-    for w in ctx.workers():
-        if w.admin_base_url is not None:
-            urls.setdefault(_join(w.admin_base_url, "/health"), w.label)
-    if not urls:
-        raise Skipped("no listed worker advertises an admin_base_url")
-    problems = []
-    for url, label in urls.items():
-        reply = ctx.ask("GET", url)
-        if isinstance(reply, str):
-            problems.append(f"[{label}] {reply}")
-        elif not 200 <= reply.status < 300:
-            problems.append(f"[{label}] expected 2xx, found {reply.describe()}")
-    if problems:
-        raise Failed(f"{len(problems)} of {len(urls)} admin APIs:\n  " + "\n  ".join(problems))
-    note = f"{len(urls)} admin APIs healthy"
+    def judge(reply: Reply) -> str | None:
+        ok = 200 <= reply.status < 300
+        return None if ok else f"expected 2xx, found {reply.describe()}"
+
+    note = f"{_health(ctx, 'admin_base_url', 'admin APIs', judge)} admin APIs healthy"
     if ctx.unprobed:
         note += f"; not probed: {len(ctx.unprobed)} ({ctx.unprobed[0]}...)"
     return note

@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from prime_rl_dynamo._wire import Identified
+
 SCHEMA_ID = "https://example.invalid/prime-rl-dynamo/schema/rl-workers.v1.schema.json"
 
 __all__ = ["PATTERNS", "Snapshot", "Transport", "Worker"]
@@ -32,7 +34,7 @@ class Transport(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaul
     http: str | None = None
 
 
-class Worker(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
+class Worker(msgspec.Struct, Identified, frozen=True, kw_only=True, gc=False, omit_defaults=True):
     """A worker object."""
 
     # Not expressible in msgspec, checked by prime_rl_dynamo.validate:
@@ -54,16 +56,6 @@ class Worker(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=
     model: Annotated[str, msgspec.Meta(min_length=1)] | None = None
     world_size: Annotated[int, msgspec.Meta(ge=1, le=4294967295)] | None = None
     error: Annotated[str, msgspec.Meta(min_length=1)] | None = None
-
-    @property
-    def identity(self) -> tuple[str, str, str, int]:
-        """The worker's identity: (namespace, component, endpoint, instance_id)."""
-        return (self.namespace, self.component, self.endpoint, self.instance_id)
-
-    @property
-    def label(self) -> str:
-        """``namespace.component.endpoint#instance_id``: how messages name this worker."""
-        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):

@@ -194,12 +194,23 @@ WEIGHT_BROADCAST_TYPES: dict[str, Convention | None] = {
 }
 
 
-#: Every key of a worker's JSON object, in Dynamo 1.6.1's order (the order ``worker_entry`` writes).
-WORKER_FIELDS = (
-    "namespace",
-    "component",
-    "endpoint",
-    "instance_id",
+def entry_label(entry: object) -> str | None:
+    """The label of a listed worker's JSON object however broken it is, ``?`` standing for a
+    missing or mistyped part (None when ``entry`` is not an object): messages about a refused
+    body still name the worker as far as it can be named."""
+    if not isinstance(entry, Mapping):
+        return None
+
+    def part(name: str) -> str:
+        value = entry.get(name)
+        return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else "?"
+
+    return str(WorkerId._make(part(name) for name in WorkerId._fields))
+
+
+#: Every member of a worker's JSON object, in Dynamo 1.6.1's order (``worker_entry`` writes them so).
+WORKER_FIELDS: tuple[str, ...] = (
+    *WorkerId._fields,
     "transport",
     "request_plane_url",
     "system_url",
@@ -209,3 +220,38 @@ WORKER_FIELDS = (
     "world_size",
     "error",
 )
+
+# What ``listed_entry`` reads off a worker besides its identity.
+_LISTED = ("routes", "system_url", "admin_base_url", "model", "world_size", "error")
+
+
+def listed_entry(worker: Any, port: int, **fields: Any) -> dict[str, Any]:
+    """``worker_entry`` of an object with the identity attributes and ``routes``, ``system_url``,
+    ``admin_base_url``, ``model``, ``world_size`` and ``error`` (a reference engine's view, a
+    generated fleet's engine), on a TCP request plane at ``port``; ``fields`` override them."""
+    identity = WorkerId.of(worker)
+    values = {name: getattr(worker, name) for name in _LISTED}
+    values.update(fields)
+    return worker_entry(identity, transport=transport_tcp(identity, port), **values)
+
+
+class Identified:
+    """``identity`` and ``label`` for any class with the four identity attributes (the generated
+    ``Worker`` model, a generated fleet's engine): one definition of both views."""
+
+    __slots__ = ()
+
+    namespace: str
+    component: str
+    endpoint: str
+    instance_id: int
+
+    @property
+    def identity(self) -> WorkerId:
+        """The worker's identity, in the canonical order (RANK-1)."""
+        return WorkerId(self.namespace, self.component, self.endpoint, self.instance_id)
+
+    @property
+    def label(self) -> str:
+        """``namespace.component.endpoint#instance_id``: how messages name this worker."""
+        return str(self.identity)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypedDict, TypeVar, runtime_checkable
 
-from prime_rl_dynamo._wire import DISCOVERY_PATH
+from prime_rl_dynamo._wire import DISCOVERY_PATH, WorkerId
 from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.topology import EngineSpec, Topology
 
@@ -52,7 +52,7 @@ class FleetEngine(Protocol):
         """The instance id the listing carries (None before a real engine registered)."""
 
     @property
-    def identity(self) -> tuple[str, str, str, int]:
+    def identity(self) -> WorkerId:
         """(namespace, component, endpoint, instance_id) as the frontend lists it."""
 
     @property

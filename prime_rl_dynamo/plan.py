@@ -28,8 +28,6 @@ __all__ = [
     "worker_rank",
 ]
 
-Identity = tuple[str, str, str, int]
-
 
 class PlannableWorker(Protocol):
     """What a plan needs from a discovered worker (validate.Worker satisfies it)."""
@@ -48,14 +46,9 @@ class PlannableWorker(Protocol):
     def admin_base_url(self) -> str | None: ...
 
 
-def canonical_key(worker: PlannableWorker) -> Identity:
-    """The sort key and identity of a worker: (namespace, component, endpoint, instance_id)."""
-    return (worker.namespace, worker.component, worker.endpoint, int(worker.instance_id))
-
-
-def _label(identity: Identity) -> str:
-    namespace, component, endpoint, instance_id = identity
-    return f"{namespace}.{component}.{endpoint}#{instance_id}"
+def canonical_key(worker: PlannableWorker) -> WorkerId:
+    """The sort key and identity of a worker: its WorkerId."""
+    return WorkerId.of(worker)
 
 
 _W = TypeVar("_W", bound=PlannableWorker)
@@ -63,14 +56,14 @@ _W = TypeVar("_W", bound=PlannableWorker)
 
 def canonical_order(workers: Iterable[_W]) -> list[_W]:
     """Workers sorted canonically (RANK-1): strings by code point, instance_id as an integer."""
-    return sorted(workers, key=canonical_key)
+    return sorted(workers, key=WorkerId.of)
 
 
 @dataclass(frozen=True, slots=True)
 class EnginePlan:
     """One engine's place in the plan: the inference ranks it owns and what it is sent."""
 
-    identity: Identity
+    identity: WorkerId
     admin_base_url: str | None
     world_size: int
     #: First inference rank this engine owns (0-based in every convention).
@@ -81,7 +74,7 @@ class EnginePlan:
     @property
     def label(self) -> str:
         """``namespace.component.endpoint#instance_id``, as every message names a worker."""
-        return _label(self.identity)
+        return str(self.identity)
 
     @property
     def ranks(self) -> range:
@@ -203,10 +196,7 @@ class BroadcastPlan:
             "engines": [
                 {
                     "label": e.label,
-                    "namespace": e.identity[0],
-                    "component": e.identity[1],
-                    "endpoint": e.identity[2],
-                    "instance_id": e.identity[3],
+                    **e.identity._asdict(),
                     "admin_base_url": e.admin_base_url,
                     "world_size": e.world_size,
                     "rank_offset": e.rank_offset,
@@ -257,8 +247,8 @@ def plan_broadcast(
             f"RANK-2: no engines to plan for inference_world_size {inference_world_size}",
             requirement="RANK-2",
         )
-    seen = Counter(canonical_key(w) for w in ordered)
-    dup = [_label(i) for i, n in seen.items() if n > 1]
+    seen = Counter(WorkerId.of(w) for w in ordered)
+    dup = [str(i) for i, n in seen.items() if n > 1]
     if dup:
         raise TopologyError(
             f"LIST-2: the same engine identity appears more than once: {', '.join(dup)}",
@@ -268,7 +258,7 @@ def plan_broadcast(
     dup_urls = {u for u, n in urls.items() if n > 1}
     if dup_urls:
         owners = [
-            f"{_label(canonical_key(w))} -> {w.admin_base_url}"
+            f"{WorkerId.of(w)} -> {w.admin_base_url}"
             for w in ordered
             if w.admin_base_url in dup_urls
         ]
@@ -277,7 +267,7 @@ def plan_broadcast(
             requirement="LIST-6",
         )
     bad = [
-        f"{_label(canonical_key(w))} (world_size={w.world_size!r})"
+        f"{WorkerId.of(w)} (world_size={w.world_size!r})"
         for w in ordered
         if not _is_int(w.world_size) or (w.world_size or 0) <= 0
     ]
@@ -289,9 +279,7 @@ def plan_broadcast(
     sizes = [int(w.world_size or 0) for w in ordered]
     total = sum(sizes)
     if total != inference_world_size:
-        listing = ", ".join(
-            f"{_label(canonical_key(w))}={s}" for w, s in zip(ordered, sizes, strict=True)
-        )
+        listing = ", ".join(f"{WorkerId.of(w)}={s}" for w, s in zip(ordered, sizes, strict=True))
         raise TopologyError(
             f"RANK-2: engine world sizes sum to {total}, expected inference_world_size "
             f"{inference_world_size} ({listing}); a mismatch would deadlock the rendezvous",
@@ -302,7 +290,7 @@ def plan_broadcast(
     for worker, size in zip(ordered, sizes, strict=True):
         engines.append(
             EnginePlan(
-                identity=canonical_key(worker),
+                identity=WorkerId.of(worker),
                 admin_base_url=worker.admin_base_url,
                 world_size=size,
                 first_rank=first,
@@ -400,7 +388,7 @@ def topology_diff(
     def states(items: Iterable[PlannableWorker | EnginePlan]) -> list[EngineState]:
         return [
             EngineState(
-                WorkerId(*(i.identity if isinstance(i, EnginePlan) else canonical_key(i))),
+                i.identity if isinstance(i, EnginePlan) else WorkerId.of(i),
                 i.world_size,
                 i.admin_base_url,
             )

@@ -2,20 +2,24 @@
 
 Fleets of engines with prefill/decode roles and TP x PP x PCP x DP (x EP) layouts, u64 instance
 ids above 2^53, components sharing an instance id, other models, error workers, arbitrary arrival
-order, namespaces and prefix scopes. ``invalid_bodies`` breaks exactly one requirement per body.
-The only module of the package that imports hypothesis (install the ``conformance`` extra).
+order, namespaces and prefix scopes. ``invalid_bodies`` breaks exactly one requirement per body
+(the mutations of ``prime_rl_dynamo.mutations``, choices drawn by hypothesis).
+The only module of the package that needs hypothesis to import (install the ``conformance``
+extra).
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+
+from prime_rl_dynamo._wire import U64_MAX, Identified, WorkerId, listed_entry
+from prime_rl_dynamo.mutations import MUTATIONS, DrawChooser, mutate
 
 __all__ = [
     "BREAKABLE_REQUIREMENTS",
@@ -37,7 +41,6 @@ __all__ = [
 DEFAULT_MODEL = "Qwen/Qwen3-0.6B"
 OTHER_MODEL = "other/Model-7B"
 ROUTES = ("pause_generation", "resume_generation")
-_U64_MAX = 2**64 - 1
 
 
 def names(max_size: int = 10) -> st.SearchStrategy[str]:
@@ -52,7 +55,7 @@ def names(max_size: int = 10) -> st.SearchStrategy[str]:
 
 def instance_ids() -> st.SearchStrategy[int]:
     """Unsigned 64-bit instance ids above 2^53, where float-based JSON parsers lose digits."""
-    return st.integers(min_value=2**53 + 1, max_value=_U64_MAX)
+    return st.integers(min_value=2**53 + 1, max_value=U64_MAX)
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ def layouts(draw: st.DrawFn, max_world_size: int = 32) -> Layout:
 
 
 @dataclass(frozen=True)
-class FleetEngine:
+class FleetEngine(Identified):
     """One listed worker of a generated fleet (what the frontend would say about it)."""
 
     namespace: str
@@ -108,16 +111,6 @@ class FleetEngine:
     error: str | None = None
     routes: tuple[str, ...] = ROUTES
     host: str = "127.0.0.1"
-
-    @property
-    def identity(self) -> tuple[str, str, str, int]:
-        """(namespace, component, endpoint, instance_id): the canonical sort key."""
-        return (self.namespace, self.component, self.endpoint, self.instance_id)
-
-    @property
-    def label(self) -> str:
-        """namespace.component.endpoint#instance_id."""
-        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
 
     @property
     def world_size(self) -> int:
@@ -140,31 +133,8 @@ class FleetEngine:
 
     def entry(self) -> dict[str, Any]:
         """The worker's entry in a discovery body, keys in Dynamo 1.6.1's order."""
-        out: dict[str, Any] = {
-            "namespace": self.namespace,
-            "component": self.component,
-            "endpoint": self.endpoint,
-            "instance_id": self.instance_id,
-            "transport": {
-                "tcp": f"127.0.0.1:{self.port}/{self.instance_id & 0xFFFFFFFFFFFFFFFF:016x}/"
-                f"{self.namespace}/{self.component}/{self.endpoint}"
-            },
-            "request_plane_url": f"dyn://{self.namespace}.{self.component}.{self.endpoint}",
-        }
-        if self.error is not None:
-            out["routes"] = []
-            out["error"] = self.error
-            return out
-        if self.system_url:
-            out["system_url"] = self.system_url
-        if self.admin_base_url:
-            out["admin_base_url"] = self.admin_base_url
-        out["routes"] = sorted(set(self.routes))
-        if self.model is not None:
-            out["model"] = self.model
-        if self.admin_base_url:
-            out["world_size"] = self.world_size
-        return out
+        # world_size is listed with the admin URL only
+        return listed_entry(self, self.port, world_size=self.world_size if self.admin else None)
 
 
 @dataclass(frozen=True)
@@ -177,7 +147,7 @@ class Fleet:
 
     def canonical(self) -> list[FleetEngine]:
         """Engines sorted by identity, as the frontend lists them."""
-        return sorted(self.engines, key=lambda e: e.identity)
+        return sorted(self.engines, key=WorkerId.of)
 
     def body(self) -> dict[str, Any]:
         """The discovery body a conformant frontend serves for this fleet."""
@@ -186,10 +156,6 @@ class Fleet:
             "namespace": self.scope,
             "workers": [e.entry() for e in self.canonical()],
         }
-
-    def arrival_workers(self) -> list[dict[str, Any]]:
-        """Worker entries in arrival order (for order-independence properties of plans)."""
-        return [e.entry() for e in self.engines]
 
     def ready_engines(self, model: str | None = DEFAULT_MODEL) -> list[FleetEngine]:
         """Canonically ordered engines a client plans over: healthy, with admin, this model."""
@@ -226,7 +192,7 @@ def fleets(
     count = draw(st.integers(min_value=min_engines, max_value=max_engines))
     engines: list[FleetEngine] = []
     processes: list[tuple[int, int]] = []  # (instance_id, port) of processes so far
-    seen: set[tuple[str, str, str, int]] = set()
+    seen: set[WorkerId] = set()
     for index in range(count):
         share = shared_instance_ids and processes and draw(st.integers(0, 3)) == 0
         if share:
@@ -239,10 +205,10 @@ def fleets(
         # Several engines of one role need distinct components when they share a process.
         component = role if not share else f"{role}{index}"
         namespace = draw(st.sampled_from(namespaces))
-        identity = (namespace, component, "rl", instance_id)
+        identity = WorkerId(namespace, component, "rl", instance_id)
         if identity in seen:
             component = f"{role}{index}"
-            identity = (namespace, component, "rl", instance_id)
+            identity = WorkerId(namespace, component, "rl", instance_id)
         seen.add(identity)
         first = index == 0  # guarantees one ready engine of the default model
         model: str | None = DEFAULT_MODEL
@@ -336,221 +302,9 @@ def topologies(
 
 # --- bodies that break exactly one requirement --------------------------------------------------
 
-
-def _pick(draw: st.DrawFn, body: dict[str, Any], need: int = 1) -> list[int]:
-    healthy = [
-        i for i, w in enumerate(body["workers"]) if "error" not in w and "admin_base_url" in w
-    ]
-    return sorted(draw(st.permutations(healthy))[:need])
-
-
-def _resort(body: dict[str, Any]) -> dict[str, Any]:
-    body["workers"].sort(
-        key=lambda w: (w["namespace"], w["component"], w["endpoint"], w["instance_id"])
-    )
-    return body
-
-
-def _replace_key(worker: dict[str, Any], before: str, key: str, value: Any) -> None:
-    # Insert ``key`` before ``before`` so that the worker keeps Dynamo's key order.
-    items = [(k, v) for k, v in worker.items() if k != key]
-    worker.clear()
-    for k, v in items:
-        if k == before:
-            worker[key] = value
-        worker[k] = v
-    if key not in worker:
-        worker[key] = value
-
-
-_Breaker = Callable[[st.DrawFn, dict[str, Any]], Any]
-
-
-def _b_body_1(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    return draw(st.sampled_from([b["workers"], "workers", None, 1]))
-
-
-def _b_body_2(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["protocol_version"] = draw(st.sampled_from(["1", 2, 0, 1.5, True]))
-    return b
-
-
-def _b_body_3(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["namespace"] = draw(st.sampled_from([1, None, ["dynamo"], {"name": "dynamo"}]))
-    return b
-
-
-def _b_body_4(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["workers"] = draw(st.sampled_from([{str(i): w for i, w in enumerate(b["workers"])}, None]))
-    return b
-
-
-def _b_worker_1(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["workers"][_pick(draw, b)[0]]["endpoint"] = ""
-    return b
-
-
-def _b_worker_2(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    value = draw(st.sampled_from([-1, 2**64, "12345", 1.5]))
-    b["workers"][_pick(draw, b)[0]]["instance_id"] = value
-    # An out-of-range integer still sorts (LIST-1 must hold); a non-integer is left in place,
-    # as the validator does not order fields the schema refused.
-    return _resort(b) if isinstance(value, int) else b
-
-
-def _b_worker_3(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    address = next(iter(w["transport"].values()))
-    w["transport"] = draw(
-        st.sampled_from([{}, {"tcp": address, "http": address}, {"tcp": 1}, {"udp": address}])
-    )
-    return b
-
-
-def _b_worker_4(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    if draw(st.booleans()):
-        del w["request_plane_url"]
-    else:
-        w["request_plane_url"] = f"http://{w['namespace']}/{w['component']}"
-    return b
-
-
-def _b_worker_5(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    choice = draw(st.integers(0, 2))
-    if choice == 0:
-        del w["routes"]
-    elif choice == 1:
-        w["routes"] = [w["routes"][0], w["routes"][0]]
-    else:
-        w["routes"] = [""]
-    return b
-
-
-def _b_worker_6(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    key = draw(st.sampled_from(["model", "system_url"]))
-    _replace_key(w, "admin_base_url" if key == "system_url" else "world_size", key, None)
-    return b
-
-
-def _b_worker_7(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    bad = draw(st.sampled_from(["127.0.0.1:9000", "ftp://127.0.0.1:9000", "/relative"]))
-    _replace_key(w, "admin_base_url", "system_url", bad)
-    return b
-
-
-def _b_worker_8(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    url = w["admin_base_url"]
-    w["admin_base_url"] = draw(
-        st.sampled_from(
-            [
-                url.replace("http://", "http://user:secret@", 1),
-                url + "?token=x",
-                url + "#frag",
-                url.replace("http://", "ftp://", 1),
-            ]
-        )
-    )
-    return b
-
-
-def _b_worker_9(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["workers"][_pick(draw, b)[0]]["world_size"] = draw(st.sampled_from([0, -2, 2**32, "4"]))
-    return b
-
-
-def _b_worker_10(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    del b["workers"][_pick(draw, b)[0]]["world_size"]
-    return b
-
-
-def _b_worker_11(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    b["workers"][_pick(draw, b)[0]]["error"] = "engine is dead"
-    return b
-
-
-def _b_worker_12(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    _replace_key(w, "world_size", "model", draw(st.sampled_from(["", 7])))
-    return b
-
-
-def _b_list_1(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    workers = b["workers"]
-    i = draw(st.integers(0, len(workers) - 2))
-    workers[i], workers[i + 1] = workers[i + 1], workers[i]
-    return b
-
-
-def _b_list_2(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    i = _pick(draw, b)[0]
-    twin = copy.deepcopy(b["workers"][i])
-    del twin["admin_base_url"]  # keeps LIST-6 intact: only the identity repeats
-    b["workers"].insert(i + 1, twin)
-    return b
-
-
-def _b_list_3(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    w["request_plane_url"] = f"dyn://{w['namespace']}.{w['component']}x.{w['endpoint']}"
-    return b
-
-
-def _b_list_4(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    w["routes"] = sorted(w["routes"], reverse=True)
-    return b
-
-
-def _b_list_5(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    w = b["workers"][_pick(draw, b)[0]]
-    # Names start with a letter, so a digit in front never starts with the scope.
-    old, new = w["namespace"], "0" + b["namespace"]
-    w["namespace"] = new
-    w["request_plane_url"] = f"dyn://{new}.{w['component']}.{w['endpoint']}"
-    w["transport"] = {k: v.replace(f"/{old}/", f"/{new}/", 1) for k, v in w["transport"].items()}
-    return _resort(b)
-
-
-def _b_list_6(draw: st.DrawFn, b: dict[str, Any]) -> Any:
-    first, second = _pick(draw, b, need=2)
-    b["workers"][second]["admin_base_url"] = b["workers"][first]["admin_base_url"]
-    return b
-
-
-_BREAKERS: dict[str, tuple[_Breaker, int]] = {
-    # requirement -> (how to break it, how many healthy workers with admin URL and 2 routes it needs)
-    "BODY-1": (_b_body_1, 0),
-    "BODY-2": (_b_body_2, 0),
-    "BODY-3": (_b_body_3, 0),
-    "BODY-4": (_b_body_4, 0),
-    "WORKER-1": (_b_worker_1, 1),
-    "WORKER-2": (_b_worker_2, 1),
-    "WORKER-3": (_b_worker_3, 1),
-    "WORKER-4": (_b_worker_4, 1),
-    "WORKER-5": (_b_worker_5, 1),
-    "WORKER-6": (_b_worker_6, 1),
-    "WORKER-7": (_b_worker_7, 1),
-    "WORKER-8": (_b_worker_8, 1),
-    "WORKER-9": (_b_worker_9, 1),
-    "WORKER-10": (_b_worker_10, 1),
-    "WORKER-11": (_b_worker_11, 1),
-    "WORKER-12": (_b_worker_12, 1),
-    "LIST-1": (_b_list_1, 2),
-    "LIST-2": (_b_list_2, 1),
-    "LIST-3": (_b_list_3, 1),
-    "LIST-4": (_b_list_4, 1),
-    "LIST-5": (_b_list_5, 1),
-    "LIST-6": (_b_list_6, 2),
-}
-
 #: Every requirement ``invalid_bodies`` can break (one per requirement the validator enforces on
 #: a discovery body).
-BREAKABLE_REQUIREMENTS: tuple[str, ...] = tuple(_BREAKERS)
+BREAKABLE_REQUIREMENTS: tuple[str, ...] = tuple(MUTATIONS)
 
 
 def _breakable_fleets(need: int) -> st.SearchStrategy[Fleet]:
@@ -577,13 +331,12 @@ def invalid_bodies(
         choices = [requirement]
     else:
         choices = list(requirement)
-    unknown = [r for r in choices if r not in _BREAKERS]
+    unknown = [r for r in choices if r not in MUTATIONS]
     if unknown:
         raise ValueError(f"cannot break {unknown}; breakable: {', '.join(BREAKABLE_REQUIREMENTS)}")
     req = draw(st.sampled_from(choices))
-    breaker, need = _BREAKERS[req]
-    body = draw(_breakable_fleets(need)).body()
-    return req, breaker(draw, body)
+    body = draw(_breakable_fleets(MUTATIONS[req].workers)).body()
+    return req, mutate(req, body, DrawChooser(draw))
 
 
 # --- drawing examples outside a test ------------------------------------------------------------

@@ -105,7 +105,8 @@ def check_body_v2(data: bytes | str | Mapping[str, Any]) -> list[Violation]:
 
 def _layout_violations(parsed: Any, bad: set[tuple[int, str]]) -> list[Violation]:
     """V2-6: tensor * pipeline * data (* context) equals world_size (RANK-7 made checkable)."""
-    from prime_rl_dynamo.validate import _label, json_pointer
+    from prime_rl_dynamo._wire import entry_label
+    from prime_rl_dynamo.validate import json_pointer
 
     out: list[Violation] = []
     workers = parsed.get("workers") if isinstance(parsed, Mapping) else None
@@ -126,7 +127,7 @@ def _layout_violations(parsed: Any, bad: set[tuple[int, str]]) -> list[Violation
                     json_pointer(["workers", i, "parallel"]),
                     f"expected tensor * pipeline * data * context = world_size {size}, found "
                     f"{' * '.join(map(str, parts))} = {product}",
-                    worker=_label(w),
+                    worker=entry_label(w),
                 )
             )
     return out

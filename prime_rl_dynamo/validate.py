@@ -26,6 +26,7 @@ from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
 from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._urls import admin_key, url_host_problem
 from prime_rl_dynamo._variants import may_be_variant, version_violations
+from prime_rl_dynamo._wire import U64_MAX, WorkerId, entry_label
 from prime_rl_dynamo.errors import DialectError, ProtocolError, Violation
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 SCHEMA_NAME = "rl-workers.v1.schema.json"
-_U64_MAX = 2**64 - 1
 
 #: Deepest nesting of arrays and objects a body may have (the body object is level 1): BODY-1.
 MAX_DEPTH = 128
@@ -106,14 +106,13 @@ _CANONICAL_ADMIN = (
 )  # fmt: skip
 _CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*\Z").match
 
-# Keys only the SMG gateway's /v1/rl/workers shape carries (research/dynamo.md section 7).
+# Keys only the SMG gateway's shape of the discovery path carries (another protocol, same path).
 _SMG_TOP_KEYS = frozenset({"total"})
 _SMG_WORKER_KEYS = frozenset(
     {"id", "engine", "control_url", "capabilities", "health", "connection_mode", "base_url"}
 )
 _DYNAMO_WORKER_KEYS = frozenset({"request_plane_url", "component", "instance_id", "transport"})
 
-_IDENTITY = ("namespace", "component", "endpoint", "instance_id")
 _INSTANCE_ID = operator.attrgetter("instance_id")
 
 
@@ -231,6 +230,7 @@ def _fast_rules_hold(snapshot: Snapshot) -> int | None:
         t = w.transport
         if (t.tcp is None) + (t.nats_tcp is None) + (t.http is None) != 2:
             return None
+        # WorkerId's order as a plain tuple: building a WorkerId per worker costs 10x here.
         key = (w.namespace, w.component, w.endpoint, w.instance_id)
         if previous is not None and not previous < key:  # sorted and unique (LIST-1, LIST-2)
             return None
@@ -262,7 +262,7 @@ def _fast_rules_hold(snapshot: Snapshot) -> int | None:
             return None
         if not key[0].startswith(scope):
             return None
-    if previous is not None and max(map(_INSTANCE_ID, snapshot.workers)) > _U64_MAX:
+    if previous is not None and max(map(_INSTANCE_ID, snapshot.workers)) > U64_MAX:
         return None
     if len(set(admins)) != len(admins):
         return None
@@ -471,7 +471,7 @@ def _repeated_members(parsed: Any) -> Iterator[Violation]:
                     json_pointer(path),
                     f"expected each member name once per object, found {_clip(listed)} (a "
                     "parser keeps one value silently: which one differs between parsers)",
-                    worker=_label(obj) if path else None,
+                    worker=entry_label(obj) if path else None,
                 )
 
     yield from check(parsed, _DEFINED_TOP, [])
@@ -618,7 +618,7 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
     for i, w in enumerate(workers):
         if not isinstance(w, Mapping):
             continue
-        label = _label(w)
+        label = entry_label(w)
         names_ok = all(good(i, w, f, str) for f in ("namespace", "component", "endpoint"))
         if names_ok and good(i, w, "request_plane_url", str):
             expected = f"dyn://{w['namespace']}.{w['component']}.{w['endpoint']}"
@@ -654,7 +654,7 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
         if names_ok and instance_id is not None:
             # Judged even when WORKER-2 refused how the number is written (1.0): its value still
             # places the worker in the order and may repeat another identity.
-            key = (w["namespace"], w["component"], w["endpoint"], instance_id)
+            key = WorkerId(w["namespace"], w["component"], w["endpoint"], instance_id)
             if key in first_seen:
                 j = first_seen[key]
                 yield Violation(
@@ -672,7 +672,7 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
                         "LIST-1",
                         json_pointer(["workers", i]),
                         "expected workers sorted by (namespace, component, endpoint, instance_id), "
-                        f"found {label} after {_label(workers[k])} (/workers/{k})",
+                        f"found {label} after {entry_label(workers[k])} (/workers/{k})",
                         worker=label,
                     )
                 previous = (i, key)
@@ -696,7 +696,7 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
                     "LIST-6",
                     pointer,
                     f"expected an admin_base_url no other worker advertises, found {_clip(admin)!r}, "
-                    f"the same endpoint ({_clip(endpoint)}){same} advertised by {_label(workers[j])} "
+                    f"the same endpoint ({_clip(endpoint)}){same} advertised by {entry_label(workers[j])} "
                     f"(/workers/{j})",
                     worker=label,
                 )
@@ -734,18 +734,6 @@ def _to_snapshot(parsed: Any) -> Snapshot:
 # Helpers
 
 
-def _label(w: Any) -> str | None:
-    """``namespace.component.endpoint#instance_id`` of a (possibly broken) worker; ``?`` for gaps."""
-    if not isinstance(w, Mapping):
-        return None
-
-    def part(name: str) -> str:
-        value = w.get(name)
-        return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else "?"
-
-    return f"{part('namespace')}.{part('component')}.{part('endpoint')}#{part('instance_id')}"
-
-
 def _integral(value: Any) -> int | None:
     """The value of an integral JSON number (``7``, ``7.0``, ``7e0``), else None."""
     if isinstance(value, bool):
@@ -761,7 +749,7 @@ def _label_at(parsed: Any, path: list[Any]) -> str | None:
     if len(path) >= 2 and path[0] == "workers" and isinstance(parsed, Mapping):
         workers = parsed.get("workers")
         if isinstance(workers, list) and isinstance(path[1], int) and path[1] < len(workers):
-            return _label(workers[path[1]])
+            return entry_label(workers[path[1]])
     return None
 
 

@@ -9,6 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from prime_rl_dynamo._variants import with_variants
+from prime_rl_dynamo.mutations import DrawChooser, mutate
 from prime_rl_dynamo.plan import plan_broadcast
 from prime_rl_dynamo.strategies import (
     BREAKABLE_REQUIREMENTS,
@@ -27,7 +28,7 @@ from prime_rl_dynamo.strategies import (
 from prime_rl_dynamo.topology import topology_from_dict
 from prime_rl_dynamo.validate import check_body, validate_body
 
-# World sizes [2, 4, 1] in canonical order; the even split's failure case.
+# World sizes [2, 4, 1] in canonical order: where an even split of W goes wrong.
 PINNED_241 = Fleet(
     scope="dynamo",
     prefix=False,
@@ -56,8 +57,8 @@ def test_generated_bodies_are_valid(body: dict) -> None:
     assert all(w.instance_id > 2**53 for w in snapshot.workers)
 
 
-# Found while building: with a scope of x's only (e.g. "x") the LIST-5 breaker's "x"+scope namespace
-# still started with the scope; the breaker now prefixes a digit. Pinned.
+# A scope of x's only (e.g. "x"): an "x"+scope namespace would still start with the scope, so the
+# LIST-5 mutation prefixes a character unlike the scope's first. Pinned.
 _X_SCOPE = Fleet(scope="x", prefix=False, engines=PINNED_241.engines)
 
 
@@ -74,10 +75,8 @@ def test_each_invalid_body_breaks_exactly_its_requirement(requirement: str) -> N
 
 
 def test_worker2_breaker_regression_non_integer_id_on_a_later_worker() -> None:
-    # Found while building: the breaker re-sorted whenever the *first* worker's id was an
-    # integer, so a string id on a later worker was compared with ints (TypeError).
-    from prime_rl_dynamo import strategies
-
+    # Re-sorting whenever the *first* worker's id is an integer would compare a string id on a
+    # later worker with ints (TypeError): the mutation re-sorts only for an integer id.
     @settings(max_examples=30, deadline=None)
     @given(st.data())
     def run(d: st.DataObject) -> None:
@@ -87,15 +86,13 @@ def test_worker2_breaker_regression_non_integer_id_on_a_later_worker() -> None:
             prefix=False,
             engines=tuple(replace(e, component="prefill") for e in PINNED_241.engines),
         )
-        broken = strategies._b_worker_2(d.draw, same.body())  # type: ignore[arg-type]
+        broken = mutate("WORKER-2", same.body(), DrawChooser(d.draw))
         assert {v.requirement for v in check_body(broken)} == {"WORKER-2"}
 
     run()
 
 
 def test_list5_breaker_regression_scope_starting_with_x() -> None:
-    from prime_rl_dynamo import strategies
-
     data = st.data()
 
     @settings(max_examples=3, deadline=None)
@@ -105,7 +102,7 @@ def test_list5_breaker_regression_scope_starting_with_x() -> None:
         for w in body["workers"]:
             w["namespace"] = "x"
             w["request_plane_url"] = f"dyn://x.{w['component']}.rl"
-        broken = strategies._b_list_5(d.draw, body)  # type: ignore[arg-type]
+        broken = mutate("LIST-5", body, DrawChooser(d.draw))
         assert {v.requirement for v in check_body(broken)} == {"LIST-5"}
 
     run()

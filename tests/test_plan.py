@@ -41,7 +41,7 @@ def fleet(sizes: list[int]) -> list[W]:
 
 
 def even_split(n: int, world: int) -> list[int]:
-    """An even split's offsets: i * (W // n), ignoring per-engine world sizes."""
+    """The even split i * (W // n): offsets that ignore per-engine world sizes."""
     return [i * (world // n) for i in range(n)]
 
 

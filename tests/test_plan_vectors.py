@@ -53,5 +53,5 @@ def test_rank_offset_vector(case: dict[str, Any]) -> None:
     assert plan.rank_offsets == expected["rank_offsets"]
     assert plan.group_world_size == expected["group_world_size"]
     if "even_split_offsets" in case:
-        # An even split's offsets are never what a plan produces for these engines.
+        # The even split's offsets are never what a plan produces for these engines.
         assert plan.rank_offsets != case["even_split_offsets"]

@@ -70,6 +70,12 @@ def test_listing_reproduces_real_dynamo_bytes(name: str) -> None:
     assert dumps(listing_body(parsed["namespace"], views)) == sample
 
 
+def test_worker_fields_are_in_real_dynamos_order() -> None:
+    for name in ("dynamo-1.6.1-pd-fleet.json", "dynamo-1.6.1-dead-workers.json"):
+        for worker in json.loads(_sample(name))["workers"]:
+            assert list(worker) == [k for k in WORKER_FIELDS if k in worker]
+
+
 def test_dead_engine_error_names_its_port() -> None:
     topo = topology_from_dict(
         {"engines": [{"component": "prefill", "world_size": 2, "faults": {"dead": True}}]}
@@ -78,8 +84,7 @@ def test_dead_engine_error_names_its_port() -> None:
     entry = json.loads(dumps(listing_body("dynamo", [engine.view()])))["workers"][0]
     assert entry["error"] == "Unavailable: TCP connection to 127.0.0.1:41665 failed"
     assert entry["routes"] == []
-    unlisted = {"system_url", "admin_base_url", "model", "world_size"}  # an errored worker's
-    assert list(entry) == [key for key in WORKER_FIELDS if key not in unlisted]
+    assert list(entry) == [*WORKER_FIELDS[:6], "routes", "error"]
 
 
 def test_engine_without_admin_keeps_world_size_like_the_backend_sample() -> None:

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import _body_support
 import msgspec
 import pytest
-from _wire_support import PAUSE_RESUME, decode_worker
+from _body_support import body
 
 from prime_rl_dynamo.errors import DialectError, ProtocolError
 from prime_rl_dynamo.validate import (
@@ -28,18 +29,7 @@ PD = (SAMPLES / "dynamo-1.6.1-pd-fleet.json").read_bytes()
 
 
 def worker(**kw: Any) -> dict[str, Any]:
-    base = decode_worker(
-        10431879732901135543,
-        world_size=4,
-        routes=PAUSE_RESUME,
-        admin_base_url="http://127.0.0.1:9203/engine",
-        port=44065,
-    )
-    return {**base, **kw}
-
-
-def body(*workers: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    return {"protocol_version": 1, "namespace": "dynamo", "workers": list(workers), **kw}
+    return _body_support.worker(**{"instance_id": 10431879732901135543, **kw})
 
 
 @pytest.mark.parametrize("path", sorted(SAMPLES.glob("*.json")), ids=lambda p: p.name)

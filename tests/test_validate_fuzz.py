@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 
-from _wire_support import decode_worker, listing
+from _body_support import worker
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -24,8 +24,12 @@ from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.errors import ProtocolError, Violation
 from prime_rl_dynamo.validate import Snapshot, _exhaustive_text, _fast, check_body, validate_body
 
-WORKER = decode_worker(world_size=2, routes=("pause_generation",), model="m")
-VALID = json.dumps(listing(WORKER), separators=(",", ":")).encode()
+WORKER = worker(
+    admin_base_url="http://127.0.0.1:9203", routes=["pause_generation"], world_size=2, model="m"
+)
+VALID = json.dumps(
+    {"protocol_version": 1, "namespace": "dynamo", "workers": [WORKER]}, separators=(",", ":")
+).encode()
 NAMES = [b'"protocol_version"', b'"namespace"', b'"workers"', b'"instance_id"', b'"world_size"',
          b'"admin_base_url"', b'"tcp"', b'"routes"', b'"model"', b'"x"']  # fmt: skip
 

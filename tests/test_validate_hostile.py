@@ -7,21 +7,10 @@ import json
 from typing import Any
 
 import pytest
-from _wire_support import PAUSE_RESUME, decode_worker
+from _body_support import body, worker
 
 from prime_rl_dynamo.errors import ProtocolError, Violation
 from prime_rl_dynamo.validate import _exhaustive_text, _fast, check_body, validate_body
-
-
-def worker(**kw: Any) -> dict[str, Any]:
-    base = decode_worker(
-        world_size=4, routes=PAUSE_RESUME, admin_base_url="http://127.0.0.1:9203/engine", port=44065
-    )
-    return {k: v for k, v in {**base, **kw}.items() if v is not ...}
-
-
-def body(*workers: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    return {"protocol_version": 1, "namespace": "dynamo", "workers": list(workers), **kw}
 
 
 def raw(doc: Any) -> bytes:
@@ -47,7 +36,7 @@ def both_paths(data: bytes) -> list[Violation]:
     return violations
 
 
-# --- item 15: an integral float as instance_id is WORKER-2, and LIST-1/LIST-2 are still judged ----
+# --- an integral float as instance_id is WORKER-2, and LIST-1/LIST-2 are still judged -------------
 
 
 @pytest.mark.parametrize("written", ["1.0", "1e0", "1.0e19", "10000000000000000000.0"])
@@ -77,7 +66,7 @@ def test_float_instance_id_duplicates_an_integer_one() -> None:
                      ("LIST-6", "/workers/1/admin_base_url")}  # fmt: skip
 
 
-# --- item 3: deep nesting is a BODY-1 violation on both paths, never a RecursionError --------------
+# --- deep nesting is a BODY-1 violation on both paths, never a RecursionError ---------------------
 
 
 @pytest.mark.parametrize("depth", [129, 985, 1000, 5000])
@@ -101,7 +90,7 @@ def test_nesting_up_to_the_limit_is_judged_as_usual() -> None:
     assert ids(both_paths(deeper)) == {"BODY-1"}
 
 
-# --- items 5 and 17: UTF-8 only; no lone surrogate, encoded or escaped ----------------------------
+# --- UTF-8 only; no lone surrogate, encoded or escaped --------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -148,7 +137,7 @@ def test_a_lone_surrogate_in_text_or_a_mapping_is_body_1() -> None:
     assert ids(check_body(body(worker(model="\ud800")))) == {"BODY-1"}
 
 
-# --- item 16: a member this document defines, repeated in one object, is BODY-6 ------------------
+# --- a member this document defines, repeated in one object, is BODY-6 ----------------------------
 
 
 @pytest.mark.parametrize(
@@ -183,7 +172,7 @@ def test_an_escaped_name_is_the_same_name() -> None:
     assert "BODY-6" in ids(both_paths(data))
 
 
-# --- item 19: integers beyond Python's 4,300-digit limit are judged like any other -------------
+# --- integers beyond Python's 4,300-digit limit are judged like any other -------------------------
 
 
 def test_a_huge_integer_in_an_unknown_member_is_ignored_on_both_paths() -> None:
@@ -218,7 +207,7 @@ def test_cli_refuses_a_lone_surrogate_without_crashing(
     (out + err).encode("utf-8")
 
 
-# --- item 7: hostile routes cost linear time, and every message stays short ----------------------
+# --- hostile routes cost linear time, and every message stays short -------------------------------
 
 
 @pytest.mark.parametrize(
@@ -245,7 +234,7 @@ def test_repeated_routes_are_named_with_json_equality() -> None:
     assert "true" not in unique.message.split("repeated")[1]  # true is not 1
 
 
-# --- items 20 and 2: WORKER-8 means a URL the pool can use; LIST-6 compares what the pool calls ---
+# --- WORKER-8 means a URL the pool can use; LIST-6 compares what the pool calls -------------------
 
 UNUSABLE_ADMIN_URLS = [
     "http://h:abc/", "http://h:8000:9000/", "http://[::1/", "http://999.1.1.1/", "http://1.2/",

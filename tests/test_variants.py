@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from _wire_support import decode_worker, listing
+from _body_support import body, worker
 from jsonschema import Draft202012Validator
 
 import conformance
@@ -29,15 +29,17 @@ SMALL = {"load_clients": 2, "load_requests": 2, "polls": 1, "seed": 1}
 
 
 def _base() -> dict[str, Any]:
-    worker = decode_worker(
-        5,
-        world_size=2,
-        routes=("pause_generation",),
-        admin_base_url="http://127.0.0.1:1/admin",
-        system_url="http://127.0.0.1:1",
-        model="m",
+    return body(
+        worker(
+            5,
+            port=1,
+            world_size=2,
+            routes=("pause_generation",),
+            admin_base_url="http://127.0.0.1:1/admin",
+            system_url="http://127.0.0.1:1",
+            model="m",
+        )
     )
-    return listing(worker)
 
 
 def test_every_variant_has_a_reference_body_and_a_vector() -> None:

@@ -21,20 +21,8 @@ MODELS_PATH = REPO / "prime_rl_dynamo" / "_models.py"
 # msgspec integer bounds must fit in an int64; larger bounds are left to the validator.
 _INT64_MAX = 2**63 - 1
 
-# Members that are not data (derived views) but belong on a generated class.
-EXTRA_MEMBERS: dict[str, str] = {
-    "Worker": '''
-    @property
-    def identity(self) -> tuple[str, str, str, int]:
-        """The worker's identity: (namespace, component, endpoint, instance_id)."""
-        return (self.namespace, self.component, self.endpoint, self.instance_id)
-
-    @property
-    def label(self) -> str:
-        """``namespace.component.endpoint#instance_id``: how messages name this worker."""
-        return f"{self.namespace}.{self.component}.{self.endpoint}#{self.instance_id}"
-''',
-}
+# Bases that give a generated class its derived views (identity, label) from the wire module.
+BASES: dict[str, str] = {"Worker": "Identified"}
 
 
 class _Generator:
@@ -127,8 +115,10 @@ class _Generator:
             else:
                 lines.append(f"    {prop}: {self.annotation(sub, gaps, where)} | None = None")
         doc = node.get("description", name)
+        base = f", {BASES[name]}" if name in BASES else ""
         out = [
-            f"class {name}(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):",
+            f"class {name}(msgspec.Struct{base}, frozen=True, kw_only=True, gc=False, "
+            "omit_defaults=True):",
             f'    """{doc[0].upper()}{doc[1:]}."""',
             "",
         ]
@@ -136,9 +126,6 @@ class _Generator:
             out.append("    # Not expressible in msgspec, checked by prime_rl_dynamo.validate:")
             out.extend(f"    #   {gap}" for gap in gaps)
         out.extend(lines)
-        extra = EXTRA_MEMBERS.get(name)
-        if extra:
-            out.append(extra.rstrip("\n"))
         self.classes.append("\n".join(out))
 
 
@@ -165,6 +152,7 @@ def render(schema: dict[str, Any] | None = None) -> str:
         "from __future__ import annotations\n\n"
         "from typing import Annotated, Literal\n\n"
         "import msgspec\n\n"
+        "from prime_rl_dynamo._wire import Identified\n\n"
         f'SCHEMA_ID = "{schema.get("$id", "")}"\n\n'
         f"__all__ = {json.dumps(sorted([*gen.done, 'PATTERNS']))}\n\n"
         "# Regular expressions of the schema, checked by prime_rl_dynamo.validate in bulk.\n"

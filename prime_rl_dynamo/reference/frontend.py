@@ -20,6 +20,7 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
+from prime_rl_dynamo._wire import DISCOVERY_PATH
 from prime_rl_dynamo.reference.breaks import break_body
 from prime_rl_dynamo.reference.faults import Fault, parse_faults
 from prime_rl_dynamo.reference.listing import (
@@ -32,8 +33,6 @@ from prime_rl_dynamo.reference.state import FleetState, churn_view
 from prime_rl_dynamo.reference.variants import variant_body
 
 __all__ = ["DISCOVERY_PATH", "Frontend", "abort_connection"]
-
-DISCOVERY_PATH = "/v1/rl/workers"
 
 # Status faults, checked in this order: the first active one answers.
 _STATUS_FAULTS = ("reset", "discovery-failed", "rate-limit", "unavailable")

@@ -1,16 +1,17 @@
-"""Discovery bodies shaped byte for byte like Dynamo 1.6.1's ``GET /v1/rl/workers``.
+"""Discovery bodies shaped byte for byte like Dynamo 1.6.1's discovery listing.
 
-Pure functions: engine views in, ordered dicts and compact JSON bytes out. Key order follows the
-serialized Rust struct (namespace, component, endpoint, instance_id, transport, request_plane_url,
-system_url, admin_base_url, model, routes, world_size, error); optional keys are omitted.
+Pure functions: engine views in, ordered dicts and compact JSON bytes out. Each worker's object is
+built by ``_wire.listed_entry`` (Dynamo's key order, optional keys omitted).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from prime_rl_dynamo._wire import WorkerId, listed_entry
 
 __all__ = [
     "WorkerView",
@@ -42,50 +43,21 @@ class WorkerView:
 
 def worker_entry(view: WorkerView) -> dict[str, Any]:
     """One worker object in Dynamo's key order; an errored worker carries routes [] and no URLs."""
-    entry: dict[str, Any] = {
-        "namespace": view.namespace,
-        "component": view.component,
-        "endpoint": view.endpoint,
-        "instance_id": view.instance_id,
-        "transport": {
-            "tcp": f"127.0.0.1:{view.port}/{view.instance_id:016x}/"
-            f"{view.namespace}/{view.component}/{view.endpoint}"
-        },
-        "request_plane_url": f"dyn://{view.namespace}.{view.component}.{view.endpoint}",
-    }
-    if view.error is not None:
-        entry["routes"] = []
-        entry["error"] = view.error
-        return entry
-    if view.system_url is not None:
-        entry["system_url"] = view.system_url
-    if view.admin_base_url is not None:
-        entry["admin_base_url"] = view.admin_base_url
-    if view.model is not None:
-        entry["model"] = view.model
-    entry["routes"] = sorted(set(view.routes))
-    if view.world_size is not None:
-        entry["world_size"] = view.world_size
-    if view.weight_transfer_backend is not None:
-        entry["weight_transfer_backend"] = view.weight_transfer_backend
-    return entry
-
-
-def _identity(worker: Mapping[str, Any]) -> tuple[str, str, str, int]:
-    return (worker["namespace"], worker["component"], worker["endpoint"], worker["instance_id"])
+    backend = view.weight_transfer_backend
+    extra = None if backend is None else {"weight_transfer_backend": backend}
+    return listed_entry(view, view.port, extra=extra)
 
 
 def sort_workers(workers: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Workers in canonical order: (namespace, component, endpoint, instance_id)."""
-    return sorted(workers, key=_identity)
+    return sorted(workers, key=WorkerId.from_entry)
 
 
 def listing_body(namespace: str, views: Iterable[WorkerView]) -> dict[str, Any]:
     """The whole discovery body for a scope ``namespace``, workers sorted and de-duplicated."""
-    unique: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    unique: dict[WorkerId, dict[str, Any]] = {}
     for view in views:
-        entry = worker_entry(view)
-        unique[_identity(entry)] = entry
+        unique[WorkerId.of(view)] = worker_entry(view)
     return {"protocol_version": 1, "namespace": namespace, "workers": sort_workers(unique.values())}
 
 

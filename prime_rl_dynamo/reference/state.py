@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.reference.listing import WorkerView
 from prime_rl_dynamo.topology import EngineSpec, MembershipEvent
 
@@ -53,16 +54,14 @@ class ReferenceEngine:
         return self.spec.instance_id
 
     @property
-    def identity(self) -> tuple[str, str, str, int]:
-        """(namespace, component, endpoint, instance_id) as the frontend lists it."""
-        spec = self.spec
-        return (spec.namespace, spec.component, spec.endpoint, spec.instance_id)
+    def identity(self) -> WorkerId:
+        """The worker's identity as the frontend lists it."""
+        return WorkerId.of(self.spec)
 
     @property
     def label(self) -> str:
         """The worker label used in messages: ``ns.component.endpoint#instance_id``."""
-        spec = self.spec
-        return f"{spec.namespace}.{spec.component}.{spec.endpoint}#{spec.instance_id}"
+        return str(self.identity)
 
     @property
     def advertised_host(self) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
 from prime_rl_dynamo.v2 import MAX_WAIT, PROTOCOL_HEADER, etag_of, fingerprint
 
@@ -50,8 +51,7 @@ def v2_body(v1: dict[str, Any], state: FleetState, broken: str | None = None) ->
     workers = []
     for worker in v1["workers"]:
         entry = dict(worker)
-        key = (entry["namespace"], entry["component"], entry["endpoint"], entry["instance_id"])
-        engine = by_identity.get(key)
+        engine = by_identity.get(WorkerId.from_entry(entry))
         entry["health"] = "unhealthy" if "error" in entry else "ready"
         if "world_size" in entry:
             entry["parallel"] = _layout(engine, entry["world_size"])

@@ -11,27 +11,15 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from prime_rl_dynamo.reference.breaks import smg_body
+from prime_rl_dynamo._wire import WORKER_FIELDS
+from prime_rl_dynamo.mutations import smg_body
 
 __all__ = ["VARIANT_BODIES", "variant_body"]
 
 Body = dict[str, Any]
 
 # The system_routes branch serializes world_size before model.
-_BRANCH_ORDER = (
-    "namespace",
-    "component",
-    "endpoint",
-    "instance_id",
-    "transport",
-    "request_plane_url",
-    "system_url",
-    "admin_base_url",
-    "system_routes",
-    "world_size",
-    "model",
-    "error",
-)
+_BRANCH_ORDER = (*WORKER_FIELDS[:8], "system_routes", "world_size", "model", "error")
 
 
 def _system_routes(body: Body) -> Body:

@@ -12,27 +12,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from prime_rl_dynamo._stats import percentile
+
 __all__ = [
     "interleaved",
     "paired_ratio",
     "percentile",
     "summarize",
 ]
-
-
-def percentile(samples: Sequence[float], q: float) -> float:
-    """The q-th percentile (0..100) with linear interpolation between closest ranks."""
-    if not samples:
-        raise ValueError("percentile of no samples")
-    if not 0.0 <= q <= 100.0:
-        raise ValueError(f"percentile q must be within 0..100, got {q}")
-    ordered = sorted(samples)
-    position = (len(ordered) - 1) * q / 100.0
-    low = math.floor(position)
-    high = math.ceil(position)
-    if low == high:
-        return ordered[low]
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def summarize(samples: Sequence[float]) -> dict[str, Any]:
