@@ -305,6 +305,7 @@ def test_discover_through_a_tls_gateway_with_header_and_cacert(tmp_path: Path) -
     assert '"token":"<redacted>"' in wrong.stderr.replace(" ", "")
     assert WRONG in gw.seen_tokens and WRONG not in wrong.stdout + wrong.stderr
     assert no_header.returncode == 1 and "answered 401" in no_header.stderr
+    assert "--cacert FILE" not in no_header.stderr + wrong.stderr  # the hint only when untrusted
     assert bad_header.returncode == 2 and "expected NAME: VALUE" in bad_header.stderr
     assert missing_ca.returncode == 2 and "no such file" in missing_ca.stderr
     assert SECRET in gw.seen_tokens  # the header really travelled

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ssl
 import sys
 from typing import Any
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except NotReadyError as exc:
         print(f"prime-rl-dynamo discover: not ready: {exc}", file=sys.stderr)
-        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+        if _untrusted_certificate(exc.failure):
             print(
                 "prime-rl-dynamo discover: the frontend's TLS certificate is not trusted: pass "
                 "its CA bundle with --cacert FILE (or --insecure for a test setup)",
@@ -105,3 +106,16 @@ def run(args: argparse.Namespace) -> int:
     extra = {"url": ready.url, "polls": ready.polls}
     print(render(plan, as_json=args.json, extra=extra))
     return EXIT_OK
+
+
+def _untrusted_certificate(failure: BaseException | None) -> bool:
+    """Whether the last poll failed because the frontend's TLS certificate did not verify: an
+    ``ssl.SSLCertVerificationError`` somewhere down the exception chain (httpx and httpcore wrap it,
+    by ``raise from`` or while handling it)."""
+    seen: set[int] = set()
+    while failure is not None and id(failure) not in seen:
+        if isinstance(failure, ssl.SSLCertVerificationError):
+            return True
+        seen.add(id(failure))
+        failure = failure.__cause__ or failure.__context__
+    return False
