@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from prime_rl_dynamo._wire import U64_MAX, WorkerId, transport_tcp, worker_entry
 from tools.bench.stats import interleaved, paired_ratio, summarize
 
 __all__ = [
@@ -51,31 +52,26 @@ def make_body(workers: int, *, seed: int = 0) -> bytes:
     entries = []
     for i in range(workers):
         component = ("prefill", "decode", "backend")[i % 3]
-        instance_id = rng.randrange(2**53, 2**64)
-        port = 40000 + i % 20000
+        instance_id = rng.randrange(2**53, U64_MAX + 1)
+        worker = WorkerId("dynamo", component, "rl", instance_id)
+        host = f"10.0.{i // 250 % 250}.{i % 250}"
         entries.append(
-            {
-                "namespace": "dynamo",
-                "component": component,
-                "endpoint": "rl",
-                "instance_id": instance_id,
-                "transport": {
-                    "tcp": f"10.0.{i // 250 % 250}.{i % 250}:{port}/{instance_id:x}/dynamo/{component}/rl"
-                },
-                "request_plane_url": f"dyn://dynamo.{component}.rl",
-                "admin_base_url": f"http://10.1.{i // 250 % 250}.{i % 250}:{9000 + i // 62500}/engine/{i}",
-                "model": MODEL,
-                "routes": ["pause_generation", "resume_generation"],
-                "world_size": (1, 2, 4, 8)[i % 4],
-            }
+            worker_entry(
+                worker,
+                transport=transport_tcp(worker, 40000 + i % 20000, host),
+                admin_base_url=f"http://10.1.{i // 250 % 250}.{i % 250}:{9000 + i // 62500}/engine/{i}",
+                model=MODEL,
+                routes=("pause_generation", "resume_generation"),
+                world_size=(1, 2, 4, 8)[i % 4],
+            )
         )
-    entries.sort(key=lambda w: (w["namespace"], w["component"], w["endpoint"], w["instance_id"]))
+    entries.sort(key=WorkerId.from_entry)
     body = {"protocol_version": 1, "namespace": "dynamo", "workers": entries}
     return json.dumps(body, separators=(",", ":")).encode()
 
 
 def hostile_bodies(workers: int) -> dict[str, bytes]:
-    """Hostile bodies of about the size of ``make_body(workers)``, one per costly shape (issue 12).
+    """Hostile bodies of about the size of ``make_body(workers)``, one per costly shape.
 
     Each drives the validator down its slowest road: the exhaustive path over the whole listing
     (one defect, or one per worker), jsonschema's uniqueItems on unhashable items, the parse check
