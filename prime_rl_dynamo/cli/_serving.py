@@ -10,7 +10,10 @@ import json
 import signal
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prime_rl_dynamo.fleet import Fleet
 
 __all__ = ["serve_until_interrupted", "stop_on_signals"]
 
@@ -31,7 +34,7 @@ def stop_on_signals(*, sigint: bool = False) -> None:
 
 
 def serve_until_interrupted(
-    fleet: Any,
+    fleet: Fleet,
     info: dict[str, Any],
     lines: Iterable[str],
     *,
