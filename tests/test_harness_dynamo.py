@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.topology import topology_from_dict
 from tests._harness_support import (
@@ -290,10 +291,7 @@ def test_namespace_prefix_scope_and_late_joiners() -> None:
         ]
         joined = scoped.join("team.d#0")
         listing = scoped.wait_settled(timeout=30)
-        assert joined.label in [
-            f"{w['namespace']}.{w['component']}.{w['endpoint']}#{w['instance_id']}"
-            for w in listing["workers"]
-        ]
+        assert joined.label in [str(WorkerId.from_entry(w)) for w in listing["workers"]]
         assert len(listing["workers"]) == 3
 
 

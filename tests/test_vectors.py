@@ -15,6 +15,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.errors import TopologyError
 from prime_rl_dynamo.requirements import all_requirements
 from prime_rl_dynamo.validate import check_body
@@ -118,13 +119,9 @@ def test_every_real_sample_is_a_valid_vector() -> None:
 RANK = cases("rank-offsets.v1.json")
 
 
-def _key(e: dict[str, Any]) -> tuple[str, str, str, int]:
-    return (e["namespace"], e["component"], e["endpoint"], e["instance_id"])
-
-
 @pytest.mark.parametrize("case", RANK, ids=case_id)
 def test_rank_vector_is_self_consistent(case: dict[str, Any]) -> None:
-    engines = sorted(case["engines"], key=_key)
+    engines = sorted(case["engines"], key=WorkerId.from_entry)
     if "refused" in case:
         sizes = [e["world_size"] for e in engines]
         broken = (
@@ -136,7 +133,7 @@ def test_rank_vector_is_self_consistent(case: dict[str, Any]) -> None:
         assert broken, "a refused case must break RANK-2 or RANK-4"
         return
     expected = case["expected"]
-    assert expected["order"] == ["{}.{}.{}#{}".format(*_key(e)) for e in engines]
+    assert expected["order"] == [str(WorkerId.from_entry(e)) for e in engines]
     first = 1 if case["convention"] == "vllm-native-nccl" else 0
     offsets = expected["rank_offsets"]
     assert offsets[0] == first

@@ -76,7 +76,7 @@ def _retry_after(value: str | None) -> float | None:
 
 
 def _label(w: dict[str, Any]) -> str:
-    return f"{w['namespace']}.{w['component']}.{w['endpoint']}#{w['instance_id']}"
+    return str(WorkerId.from_entry(w))
 
 
 class _Client:
