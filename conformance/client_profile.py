@@ -830,7 +830,7 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
     try:
         # Rank runs: the pinned [2, 4, 1] fleet once per declared convention (and once told the
         # wrong W), then generated heterogeneous topologies rotating the declared conventions.
-        native = "vllm-native-nccl"
+        native = Convention.VLLM_NATIVE_NCCL.value
         fleets = [
             (PINNED_TOPOLOGY, [c for c in declared if c != native], True),
             (PINNED_NATIVE_TOPOLOGY, [c for c in declared if c == native], main == native),
@@ -1113,7 +1113,7 @@ def _verdict(problems: Problems, note: str | Callable[[], str], header: str = ""
 
 
 def _family(convention: str) -> str:
-    return "vllm-native" if convention == "vllm-native-nccl" else "prime"
+    return "vllm-native" if convention == Convention.VLLM_NATIVE_NCCL.value else "prime"
 
 
 def _completed(run: ClientRun, gave_up: str) -> Problems:
@@ -1205,19 +1205,17 @@ def _offset_check(ctx: ClientContext, convention: str) -> str | None:
     )
 
 
-#: The offset rule of each convention: requirement, check slug and title.
+#: The offset check of each convention: check slug and title (the requirement is the convention's).
 _OFFSET_RULES = {
-    "prime-nccl": (
-        "RANK-3",
+    Convention.PRIME_NCCL: (
         "prime-nccl-offsets",
         "Prime NCCL: offsets are the exclusive prefix sum from 0",
     ),
-    "vllm-native-nccl": (
-        "RANK-4",
+    Convention.VLLM_NATIVE_NCCL: (
         "vllm-native-offsets",
         "vLLM native NCCL: offsets start at 1, group 1+W",
     ),
-    "nixl": ("RANK-5", "nixl-offsets", "NIXL: offsets are the exclusive prefix sum from 0"),
+    Convention.NIXL: ("nixl-offsets", "NIXL: offsets are the exclusive prefix sum from 0"),
 }
 
 
@@ -1229,8 +1227,8 @@ def _offset_checker(convention: str) -> Callable[[ClientContext], str | None]:
     return offset_check
 
 
-for _convention, (_requirement, _slug, _title) in _OFFSET_RULES.items():
-    _check(_requirement, _slug, _title)(_offset_checker(_convention))
+for _convention, (_slug, _title) in _OFFSET_RULES.items():
+    _check(_convention.requirement, _slug, _title)(_offset_checker(_convention.value))
 
 
 def _ranges(ranks: list[int]) -> str:
@@ -1251,7 +1249,7 @@ def check_coverage(ctx: ClientContext) -> str | None:
     problems: Problems = []
     judged = 0
     for run in runs:
-        first = 1 if run.convention == "vllm-native-nccl" else 0
+        first = Convention(run.convention).first_offset
         owners: dict[int, list[str]] = {}
         sizes = {e["key"]: e for e in run.engines}
         for key, records in run.init_records().items():
