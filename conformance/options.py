@@ -123,6 +123,12 @@ def _profiles() -> tuple[str, ...]:
     return PROFILES
 
 
+def _listing_profiles() -> tuple[str, ...]:
+    from prime_rl_dynamo._wire import LISTING_PROFILES
+
+    return LISTING_PROFILES
+
+
 def _conventions() -> tuple[str, ...]:
     from prime_rl_dynamo._wire import Convention
 
@@ -337,7 +343,7 @@ class Options:
         every = _profiles()
         if self.profiles:
             return tuple(p for p in every if p in self.profiles)
-        return ("frontend", "workers") if self.url else every
+        return _listing_profiles() if self.url else every
 
     def base_url(self) -> str | None:
         """The target's RL listener base URL, normalised like the client's discovery URL.

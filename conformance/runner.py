@@ -18,6 +18,7 @@ from conformance._storage import tool_state_in_cache
 from conformance.options import Options, resolve_requirements
 from conformance.registry import Check, CheckError, Failed, Skipped, all_checks
 from conformance.results import Report, Result, Status
+from prime_rl_dynamo._wire import LISTENER_PROFILES, LISTING_PROFILES
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet
@@ -149,11 +150,11 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
     if opts.url:
         run.url = opts.base_url()
         run.target = {"kind": "url", "url": run.url}
-        if run.url and {"frontend", "workers"} & set(profiles):
+        if run.url and set(LISTING_PROFILES) & set(profiles):
             _preflight(run.url, opts.timeout)
         yield
         return
-    if not {"frontend", "frontend-v2", "workers"} & set(profiles):
+    if not set(LISTENER_PROFILES) & set(profiles):
         run.target = {"kind": "none", "description": "the fleets each profile stands up itself"}
         yield
         return
@@ -219,7 +220,7 @@ def _preflight(base: str, timeout: float) -> None:
 def _profile_target(name: str, run: RunContext) -> str:
     """What a profile really checks in this run (the header names it per profile)."""
     opts = run.options
-    if name in ("frontend", "workers"):
+    if name in LISTING_PROFILES:
         where = run.target.get("description") or run.target.get("url") or "no target"
         return where if name == "frontend" else f"the workers listed by {where}"
     if name == "client":

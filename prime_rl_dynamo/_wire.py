@@ -255,3 +255,11 @@ class Identified:
     def label(self) -> str:
         """``namespace.component.endpoint#instance_id``: how messages name this worker."""
         return str(self.identity)
+
+
+#: The profiles that judge the target's own listing: what a run against a URL executes unless
+#: told otherwise (the others stand up the fleets they judge).
+LISTING_PROFILES: tuple[str, ...] = ("frontend", "workers")
+#: The profiles that judge one RL listener shared by the run: the URL given, or the embedded
+#: fleet the run stands up when none is.
+LISTENER_PROFILES: tuple[str, ...] = ("frontend", "frontend-v2", "workers")
