@@ -28,7 +28,7 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-# --- item 8: an overall deadline for the admin pool ----------------------------------------------
+# --- An overall deadline for the admin pool ------------------------------------------------------
 
 
 def test_health_against_a_dribbling_engine_ends_within_its_timeout() -> None:
@@ -72,7 +72,7 @@ def test_verify_topology_against_a_dribbling_frontend_ends_within_its_timeout() 
         server.close()
 
 
-# --- item 11 and item 6: API keys from secret files, keys that cannot be a header ---------------
+# --- API keys from secret files, keys that cannot be a header ------------------------------------
 
 
 @pytest.mark.parametrize("ending", ["\n", "\r\n"])
@@ -184,7 +184,7 @@ def test_no_output_ever_contains_the_secret(
     assert any("POLL-5" in text and "bad token <redacted>" in text for text in seen)
 
 
-# --- item 27: allow-list entries that can never match ------------------------------------------
+# --- Allow-list entries that can never match -----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -232,7 +232,7 @@ def test_a_punycode_allow_list_admits_the_engine_httpx_decodes() -> None:
     assert pool.anonymous == []
 
 
-# --- item 26: CRED-3's warning when an engine is driven without credentials ---------------------
+# --- CRED-3's warning when an engine is driven without credentials -------------------------------
 
 
 def test_anonymous_engines_are_warned_about_by_engine_and_host(

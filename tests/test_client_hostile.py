@@ -1,4 +1,4 @@
-"""The discovery client against hostile listings and hosts (issue 12): validation off the event loop,
+"""The discovery client against hostile listings and hosts: validation off the event loop,
 bad punycode hosts refused in the right words, one LIST-6 comparison with the validator, and gzip
 decoded per RFC 1952."""
 
@@ -33,7 +33,7 @@ def client(handler: Any, **kw: Any) -> DiscoveryClient:
     )
 
 
-# --- item 7: validation never blocks the event loop ---------------------------------------------
+# --- Validation never blocks the event loop ------------------------------------------------------
 
 
 def test_validation_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,7 +62,7 @@ def test_validation_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(asyncio.run(go()).workers) == 1
 
 
-# --- item 2: a malformed punycode host is refused in the words of where it came from -------------
+# --- A malformed punycode host is refused in the words of where it came from ---------------------
 
 BAD_PUNYCODE = ["xn--", "xn--a", "xn--zz-", "ok.xn--"]
 
@@ -94,7 +94,7 @@ def test_a_redirect_to_bad_punycode_is_a_poll_4_refusal(host: str) -> None:
     assert not caught.value.retryable
 
 
-# --- item 20: the client's LIST-6 comparison is the validator's ----------------------------------
+# --- The client's LIST-6 comparison is the validator's -------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -125,7 +125,7 @@ def test_client_and_validator_agree_on_list_6(first: str, second: str, same: boo
         assess_snapshot(snapshot, inference_world_size=None, require_world_size=False)
 
 
-# --- item 22: gzip per RFC 1952: every member whole, nothing after the last ------------------------
+# --- Gzip per RFC 1952: every member whole, nothing after the last -------------------------------
 
 
 def _fetch_gzip(payload: bytes) -> Any:

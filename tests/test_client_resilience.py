@@ -40,7 +40,7 @@ def _wait(client: DiscoveryClient) -> Any:
     return asyncio.run(go())
 
 
-# --- item 1: backoff overflow -------------------------------------------------------------------
+# --- Backoff overflow ----------------------------------------------------------------------------
 
 
 def test_backoff_never_overflows_after_thousands_of_failures() -> None:
@@ -60,7 +60,7 @@ def test_a_frontend_down_for_hours_is_retried_until_the_deadline() -> None:
     assert len(clock.sleeps) > 2000 and max(clock.sleeps) <= 5.0
 
 
-# --- item 4: Retry-After '²' --------------------------------------------------------------------
+# --- Retry-After '²' -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("value", ["\u00b2", "\u0661", "1\u00b2", "\uff11", "-1", "1.5", "  "])
@@ -95,7 +95,7 @@ def test_retry_after_byte_b2_over_loopback() -> None:
         assert ready.world_size_sum == 8
 
 
-# --- item 8: an overall deadline against a dribbling server -----------------------------------
+# --- An overall deadline against a dribbling server ----------------------------------------------
 
 
 class Dribbler:
@@ -187,7 +187,7 @@ def test_one_byte_a_second_does_not_outlast_the_budget(dribbler: Dribbler, call:
     assert elapsed < 10.0  # did not hang (each read is fast; the whole exchange is not)
 
 
-# --- item 10: configuration that becomes a tight loop or a hang ---------------------------------
+# --- Configuration that becomes a tight loop or a hang -------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -199,7 +199,7 @@ def test_zero_intervals_are_refused(name: str, value: float) -> None:
         DiscoveryClient(URL, inference_world_size=8, **{name: value})
 
 
-# --- item 13: redirects carry no credentials ----------------------------------------------------
+# --- Redirects carry no credentials --------------------------------------------------------------
 
 
 def test_same_origin_redirect_drops_the_callers_headers() -> None:
@@ -223,7 +223,7 @@ def test_same_origin_redirect_drops_the_callers_headers() -> None:
             assert r.headers["accept"] == "application/json"  # the client's own headers stay
 
 
-# --- item 21: W is never derived from the listing ----------------------------------------------
+# --- W is never derived from the listing ---------------------------------------------------------
 
 
 def test_discovery_without_inference_world_size_is_refused() -> None:
@@ -257,7 +257,7 @@ def test_plan_without_w_is_refused_not_derived() -> None:
     assert ready.plan(inference_world_size=8).inference_world_size == 8
 
 
-# --- item 25: POLL-4 names the Location, IPv6 in brackets, port 0 kept --------------------------
+# --- POLL-4 names the Location, IPv6 in brackets, port 0 kept ------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -293,7 +293,7 @@ def test_poll_4_refusal_redacts_user_info_in_the_location() -> None:
     assert "hunter2" not in str(info.value) and "***@frontend:8001" in str(info.value)
 
 
-# --- item 28: ports that can never be reached ---------------------------------------------------
+# --- Ports that can never be reached -------------------------------------------------------------
 
 
 @pytest.mark.parametrize("port", ["0", "65536", "99999", "-1"])

@@ -30,7 +30,7 @@ from prime_rl_dynamo.prime_rl import (
 MODEL = "Qwen/Qwen3-0.6B"
 KEY = "sk-pool-123"
 ENV = {"POOL_KEY": KEY, "TEAM_TOKEN": "team-abc"}
-#: FACTS §3's example: world sizes [2, 4, 1] in canonical order, W = 7.
+#: The canonical example: world sizes [2, 4, 1] in canonical order, W = 7.
 HETERO: dict[str, Any] = {
     "version": 1,
     "namespace": "dynamo",
@@ -92,7 +92,7 @@ def test_the_pool_has_exactly_the_protocols_surface_with_the_same_signatures() -
             (p.name, p.kind, p.default) for p in theirs.parameters.values()
         ], name
         assert ours.return_annotation == theirs.return_annotation, name
-    # FACTS §8's from_config(client_config, model_name, inference_world_size=..., **kwargs).
+    # Prime-RL's from_config(client_config, model_name, inference_world_size=..., **kwargs).
     params = inspect.signature(DynamoInferencePool.from_config).parameters
     assert list(params)[:3] == ["client_config", "model_name", "inference_world_size"]
     assert inspect.iscoroutinefunction(DynamoInferencePool.from_config)
