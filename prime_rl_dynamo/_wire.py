@@ -59,7 +59,7 @@ class WorkerId(NamedTuple):
     @property
     def request_plane_url(self) -> str:
         """``dyn://namespace.component.endpoint``: the request-plane endpoint (not per instance)."""
-        return f"dyn://{self.namespace}.{self.component}.{self.endpoint}"
+        return request_plane_url(self.namespace, self.component, self.endpoint)
 
     @classmethod
     def of(cls, worker: Any) -> WorkerId:
@@ -263,3 +263,8 @@ LISTING_PROFILES: tuple[str, ...] = ("frontend", "workers")
 #: The profiles that judge one RL listener shared by the run: the URL given, or the embedded
 #: fleet the run stands up when none is.
 LISTENER_PROFILES: tuple[str, ...] = ("frontend", "frontend-v2", "workers")
+
+
+def request_plane_url(namespace: str, component: str, endpoint: str) -> str:
+    """``dyn://namespace.component.endpoint``: the request-plane endpoint a worker lists (LIST-3)."""
+    return f"dyn://{namespace}.{component}.{endpoint}"

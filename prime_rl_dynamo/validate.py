@@ -26,7 +26,7 @@ from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
 from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._urls import admin_key, url_host_problem
 from prime_rl_dynamo._variants import may_be_variant, version_violations
-from prime_rl_dynamo._wire import U64_MAX, WorkerId, entry_label
+from prime_rl_dynamo._wire import U64_MAX, WorkerId, entry_label, request_plane_url
 from prime_rl_dynamo.errors import DialectError, ProtocolError, Violation
 
 __all__ = [
@@ -258,7 +258,7 @@ def _fast_rules_hold(snapshot: Snapshot) -> int | None:
             if len(routes) > 1 and not all(map(lt, routes, routes[1:])):
                 return None
             checked_routes.add(routes)
-        if w.request_plane_url != f"dyn://{key[0]}.{key[1]}.{key[2]}":
+        if w.request_plane_url != request_plane_url(w.namespace, w.component, w.endpoint):
             return None
         if not key[0].startswith(scope):
             return None
@@ -621,7 +621,7 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
         label = entry_label(w)
         names_ok = all(good(i, w, f, str) for f in ("namespace", "component", "endpoint"))
         if names_ok and good(i, w, "request_plane_url", str):
-            expected = f"dyn://{w['namespace']}.{w['component']}.{w['endpoint']}"
+            expected = request_plane_url(w["namespace"], w["component"], w["endpoint"])
             if w["request_plane_url"] != expected:
                 yield Violation(
                     "LIST-3",
