@@ -26,7 +26,13 @@ from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
 from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._urls import admin_key, url_host_problem
 from prime_rl_dynamo._variants import may_be_variant, version_violations
-from prime_rl_dynamo._wire import U64_MAX, WorkerId, entry_label, request_plane_url
+from prime_rl_dynamo._wire import (
+    U64_MAX,
+    WORKER_FIELDS,
+    WorkerId,
+    entry_label,
+    request_plane_url,
+)
 from prime_rl_dynamo.errors import DialectError, ProtocolError, Violation
 
 __all__ = [
@@ -450,10 +456,7 @@ def _depth(parsed: Any) -> int:
 
 
 _DEFINED_TOP = frozenset({"protocol_version", "namespace", "workers"})
-_DEFINED_WORKER = frozenset(
-    {"namespace", "component", "endpoint", "instance_id", "transport", "request_plane_url",
-     "routes", "system_url", "admin_base_url", "model", "world_size", "error"}
-)  # fmt: skip
+_DEFINED_WORKER = frozenset(WORKER_FIELDS)
 _DEFINED_TRANSPORT = frozenset({"tcp", "nats_tcp", "http"})
 
 

@@ -17,6 +17,7 @@ from conformance.reporting import print_summary, reproduce_command, write_json, 
 from conformance.results import Report, Result, Status
 from conformance.roundtrip import compare_listing
 from conformance.runner import Options, _run_one
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 from prime_rl_dynamo.topology import topology_from_dict
 
@@ -201,7 +202,7 @@ def _fleet() -> list[_Engine]:
         out.append(
             _Engine(
                 key=spec.key,
-                identity=(spec.namespace, spec.component, spec.endpoint, 100 + i),
+                identity=WorkerId(spec.namespace, spec.component, spec.endpoint, 100 + i),
                 spec=spec,
                 admin_base_url=f"http://127.0.0.1:{9000 + i}/admin",
                 system_url=f"http://127.0.0.1:{9100 + i}",

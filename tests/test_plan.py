@@ -9,6 +9,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.errors import ConfigError, TopologyError
 from prime_rl_dynamo.plan import (
     BroadcastPlan,
@@ -298,9 +299,7 @@ def test_every_plan_covers_each_rank_once_and_ignores_arrival_order(
     plan = plan_broadcast(workers, world, conv)
     owned = sorted(r for e in plan.engines for r in e.ranks)
     assert owned == list(range(world))
-    assert [e.identity for e in plan.engines] == [
-        (w.namespace, w.component, w.endpoint, w.instance_id) for w in canonical_order(workers)
-    ]
+    assert [e.identity for e in plan.engines] == [WorkerId.of(w) for w in canonical_order(workers)]
     shuffled = list(workers)
     rnd.shuffle(shuffled)
     assert plan_broadcast(shuffled, world, conv) == plan

@@ -21,6 +21,7 @@ import pytest
 from prime_rl_dynamo import validate
 from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._variants import with_variants
+from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.reference import BREAKS, ReferenceFleet, start_reference_fleet
 from prime_rl_dynamo.topology import topology_from_dict
 
@@ -490,10 +491,7 @@ def test_add_starts_new_engines_on_new_ports() -> None:
         assert httpx.get(added.admin_base_url + "/health", timeout=5).json() == {"status": "ok"}
         body = fleet.wait_ready(7)
         assert sum(w["world_size"] for w in body["workers"]) == 19
-        assert added.identity in {
-            (w["namespace"], w["component"], w["endpoint"], w["instance_id"])
-            for w in fleet.listing()["workers"]
-        }
+        assert added.identity in {WorkerId.from_entry(w) for w in fleet.listing()["workers"]}
         assert [r.engine for r in fleet.recorder.requests(server="admin")] == [added.key]
 
 
