@@ -30,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from prime_rl_dynamo._wire import DISCOVERY_PATH
 from tools.bench import child_argv, child_env
 from tools.bench.discovery import fleet_topology
 from tools.bench.machine import describe_machine
@@ -168,7 +169,7 @@ def _reference(engines: int) -> Iterator[tuple[str, int, subprocess.Popen[str]]]
     try:
         assert proc.stdout is not None
         hello = json.loads(proc.stdout.readline())
-        yield hello["url"] + "/v1/rl/workers", int(hello["pid"]), proc
+        yield hello["url"] + DISCOVERY_PATH, int(hello["pid"]), proc
     finally:
         if proc.stdin is not None:
             proc.stdin.close()
