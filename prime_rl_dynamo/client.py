@@ -431,9 +431,10 @@ class _Wait:
 
     def wait_budget(self) -> float:
         # Under v2 the next GET waits for a change instead of the client sleeping; it must end
-        # well inside its own request timeout and the deadline.
+        # well inside its own request timeout and the deadline (a hold that reached the deadline
+        # would be cut by it and read as a failed poll). Less than a second left: sleep instead.
         polling = self.polling
-        return max(0.0, min(polling.poll_interval, polling.request_timeout - 1, self.left()))
+        return max(0.0, min(polling.poll_interval, polling.request_timeout - 1, self.left() - 1))
 
     def report(self) -> None:
         if self.sink is None:
