@@ -24,6 +24,7 @@ __all__ = [
     "redacted_headers",
     "scrub",
     "secret_values",
+    "shown_url",
     "tls_context",
 ]
 
@@ -100,6 +101,13 @@ def redact_url(url: str) -> str:
     if "@" not in authority:
         return url
     return f"{scheme}{sep}***@{authority.rsplit('@', 1)[-1]}{slash}{path}"
+
+
+def shown_url(url: str) -> str:
+    """The URL as a message may quote it: no user info, and no query or fragment (``...``), which
+    may carry a token (``?api_key=...``)."""
+    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    return redact_url(url[:cut]) + ("..." if cut < len(url) else "")
 
 
 def origin_text(url: httpx.URL) -> str:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from prime_rl_dynamo._bounded import AsyncClosing, BoundedHttp, Reply
-from prime_rl_dynamo._http import redact_url
+from prime_rl_dynamo._http import shown_url
 from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo._urls import host_problem
@@ -76,10 +76,7 @@ def normalize_discovery_url(url: str) -> str:
     if not isinstance(url, str) or not url.strip():
         raise ConfigError(f"discovery URL must be a non-empty string; found {url!r}")
     text = url.strip()
-    # A query or fragment may carry a token (?api_key=...), user info a password: messages show
-    # the URL without them.
-    cut = min((i for i in (text.find("?"), text.find("#")) if i >= 0), default=len(text))
-    shown = redact_url(text[:cut]) + ("..." if cut < len(text) else "")
+    shown = shown_url(text)
     try:
         parsed = httpx.URL(text)
     except httpx.InvalidURL as exc:
