@@ -54,7 +54,7 @@ bench: setup
 bench-docs: setup
 	$(PY) -m tools.bench.docs
 
-## After editing schema/ or tools/openapi/: rewrite schema/openapi/ and prime_rl_dynamo/_models.py.
+## After editing schema/ or tools/openapi-templates/: rewrite schema/openapi/ and prime_rl_dynamo/_models.py.
 generate: setup
 	$(PY) -m tools.openapi
 	$(PY) -m tools.codegen

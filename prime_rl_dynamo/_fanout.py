@@ -20,7 +20,7 @@ import httpx
 
 from prime_rl_dynamo._bounded import REDIRECTS, BodyTooLarge, BoundedHttp
 from prime_rl_dynamo._http import redact_url as _redact
-from prime_rl_dynamo._http import scrub
+from prime_rl_dynamo._http import scrub, shown_url
 from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.errors import ConfigError, PolicyError, TransportError
@@ -82,7 +82,7 @@ def admin_url(engine: AdminEngine) -> httpx.URL:
     if url.scheme not in ("http", "https") or not url.host:
         raise ConfigError(
             f"WORKER-8: {engine.label}: admin_base_url must be an http(s) URL with a host; found "
-            f"{engine.admin_base_url!r}",
+            f"{shown_url(engine.admin_base_url)!r}",
             requirement="WORKER-8",
         )
     if url.query or url.fragment:

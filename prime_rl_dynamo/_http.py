@@ -24,6 +24,7 @@ __all__ = [
     "redacted_headers",
     "scrub",
     "secret_values",
+    "shown_url",
     "tls_context",
 ]
 
@@ -59,17 +60,27 @@ def verify_setting(cacert: str | None, insecure: bool) -> bool | str:
 
 
 def parse_header(text: str) -> tuple[str, str]:
-    """``"Name: value"`` (curl's ``-H`` form) as ``(name, value)``, or ConfigError saying why."""
+    """``"Name: value"`` (curl's ``-H`` form) as ``(name, value)``, or ConfigError saying why.
+
+    A malformed header is never quoted back: ``-H 'Authorization Bearer TOKEN'`` (no colon) is
+    all value, and the message must not carry the token.
+    """
     from prime_rl_dynamo.errors import ConfigError
 
     name, sep, value = str(text).partition(":")
     name = name.strip()
+    hidden = "(the text is not shown: it may hold a credential)"
     if not sep or not name:
+        found = "no ':'" if not sep else "an empty name"
         raise ConfigError(
-            f"header {name or '(empty)'!r}: expected NAME: VALUE, e.g. 'Authorization: Bearer ...'"
+            "header: expected NAME: VALUE, e.g. 'Authorization: Bearer ...'; "
+            f"found {found} {hidden}"
         )
     if any(c.isspace() or c in '()<>@,;:\\"/[]?={}' or ord(c) < 33 for c in name):
-        raise ConfigError(f"header name {name!r} is not a valid HTTP field name")
+        raise ConfigError(
+            "header: the name before ':' is not a valid HTTP field name (letters, digits and "
+            f"!#$%&'*+-.^_`|~ only) {hidden}"
+        )
     value = value.strip()
     if "\r" in value or "\n" in value:
         raise ConfigError(f"header {name!r}: the value must not contain a line break")
@@ -90,6 +101,13 @@ def redact_url(url: str) -> str:
     if "@" not in authority:
         return url
     return f"{scheme}{sep}***@{authority.rsplit('@', 1)[-1]}{slash}{path}"
+
+
+def shown_url(url: str) -> str:
+    """The URL as a message may quote it: no user info, and no query or fragment (``...``), which
+    may carry a token (``?api_key=...``)."""
+    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    return redact_url(url[:cut]) + ("..." if cut < len(url) else "")
 
 
 def origin_text(url: httpx.URL) -> str:

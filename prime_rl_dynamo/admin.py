@@ -24,8 +24,7 @@ from prime_rl_dynamo._fanout import (
     EngineResult,
     admin_url,
 )
-from prime_rl_dynamo._http import redact_url as _redact
-from prime_rl_dynamo._http import secret_values
+from prime_rl_dynamo._http import secret_values, shown_url
 from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, assess_snapshot
 from prime_rl_dynamo.credentials import Credentials, host_allowed
@@ -157,13 +156,13 @@ class AdminPool(AsyncClosing):
 
     @classmethod
     def from_urls(cls, urls: Sequence[str], **kwargs: Any) -> AdminPool:
-        """A pool over a static admin URL list (labels are the URLs, user info redacted)."""
-        return cls([AdminEngine(_redact(u), u) for u in urls], **kwargs)
+        """A pool over a static admin URL list (labels are the URLs as messages quote them: no user info, query or fragment)."""
+        return cls([AdminEngine(shown_url(u), u) for u in urls], **kwargs)
 
     @staticmethod
     def check_url(url: str) -> str:
         """Refuse an unusable admin URL (CRED-1, WORKER-8); returns the base URL the pool uses."""
-        return str(admin_url(AdminEngine(_redact(url), url)))
+        return str(admin_url(AdminEngine(shown_url(url), url)))
 
     async def aclose(self) -> None:
         """Close every engine's HTTP client."""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from prime_rl_dynamo._bounded import AsyncClosing, BoundedHttp, Reply
+from prime_rl_dynamo._http import shown_url
 from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo._urls import host_problem
@@ -75,10 +76,11 @@ def normalize_discovery_url(url: str) -> str:
     if not isinstance(url, str) or not url.strip():
         raise ConfigError(f"discovery URL must be a non-empty string; found {url!r}")
     text = url.strip()
+    shown = shown_url(text)
     try:
         parsed = httpx.URL(text)
     except httpx.InvalidURL as exc:
-        raise ConfigError(f"discovery URL {text!r} is not a URL: {exc}") from None
+        raise ConfigError(f"discovery URL {shown!r} is not a URL: {exc}") from None
     if parsed.userinfo:
         # Never echo the credentials back into logs.
         raise ConfigError(
@@ -88,23 +90,27 @@ def normalize_discovery_url(url: str) -> str:
         )
     if parsed.scheme not in ("http", "https"):
         raise ConfigError(
-            f"discovery URL {text!r} must start with http:// or https:// (found scheme "
+            f"discovery URL {shown!r} must start with http:// or https:// (found scheme "
             f"{parsed.scheme or 'none'!r}); for example http://frontend:8001"
         )
     problem = host_problem(parsed.raw_host.decode("ascii", "replace"))
     if problem is not None:  # reading parsed.host would raise idna.IDNAError
-        raise ConfigError(f"discovery URL {text!r} has an unusable host: {problem}")
+        raise ConfigError(f"discovery URL {shown!r} has an unusable host: {problem}")
     if not parsed.host:
-        raise ConfigError(f"discovery URL {text!r} has no host")
+        raise ConfigError(f"discovery URL {shown!r} has no host")
     if parsed.port is not None and not 1 <= parsed.port <= 65535:
         # Port 0 or 99999 fails every poll until the deadline (30 min by default): refuse it now.
         raise ConfigError(
-            f"discovery URL {text!r} has port {parsed.port}; a TCP port is 1 to 65535"
+            f"discovery URL {shown!r} has port {parsed.port}; a TCP port is 1 to 65535"
         )
     if parsed.query or "?" in text:
-        raise ConfigError(f"discovery URL {text!r} must not carry a query string")
+        raise ConfigError(
+            f"discovery URL {shown!r} must not carry a query string (not shown: it may hold a credential)"
+        )
     if parsed.fragment or "#" in text:
-        raise ConfigError(f"discovery URL {text!r} must not carry a fragment")
+        raise ConfigError(
+            f"discovery URL {shown!r} must not carry a fragment (not shown: it may hold a credential)"
+        )
     path = parsed.path.rstrip("/")
     if path.endswith(DISCOVERY_PATH):
         path = path[: -len(DISCOVERY_PATH)]
@@ -431,9 +437,10 @@ class _Wait:
 
     def wait_budget(self) -> float:
         # Under v2 the next GET waits for a change instead of the client sleeping; it must end
-        # well inside its own request timeout and the deadline.
+        # well inside its own request timeout and the deadline (a hold that reached the deadline
+        # would be cut by it and read as a failed poll). Less than a second left: sleep instead.
         polling = self.polling
-        return max(0.0, min(polling.poll_interval, polling.request_timeout - 1, self.left()))
+        return max(0.0, min(polling.poll_interval, polling.request_timeout - 1, self.left() - 1))
 
     def report(self) -> None:
         if self.sink is None:

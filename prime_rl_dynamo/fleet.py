@@ -81,7 +81,7 @@ class Fleet(Protocol):
     """A running fleet: an RL listener at ``frontend_url`` and the engines it lists.
 
     Use as a context manager (leaving the block stops every server) or call ``stop()``. Waiting
-    and listing raise a ``PrimeRlDynamoError`` subclass (``HarnessError`` on the real fleet,
+    and listing raise a ``PrimeRLDynamoError`` subclass (``HarnessError`` on the real fleet,
     ``TransportError`` on the reference fleet) with what was last seen.
     """
 

@@ -480,6 +480,17 @@ def test_static_urls_pool_redacts_and_drives(server: ScriptedServer) -> None:
     assert "hunter2" not in str(info.value) and info.value.requirement == "CRED-1"
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["http://e:8000/admin?token=hunter2", "http://e:8000/admin#hunter2", "ftp://e/?t=hunter2"],
+)
+def test_a_refused_static_url_is_quoted_without_its_query_or_fragment(url: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        AdminPool.from_urls([url])
+    assert info.value.requirement == "WORKER-8"
+    assert "hunter2" not in str(info.value) and "..." in str(info.value)
+
+
 def test_one_tls_context_serves_every_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     # Loading the CA bundle costs ~50 ms: a pool of many engines must not load it per engine.
     import ssl

@@ -360,6 +360,19 @@ def test_conformance_refuses_a_malformed_header_or_a_missing_ca_bundle(tmp_path:
         assert "Traceback" not in proc.stderr and "Conformance of" not in proc.stdout
 
 
+@pytest.mark.parametrize(
+    "header", ["Authorization Bearer tok-9f3a", "Authorization=Bearer tok-9f3a", "X Key: tok-9f3a"]
+)
+@pytest.mark.parametrize("command", [["discover", "-W", "4"], ["conformance"]])
+def test_a_malformed_header_is_refused_without_quoting_its_token(
+    header: str, command: list[str]
+) -> None:
+    proc = _run([command[0], "http://127.0.0.1:9", *command[1:], "-H", header], timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "header:" in proc.stderr and "not shown" in proc.stderr
+    assert "tok-9f3a" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_pytest_plugin_through_a_tls_gateway_never_shows_the_header_value(tmp_path: Path) -> None:
     junit, report_path = tmp_path / "junit.xml", tmp_path / "report.json"
     with (

@@ -74,6 +74,12 @@ def test_url_forms_normalise(given: str, expected: str) -> None:
         ("frontend:8001", "http:// or https://", None),
         ("", "non-empty", None),
         ("http:///v1", "host", None),
+        # A token in a query or fragment, or a password in a URL that does not parse, is cut.
+        ("http://frontend:8001/v1?api_key=s3cret", "'http://frontend:8001/v1...'", None),
+        ("http://frontend:8001/v1#s3cret", "fragment", None),
+        ("ftp://frontend/?token=s3cret", "http:// or https://", None),
+        ("http://frontend:0/?token=s3cret", "port 0", None),
+        ("http://alice:s3cret@[::1/", "http://***@", None),
     ],
 )
 def test_unusable_urls_are_refused(given: str, needle: str, requirement: str | None) -> None:

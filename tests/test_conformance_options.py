@@ -132,7 +132,7 @@ LOADS = [
 NAMES = [
     (["--profile", "nope"], "unknown profile(s) nope; expected frontend, frontend-v2"),
     (["--client-conventions", "gloo"], "unknown client convention(s) gloo"),
-    (["--header", "no colon"], "--header: header 'no colon': expected NAME: VALUE"),
+    (["--header", "no colon"], "--header: header: expected NAME: VALUE"),
     (["--requirement", "LIST-66"], "--requirement: unknown requirement ID 'LIST-66'"),
 ]
 #: ... and options that exclude each other.

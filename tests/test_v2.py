@@ -19,7 +19,7 @@ from conformance.results import Status
 from prime_rl_dynamo._resources import load_json, schema_dir
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import DiscoveryClient
-from prime_rl_dynamo.errors import ProtocolError, TopologyChangedError
+from prime_rl_dynamo.errors import NotReadyError, ProtocolError, TopologyChangedError
 from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.reference.v2 import V2_BREAKS
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
@@ -229,6 +229,28 @@ def test_client_falls_back_to_v1_and_says_so_once(caplog: pytest.LogCaptureFixtu
         assert len(said) == 1
         gets = fleet.recorder.requests(server="frontend")
         assert all("wait=" not in r.query and "if-none-match" not in r.headers for r in gets)
+
+
+def test_a_held_get_ends_before_the_deadline_so_the_wait_reports_the_listing() -> None:
+    # Under v2 the GETs between polls are held up to poll_interval; none may run into the
+    # deadline, where it would be cut and reported as a failed poll of a healthy listener.
+    with start_reference_fleet() as fleet:
+
+        async def go() -> NotReadyError:
+            async with DiscoveryClient(
+                fleet.frontend_url, inference_world_size=12, timeout=2.5, poll_interval=0.5
+            ) as client:
+                with pytest.raises(NotReadyError) as info:
+                    await client.wait_ready()
+                assert client.protocol_version == 2
+                return info.value
+
+        gave_up = asyncio.run(go())
+    assert gave_up.failure is None, gave_up.failure
+    assert [r.requirement for r in gave_up.reasons] == ["READY-3"]
+    assert "last poll failed" not in str(gave_up)
+    held = [r for r in fleet.recorder.requests(server="frontend") if "wait=" in r.query]
+    assert held  # the GETs were held (v2), not slept between
 
 
 def test_client_refuses_a_broken_v2_listing() -> None:
