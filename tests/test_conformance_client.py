@@ -11,15 +11,14 @@ import pytest
 from _suite_support import not_passing
 
 import conformance
-from conformance.client_profile import (
+from conformance.client_profile import _readiness, check_others
+from conformance.client_runs import (
     PINNED_TOPOLOGY,
     ClientContext,
     ClientRun,
     _during,
     _heterogeneous,
-    _readiness,
     _real_listing_problem,
-    check_others,
 )
 from conformance.registry import CheckError, Failed
 from conformance.results import Status
