@@ -1,4 +1,4 @@
-"""What the example clients share: the suite's calling contract (conformance/client_profile.py)
+"""What the example clients share: the suite's calling contract (conformance/client_runs.py)
 spelled out once, turning a client body that takes one ClientCall into the contract's callable,
 the ``--client-cmd`` entry point that reads the same arguments from CONFORMANCE_* variables, and
 the pool surface's steps after readiness (broadcast init, one weight update).

@@ -4,7 +4,7 @@
 collide and others are owned by nobody (world sizes [2, 4, 1] give [0, 2, 4], not [0, 2, 6]). It is
 the spec client (spec_client.py) with this one bug, so the suite's failures name the rank
 requirements alone (RANK-3/4/5 and RANK-6); it follows the calling contract of
-conformance/client_profile.py.
+conformance/client_runs.py.
 """
 
 from __future__ import annotations
