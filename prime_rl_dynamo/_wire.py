@@ -221,8 +221,8 @@ WORKER_FIELDS: tuple[str, ...] = (
     "error",
 )
 
-# What ``listed_entry`` reads off a worker besides its identity.
-_LISTED = ("routes", "system_url", "admin_base_url", "model", "world_size", "error")
+# What ``listed_entry`` reads off a worker: the members after its identity and request plane.
+_LISTED = WORKER_FIELDS[WORKER_FIELDS.index("system_url") :]
 
 
 def listed_entry(worker: Any, port: int, **fields: Any) -> dict[str, Any]:
@@ -249,7 +249,7 @@ class Identified:
     @property
     def identity(self) -> WorkerId:
         """The worker's identity, in the canonical order (RANK-1)."""
-        return WorkerId(self.namespace, self.component, self.endpoint, self.instance_id)
+        return WorkerId.of(self)
 
     @property
     def label(self) -> str:
