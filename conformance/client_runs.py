@@ -48,9 +48,9 @@ from conformance.client_wire import is_init as _is_init
 from conformance.client_wire import is_update as _is_update
 from conformance.registry import CheckError, Skipped
 from conformance.runner import ProfileContext, RunContext
-from prime_rl_dynamo._wire import Convention, WorkerId
 from prime_rl_dynamo.recording import RecordedRequest
 from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
+from prime_rl_dynamo.wire import Convention, WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from prime_rl_dynamo.exitcodes import ExitCode
+
 __all__ = ["Change", "ReportDiff", "diff_reports"]
 
 _BAD = ("fail", "error")
@@ -44,7 +46,7 @@ class ReportDiff:
     @property
     def exit_code(self) -> int:
         """1 when anything newly fails (a CI gate stops there), else 0."""
-        return 1 if self.newly_failing else 0
+        return ExitCode.FAIL if self.newly_failing else ExitCode.OK
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""

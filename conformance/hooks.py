@@ -20,7 +20,7 @@ from typing import Any
 
 import schemathesis
 
-from prime_rl_dynamo._wire import DISCOVERY_PATH
+from prime_rl_dynamo.wire import DISCOVERY_PATH
 
 __all__ = [
     "json_labelled_as_text",

@@ -118,19 +118,19 @@ def _choice(default: str, name: str, help: str, choices: tuple[str, ...], noun: 
 
 
 def _profiles() -> tuple[str, ...]:
-    from prime_rl_dynamo._wire import PROFILES
+    from prime_rl_dynamo.wire import PROFILES
 
     return PROFILES
 
 
 def _listing_profiles() -> tuple[str, ...]:
-    from prime_rl_dynamo._wire import LISTING_PROFILES
+    from prime_rl_dynamo.wire import LISTING_PROFILES
 
     return LISTING_PROFILES
 
 
 def _conventions() -> tuple[str, ...]:
-    from prime_rl_dynamo._wire import Convention
+    from prime_rl_dynamo.wire import Convention
 
     return Convention.names()
 
@@ -353,8 +353,8 @@ class Options:
         """
         if self.url is None:
             return None
-        from prime_rl_dynamo._wire import DISCOVERY_PATH
         from prime_rl_dynamo.client import normalize_discovery_url
+        from prime_rl_dynamo.wire import DISCOVERY_PATH
 
         try:
             workers = normalize_discovery_url(self.url)

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from prime_rl_dynamo._wire import PROFILES
 from prime_rl_dynamo.requirements import requirement
+from prime_rl_dynamo.wire import PROFILES
 
 __all__ = [
     "PROFILES",

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from prime_rl_dynamo.exitcodes import ExitCode
+
 __all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "cut", "iso_time", "redact_urls"]
 
 # scheme://user:password@ -> scheme://***@ (a listed URL may carry credentials: never echo them)
@@ -68,14 +70,12 @@ class Verdict(str, enum.Enum):
 
 
 #: The process exit code of each verdict (the CLI's; usage errors exit 2, an interrupt 130).
-EXIT_CODES: dict[Verdict, int] = {
-    Verdict.CONFORMANT: 0,
-    Verdict.NOT_CONFORMANT: 1,
-    Verdict.INCONCLUSIVE: 3,
-    Verdict.NOTHING_CHECKED: 4,
+EXIT_CODES: dict[Verdict, ExitCode] = {
+    Verdict.CONFORMANT: ExitCode.OK,
+    Verdict.NOT_CONFORMANT: ExitCode.FAIL,
+    Verdict.INCONCLUSIVE: ExitCode.INCONCLUSIVE,
+    Verdict.NOTHING_CHECKED: ExitCode.NOTHING_CHECKED,
 }
-USAGE_ERROR = 2
-INTERRUPTED = 130
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from conformance._storage import tool_state_in_cache
 from conformance.options import Options, resolve_requirements
 from conformance.registry import Check, CheckError, Failed, Skipped, all_checks
 from conformance.results import Report, Result, Status
-from prime_rl_dynamo._wire import LISTENER_PROFILES, LISTING_PROFILES
+from prime_rl_dynamo.wire import LISTENER_PROFILES, LISTING_PROFILES
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet

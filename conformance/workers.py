@@ -19,7 +19,7 @@ from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo._models import PATTERNS
 from prime_rl_dynamo._text import plural
-from prime_rl_dynamo._wire import DISCOVERY_PATH, entry_label
+from prime_rl_dynamo.wire import DISCOVERY_PATH, entry_label
 
 __all__ = ["ListedWorker", "WorkersContext"]
 

@@ -31,8 +31,11 @@ from prime_rl_dynamo.errors import (
     TransportError,
     Violation,
 )
+from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.plan import BroadcastPlan, Convention, plan_broadcast, worker_rank
+from prime_rl_dynamo.prime_rl import DynamoInferencePool
 from prime_rl_dynamo.validate import Snapshot, Worker, check_body, validate_body
+from prime_rl_dynamo.wire import WorkerId
 
 __version__ = "0.1.0"
 
@@ -47,7 +50,9 @@ __all__ = [
     "Discovery",
     "DiscoveryClient",
     "DynamoClientConfig",
+    "DynamoInferencePool",
     "EngineResult",
+    "ExitCode",
     "NotReadyError",
     "PendingError",
     "PolicyError",
@@ -63,6 +68,7 @@ __all__ = [
     "TransportError",
     "Violation",
     "Worker",
+    "WorkerId",
     "__version__",
     "check_body",
     "discover",

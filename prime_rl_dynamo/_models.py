@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from prime_rl_dynamo._wire import Identified
+from prime_rl_dynamo.wire import Identified
 
 SCHEMA_ID = "https://example.invalid/prime-rl-dynamo/schema/rl-workers.v1.schema.json"
 

@@ -25,7 +25,6 @@ from prime_rl_dynamo._fanout import (
     admin_url,
 )
 from prime_rl_dynamo._http import secret_values, shown_url
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, assess_snapshot
 from prime_rl_dynamo.credentials import Credentials, host_allowed
 from prime_rl_dynamo.errors import (
@@ -37,6 +36,7 @@ from prime_rl_dynamo.errors import (
     TopologyError,
 )
 from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan
+from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo._models import Worker

@@ -26,7 +26,6 @@ from prime_rl_dynamo._http import shown_url
 from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo._urls import host_problem
-from prime_rl_dynamo._wire import DISCOVERY_PATH
 from prime_rl_dynamo.errors import (
     ConfigError,
     NotReadyError,
@@ -44,6 +43,7 @@ from prime_rl_dynamo.readiness import (
     assess_snapshot,
     judge,
 )
+from prime_rl_dynamo.wire import DISCOVERY_PATH
 
 if TYPE_CHECKING:
     from prime_rl_dynamo._models import Snapshot

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from prime_rl_dynamo._fanout import EngineResult
-    from prime_rl_dynamo._wire import WorkerId
     from prime_rl_dynamo.readiness import Discovery
     from prime_rl_dynamo.requirements import Reason
+    from prime_rl_dynamo.wire import WorkerId
 
 __all__ = [
     "AdminError",

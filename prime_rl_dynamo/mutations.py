@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from prime_rl_dynamo._wire import U32_MAX, U64_MAX, WorkerId, transport_tcp, worker_entry
+from prime_rl_dynamo.wire import U32_MAX, U64_MAX, WorkerId, transport_tcp, worker_entry
 
 __all__ = [
     "MUTATIONS",

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from prime_rl_dynamo._wire import WEIGHT_BROADCAST_TYPES, Convention, WorkerId
 from prime_rl_dynamo.errors import ConfigError, EngineState, TopologyDiff, TopologyError
+from prime_rl_dynamo.wire import WEIGHT_BROADCAST_TYPES, Convention, WorkerId
 
 __all__ = [
     "WEIGHT_BROADCAST_TYPES",

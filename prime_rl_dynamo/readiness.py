@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prime_rl_dynamo._urls import admin_key
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.errors import ConfigError, PendingError, ProtocolError, Violation
 from prime_rl_dynamo.plan import (
     BroadcastPlan,
@@ -26,6 +25,7 @@ from prime_rl_dynamo.plan import (
     topology_diff,
 )
 from prime_rl_dynamo.requirements import Reason
+from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo._models import Snapshot, Worker

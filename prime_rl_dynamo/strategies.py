@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from prime_rl_dynamo._wire import U64_MAX, Identified, WorkerId, listed_entry
 from prime_rl_dynamo.mutations import MUTATIONS, DrawChooser, mutate
+from prime_rl_dynamo.wire import U64_MAX, Identified, WorkerId, listed_entry
 
 __all__ = [
     "BREAKABLE_REQUIREMENTS",

@@ -105,8 +105,8 @@ def check_body_v2(data: bytes | str | Mapping[str, Any]) -> list[Violation]:
 
 def _layout_violations(parsed: Any, bad: set[tuple[int, str]]) -> list[Violation]:
     """V2-6: tensor * pipeline * data (* context) equals world_size (RANK-7 made checkable)."""
-    from prime_rl_dynamo._wire import entry_label
     from prime_rl_dynamo.validate import json_pointer
+    from prime_rl_dynamo.wire import entry_label
 
     out: list[Violation] = []
     workers = parsed.get("workers") if isinstance(parsed, Mapping) else None

@@ -1,14 +1,14 @@
 """Valid discovery bodies for unit tests, built by the wire module's one worker builder.
 
 Each test states what it needs of its worker (instance id, world size, routes, URLs); the key
-order and the transport string are Dynamo 1.6.1's, from ``prime_rl_dynamo._wire``.
+order and the transport string are Dynamo 1.6.1's, from ``prime_rl_dynamo.wire``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from prime_rl_dynamo._wire import WORKER_FIELDS, WorkerId, transport_tcp, worker_entry
+from prime_rl_dynamo.wire import WORKER_FIELDS, WorkerId, transport_tcp, worker_entry
 
 _ORDER = {name: place for place, name in enumerate(WORKER_FIELDS)}
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from prime_rl_dynamo._wire import WorkerId, transport_tcp, worker_entry
 from prime_rl_dynamo.validate import validate_body
+from prime_rl_dynamo.wire import WorkerId, transport_tcp, worker_entry
 
 # --- bodies -------------------------------------------------------------------------------------
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from _client_support import ScriptedServer, Seen, body, jreply, ok, worker
 
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.admin import AdminEngine, AdminPool, Credentials, host_allowed
 from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyChangedError, TopologyError
 from prime_rl_dynamo.plan import plan_broadcast
+from prime_rl_dynamo.wire import WorkerId
 
 OK = jreply(200, {"status": "ok"})
 SECRET = "sk-test-123"

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.admin import AdminPool, Credentials
 from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import (
@@ -26,6 +25,7 @@ from prime_rl_dynamo.errors import (
 from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.reference.fleet import ReferenceFleet
 from prime_rl_dynamo.topology import default_topology, topology_from_dict
+from prime_rl_dynamo.wire import WorkerId
 
 pytestmark = pytest.mark.integration
 

@@ -17,9 +17,9 @@ from conformance.reporting import print_summary, reproduce_command, write_json, 
 from conformance.results import Report, Result, Status
 from conformance.roundtrip import compare_listing
 from conformance.runner import Options, _run_one
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 from prime_rl_dynamo.topology import topology_from_dict
+from prime_rl_dynamo.wire import WorkerId
 
 ROOT = Path(__file__).resolve().parent.parent
 

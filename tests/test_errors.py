@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from prime_rl_dynamo import errors
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.errors import EngineChange, EngineState, PendingError, TopologyDiff
 from prime_rl_dynamo.readiness import Discovery
 from prime_rl_dynamo.requirements import Reason
+from prime_rl_dynamo.wire import WorkerId
 
 URL = "http://frontend:8001"
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.fleet import Fleet
 from prime_rl_dynamo.topology import Topology, topology_from_dict
+from prime_rl_dynamo.wire import WorkerId
 
 pytest.importorskip("starlette", reason="needs the reference extra")
 

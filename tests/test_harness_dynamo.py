@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.topology import topology_from_dict
+from prime_rl_dynamo.wire import WorkerId
 from tests._harness_support import (
     HETERO,
     HETERO_W,

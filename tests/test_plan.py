@@ -9,7 +9,6 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.errors import ConfigError, TopologyError
 from prime_rl_dynamo.plan import (
     BroadcastPlan,
@@ -19,6 +18,7 @@ from prime_rl_dynamo.plan import (
     plan_broadcast,
     worker_rank,
 )
+from prime_rl_dynamo.wire import WorkerId
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from prime_rl_dynamo._resources import load_json
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.errors import TopologyError
 from prime_rl_dynamo.requirements import all_requirements
 from prime_rl_dynamo.validate import check_body
+from prime_rl_dynamo.wire import WorkerId
 
 SAMPLES = Path(__file__).resolve().parent / "data" / "samples"
 BODY_FILES = ["discovery.v1.json", "discovery-error.v1.json", "worker-routes.v1.json"]

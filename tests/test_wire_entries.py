@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prime_rl_dynamo._wire import WORKER_FIELDS, WorkerId, entry_label, listed_entry
+from prime_rl_dynamo.wire import WORKER_FIELDS, WorkerId, entry_label, listed_entry
 
 
 def test_a_broken_entry_is_named_as_far_as_it_can_be() -> None:

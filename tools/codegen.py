@@ -152,7 +152,7 @@ def render(schema: dict[str, Any] | None = None) -> str:
         "from __future__ import annotations\n\n"
         "from typing import Annotated, Literal\n\n"
         "import msgspec\n\n"
-        "from prime_rl_dynamo._wire import Identified\n\n"
+        "from prime_rl_dynamo.wire import Identified\n\n"
         f'SCHEMA_ID = "{schema.get("$id", "")}"\n\n'
         f"__all__ = {json.dumps(sorted([*gen.done, 'PATTERNS']))}\n\n"
         "# Regular expressions of the schema, checked by prime_rl_dynamo.validate in bulk.\n"

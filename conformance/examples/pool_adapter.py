@@ -33,7 +33,7 @@ from conformance.examples._contract import (
     command_main,
     contract_client,
 )
-from prime_rl_dynamo._wire import DISCOVERY_PATH
+from prime_rl_dynamo.wire import DISCOVERY_PATH
 
 __all__ = ["API_KEY_VAR", "Pool", "PoolSettings", "adapter", "main"]
 

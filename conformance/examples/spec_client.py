@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from conformance.examples._contract import ClientCall, ClientFunction, contract_client
-from prime_rl_dynamo._wire import WORKER_FIELDS, WorkerId
+from prime_rl_dynamo.wire import WORKER_FIELDS, WorkerId
 
 __all__ = ["ZOO", "run", "zoo_client"]
 

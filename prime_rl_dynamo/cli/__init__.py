@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from prime_rl_dynamo.errors import PrimeRLDynamoError
+from prime_rl_dynamo.exitcodes import ExitCode
 
 #: Subcommand modules, in the order --help lists them.
 SUBCOMMANDS = (
@@ -45,13 +46,6 @@ _EXTRA_OF = {
     "pydantic": "bench",
 }
 
-EXIT_OK = 0
-EXIT_FAIL = 1
-EXIT_USAGE = 2
-#: A reader closed the pipe early (``... | head``): what a shell reports for a process killed by
-#: SIGPIPE, without the traceback Python would otherwise print.
-EXIT_PIPE = 141
-
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
@@ -77,13 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         _silence_closed_streams()
-        return EXIT_PIPE
+        return ExitCode.PIPE
     except SystemExit as exc:  # argparse's --help and usage errors
         try:
             sys.stdout.flush()
         except BrokenPipeError:
             _silence_closed_streams()
-            return EXIT_PIPE
+            return ExitCode.PIPE
         raise exc
 
 
@@ -107,15 +101,15 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except PrimeRLDynamoError as exc:
         print(f"prime-rl-dynamo {args.command}: {exc}", file=sys.stderr)
-        return EXIT_FAIL
+        return ExitCode.FAIL
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]
         extra = _EXTRA_OF.get(top)
@@ -127,7 +121,7 @@ def _main(argv: Sequence[str] | None) -> int:
             f"pip install -e '.[{extra}]')",
             file=sys.stderr,
         )
-        return EXIT_USAGE
+        return ExitCode.USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

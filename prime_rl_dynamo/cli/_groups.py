@@ -14,9 +14,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["add_command", "add_group", "command_help"]
+from prime_rl_dynamo.exitcodes import ExitCode
 
-EXIT_USAGE = 2
+__all__ = ["add_command", "add_group", "command_help"]
 
 
 def command_help(doc: str | None) -> tuple[str, str]:
@@ -63,4 +63,4 @@ def add_group(subparsers: Any, name: str, help: str, description: str | None = N
 
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
-    return EXIT_USAGE
+    return ExitCode.USAGE

@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from prime_rl_dynamo.exitcodes import ExitCode
+
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet
 
@@ -59,7 +61,7 @@ def serve_until_interrupted(
         if every_10s is not None and steps % round(10 / _STEP) == 0:
             every_10s()
     print(stopped, flush=True)
-    return 1
+    return ExitCode.FAIL
 
 
 def _interrupt(signum: int, frame: Any) -> None:

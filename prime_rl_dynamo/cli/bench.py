@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prime_rl_dynamo.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE
+from prime_rl_dynamo.exitcodes import ExitCode
 
 
 def add_parser(subparsers: Any) -> None:
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the benchmark; 0 when it completed, 1 when a section failed, 2 when unusable."""
     if not _tools_importable():
         print(f"prime-rl-dynamo bench: {NO_CHECKOUT}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if getattr(args, "protocol", False):
         return _run_protocol(args)
     try:
@@ -86,13 +86,13 @@ def run(args: argparse.Namespace) -> int:
             f"prime-rl-dynamo bench: needs the bench extra ({exc}); install prime-rl-dynamo[bench]",
             file=sys.stderr,
         )
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if not str(args.plot_path).lower().endswith(".png"):
         print(
             f"prime-rl-dynamo bench: --plot expects a .png file, got {args.plot_path}",
             file=sys.stderr,
         )
-        return EXIT_USAGE
+        return ExitCode.USAGE
 
     config = quick_config() if args.quick else full_config()
     if args.only:
@@ -111,13 +111,13 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"prime-rl-dynamo bench: the run failed: {type(exc).__name__}: {exc}", file=sys.stderr
         )
-        return EXIT_FAIL
+        return ExitCode.FAIL
 
     write_report(report, args.json_path)
     plot_report(report, args.plot_path)
     render_tables(report)
     print(f"wrote {args.json_path} and {args.plot_path}")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 #: What to do when no checkout is at hand (an installed wheel carries no benchmarks).

@@ -11,11 +11,15 @@ import sys
 from typing import Any
 
 from conformance.options import arguments
-from conformance.results import EXIT_CODES, INTERRUPTED, Verdict
+from conformance.results import EXIT_CODES, Verdict
+from prime_rl_dynamo.exitcodes import ExitCode
 
 HELP = "check an RL listener, its workers, a client or real Dynamo against the contract"
 #: What the exit codes mean, beside conformance.results.EXIT_CODES (a verdict each).
-_OTHER_EXITS = {2: "usage error", INTERRUPTED: "interrupted (partial reports written)"}
+_OTHER_EXITS = {
+    ExitCode.USAGE: "usage error",
+    ExitCode.INTERRUPTED: "interrupted (partial reports written)",
+}
 _WHY = {Verdict.INCONCLUSIVE: " (target unreachable, harness broke)"}
 
 
@@ -74,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         if args.markdown:
             sys.stdout.write(matrix_markdown(all_checks()))
-            return 0
+            return ExitCode.OK
         from rich.table import Table
 
         table = Table(header_style="bold")
@@ -84,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             wanted = resolve_requirements(args.requirement)
         except ValueError as exc:
             print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
-            return 2
+            return ExitCode.USAGE
         for row in matrix_rows(all_checks()):
             if wanted and row["requirement"] not in wanted:
                 continue
@@ -92,13 +96,13 @@ def run(args: argparse.Namespace) -> int:
                 row["requirement"], row["level"], row["party"], "\n".join(row["checks"]) or "-"
             )
         console.print(table)
-        return 0
+        return ExitCode.OK
     try:
         options = from_flags(lambda dest: getattr(args, dest))
         options.check_usable()
     except ValueError as exc:
         print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     if args.quiet or not console.is_terminal:
         report = run_suite(options=options)
     else:
@@ -113,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
         console.print(f"HTML report: {write_html(report, args.html_report)}")
     if report.incomplete:
-        return INTERRUPTED
+        return ExitCode.INTERRUPTED
     return report.exit_code
 
 

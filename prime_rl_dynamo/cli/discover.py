@@ -20,8 +20,7 @@ from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 from prime_rl_dynamo.cli.validate import positive_int
-
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+from prime_rl_dynamo.exitcodes import ExitCode
 
 
 def add_parser(subparsers: Any) -> None:
@@ -90,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         plan = ready.plan(args.convention, trainer_world_size=args.trainer_world_size)
     except ConfigError as exc:
         print(f"prime-rl-dynamo discover: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except NotReadyError as exc:
         print(f"prime-rl-dynamo discover: not ready: {exc}", file=sys.stderr)
         if _untrusted_certificate(exc.failure):
@@ -99,13 +98,13 @@ def run(args: argparse.Namespace) -> int:
                 "its CA bundle with --cacert FILE (or --insecure for a test setup)",
                 file=sys.stderr,
             )
-        return EXIT_REFUSED
+        return ExitCode.FAIL
     except PrimeRLDynamoError as exc:
         print(f"prime-rl-dynamo discover: refused: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
+        return ExitCode.FAIL
     extra = {"url": ready.url, "polls": ready.polls}
     print(render(plan, as_json=args.json, extra=extra))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _untrusted_certificate(failure: BaseException | None) -> bool:

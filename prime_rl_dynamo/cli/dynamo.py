@@ -14,6 +14,7 @@ from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command, add_group
 from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
+from prime_rl_dynamo.exitcodes import ExitCode
 
 
 def add_parser(subparsers: Any) -> None:
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             topology = load_topology(args.topology)
     except ConfigError as exc:
         print(f"prime-rl-dynamo dynamo up: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     try:
         import dynamo.runtime  # noqa: F401
     except ImportError:
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             "(pip install 'prime-rl-dynamo[dynamo]')",
             file=sys.stderr,
         )
-        return 2
+        return ExitCode.USAGE
     from prime_rl_dynamo.harness import DynamoFleet
 
     stop_on_signals(sigint=True)
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
             every_10s=fleet.trim_logs,  # every probe is logged: keep a long session's logs bounded
         )
     except KeyboardInterrupt:
-        return 0
+        return ExitCode.OK
     finally:
         fleet.stop()
         if args.keep_logs:

@@ -15,9 +15,9 @@ from typing import Any
 from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli.validate import input_name, positive_int, read_input
+from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES
 
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 #: The configuration's weight_broadcast spellings (``nccl`` is ``prime-nccl``; ``filesystem`` is
 #: accepted and refused with its reason: it has no rank plan).
 CONVENTIONS = tuple(WEIGHT_BROADCAST_TYPES)
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     name = input_name(args.file)
     data = read_input(args.file, "plan")
     if data is None:
-        return EXIT_USAGE
+        return ExitCode.USAGE
     try:
         snapshot = validate_body(data)
         matching, reasons = assess_snapshot(
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"prime-rl-dynamo plan: {name} is not ready:", file=sys.stderr)
             for reason in reasons:
                 print(f"  {reason}", file=sys.stderr)
-            return EXIT_REFUSED
+            return ExitCode.FAIL
         plan = plan_broadcast(
             matching,
             args.inference_world_size,
@@ -133,9 +133,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except ConfigError as exc:
         print(f"prime-rl-dynamo plan: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except PrimeRLDynamoError as exc:
         print(f"prime-rl-dynamo plan: {name}: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
+        return ExitCode.FAIL
     print(render(plan, as_json=args.json, extra={"file": name}))
-    return EXIT_OK
+    return ExitCode.OK

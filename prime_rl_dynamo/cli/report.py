@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command, add_group
+from prime_rl_dynamo.exitcodes import ExitCode
 
 
 def add_parser(subparsers: Any) -> None:
@@ -43,7 +44,7 @@ def run_diff(args: argparse.Namespace) -> int:
         diff = diff_reports(a, b, (args.before, args.after))
     except ValueError as exc:
         print(f"prime-rl-dynamo report diff: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     if args.json:
         print(json.dumps(diff.to_dict(), indent=2))
         return diff.exit_code

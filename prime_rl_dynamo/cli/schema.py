@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_group, command_help
+from prime_rl_dynamo.exitcodes import ExitCode
 
-EXIT_OK, EXIT_USAGE = 0, 2
 _SUFFIXES = (".openapi.json", ".v1.schema.json", ".schema.json", ".v1.json", ".json", ".md")
 
 
@@ -98,10 +98,10 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "list":
         for name in bundled_names():
             print(schema_dir() / name if args.paths else name)
-        return EXIT_OK
+        return ExitCode.OK
     try:
         print(resolve(args.name))
     except LookupError as exc:
         print(f"prime-rl-dynamo schema path: {exc.args[0]}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
+        return ExitCode.USAGE
+    return ExitCode.OK

@@ -15,6 +15,7 @@ from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
+from prime_rl_dynamo.exitcodes import ExitCode
 
 
 def add_parser(subparsers: Any) -> None:
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         # A bad topology, fault or address is a usage error: exit 2, as `dynamo up` does.
         print(f"prime-rl-dynamo serve: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     try:
         info = fleet.describe()
         stopped = "the reference fleet stopped unexpectedly"
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             fleet, info, _lines(info), as_json=args.json, stopped=stopped
         )
     except KeyboardInterrupt:
-        return 0
+        return ExitCode.OK
     finally:
         fleet.stop()
 

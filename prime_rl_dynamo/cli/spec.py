@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command, add_group
-
-EXIT_OK, EXIT_BREAKING, EXIT_USAGE = 0, 1, 2
+from prime_rl_dynamo.exitcodes import ExitCode
 
 
 def add_parser(subparsers: Any) -> None:
@@ -43,14 +42,14 @@ def run_diff(args: argparse.Namespace) -> int:
     for path in (args.old, args.new):
         if not path.exists():
             print(f"prime-rl-dynamo spec diff: {path}: no such file or directory", file=sys.stderr)
-            return EXIT_USAGE
+            return ExitCode.USAGE
     try:
         report = diff_paths(args.old, args.new)
         if args.accept is not None:
             report.accept(load_acceptances(args.accept))
     except ValueError as exc:
         print(f"prime-rl-dynamo spec diff: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -69,4 +68,4 @@ def run_diff(args: argparse.Namespace) -> int:
                 f"{entry.get('kind')} matches no change"
             )
         print(report.verdict())
-    return EXIT_OK if report.ok else EXIT_BREAKING
+    return ExitCode.OK if report.ok else ExitCode.FAIL

@@ -15,8 +15,7 @@ from typing import Any
 
 from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.cli._groups import add_command
-
-EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
+from prime_rl_dynamo.exitcodes import ExitCode
 
 
 def add_parser(subparsers: Any) -> None:
@@ -150,13 +149,13 @@ def run(args: argparse.Namespace) -> int:
             args.file, "validate", max_bytes=args.max_body_bytes, timeout=args.timeout
         )
         if fetched is None:
-            return EXIT_UNREADABLE
+            return ExitCode.USAGE
         name, data = fetched
     else:
         name = input_name(args.file)
         read = read_input(args.file, "validate", args.max_body_bytes)
         if read is None:
-            return EXIT_UNREADABLE
+            return ExitCode.USAGE
         data = read
     try:
         snapshot = validate_body(data)
@@ -186,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{', '.join(exc.requirements)}",
                 file=sys.stderr,
             )
-        return EXIT_INVALID
+        return ExitCode.FAIL
     summary = summarize(snapshot)
     if args.json:
         print(json.dumps({"file": name, "valid": True, "summary": summary}, indent=2))
@@ -198,4 +197,4 @@ def run(args: argparse.Namespace) -> int:
             f"error, total world size "
             f"{summary['total_world_size']}"
         )
-    return EXIT_OK
+    return ExitCode.OK

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.fleet import Fleet, FleetEngine, started
 from prime_rl_dynamo.harness._environment import FleetEnvironment, scope_variables
@@ -35,6 +34,7 @@ from prime_rl_dynamo.harness._signals import SigtermGuard
 from prime_rl_dynamo.harness._stubs import StubLauncher, StubOptions, StubProcess
 from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.topology import EngineSpec, Topology, default_topology
+from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
     from typing import Unpack

@@ -20,7 +20,6 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from prime_rl_dynamo._wire import DISCOVERY_PATH
 from prime_rl_dynamo.reference.breaks import break_body
 from prime_rl_dynamo.reference.faults import Fault, parse_faults
 from prime_rl_dynamo.reference.listing import (
@@ -31,6 +30,7 @@ from prime_rl_dynamo.reference.listing import (
 )
 from prime_rl_dynamo.reference.state import FleetState, churn_view
 from prime_rl_dynamo.reference.variants import variant_body
+from prime_rl_dynamo.wire import DISCOVERY_PATH
 
 __all__ = ["DISCOVERY_PATH", "Frontend", "abort_connection"]
 

@@ -1,7 +1,7 @@
 """Discovery bodies shaped byte for byte like Dynamo 1.6.1's discovery listing.
 
 Pure functions: engine views in, ordered dicts and compact JSON bytes out. Each worker's object is
-built by ``_wire.listed_entry`` (Dynamo's key order, optional keys omitted).
+built by ``wire.listed_entry`` (Dynamo's key order, optional keys omitted).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from prime_rl_dynamo._wire import WorkerId, listed_entry
+from prime_rl_dynamo.wire import WorkerId, listed_entry
 
 __all__ = [
     "WorkerView",

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from prime_rl_dynamo._wire import WorkerId
 from prime_rl_dynamo.reference.listing import WorkerView
 from prime_rl_dynamo.topology import EngineSpec, MembershipEvent
+from prime_rl_dynamo.wire import WorkerId
 
 __all__ = ["FleetState", "ReferenceEngine", "churn_view"]
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from prime_rl_dynamo._wire import DISCOVERY_PATH
+from prime_rl_dynamo.wire import DISCOVERY_PATH
 from tools.bench import child_argv, child_env
 from tools.bench.discovery import fleet_topology
 from tools.bench.machine import describe_machine

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from prime_rl_dynamo._wire import U64_MAX, WorkerId, transport_tcp, worker_entry
+from prime_rl_dynamo.wire import U64_MAX, WorkerId, transport_tcp, worker_entry
 from tools.bench.stats import interleaved, paired_ratio, summarize
 
 __all__ = [
