@@ -12,8 +12,9 @@ import sys
 
 from conformance.examples._contract import ClientFunction, command_main
 from conformance.examples.spec_client import ZOO, zoo_client
+from conformance.kill_matrix import Counterpart
 
-__all__ = ["BY_NAME", "main"]
+__all__ = ["BY_NAME", "COUNTERPARTS", "main"]
 
 #: function name -> bug (a key of spec_client.ZOO).
 BY_NAME: dict[str, str] = {
@@ -31,6 +32,9 @@ BY_NAME: dict[str, str] = {
     "rejects_unknown_fields": "rejects-unknown-fields",
     "skips_reverify": "skips-reverify",
 }
+
+#: The client checks' counterparts in the kill matrix (conformance.kill_matrix).
+COUNTERPARTS: tuple[Counterpart, ...] = ()
 
 
 def __getattr__(name: str) -> ClientFunction:
