@@ -31,8 +31,8 @@ from conformance.registry import CheckError, Failed, Skipped, check, fail_on
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo._http import tls_context
 from prime_rl_dynamo._text import plural
-from prime_rl_dynamo.errors import Violation
 from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import DISCOVERY_PATH, WorkerId
 
 __all__ = ["BODY_REQUIREMENTS", "FrontendContext"]

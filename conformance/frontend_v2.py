@@ -16,7 +16,7 @@ import httpx
 from conformance._http import Reply, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
-from prime_rl_dynamo.errors import Violation
+from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import DISCOVERY_PATH, entry_label
 
 __all__ = ["FrontendV2Context"]

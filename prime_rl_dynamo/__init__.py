@@ -26,15 +26,15 @@ from prime_rl_dynamo.errors import (
     ProtocolError,
     Refusal,
     TopologyChangedError,
-    TopologyDiff,
     TopologyError,
     TransportError,
-    Violation,
 )
 from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.plan import BroadcastPlan, Convention, plan_broadcast, worker_rank
 from prime_rl_dynamo.prime_rl import DynamoInferencePool
+from prime_rl_dynamo.topology_diff import TopologyDiff
 from prime_rl_dynamo.validate import Snapshot, Worker, check_body, validate_body
+from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import WorkerId
 
 __version__ = "0.1.0"

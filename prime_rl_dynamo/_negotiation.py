@@ -14,8 +14,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from prime_rl_dynamo.errors import ProtocolError, Violation
+from prime_rl_dynamo.errors import ProtocolError
 from prime_rl_dynamo.v2 import PROTOCOL_HEADER, check_body_v2
+from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import U32_MAX
 
 __all__ = ["Negotiation"]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from prime_rl_dynamo.errors import Violation
+from prime_rl_dynamo.violation import Violation
 
 __all__ = [
     "ALSO_BROKEN",

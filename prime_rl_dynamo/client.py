@@ -32,7 +32,6 @@ from prime_rl_dynamo.errors import (
     PendingError,
     ProtocolError,
     TransportError,
-    Violation,
 )
 from prime_rl_dynamo.readiness import (
     MIN_INTERVAL,
@@ -43,6 +42,7 @@ from prime_rl_dynamo.readiness import (
     assess_snapshot,
     judge,
 )
+from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import DISCOVERY_PATH
 
 if TYPE_CHECKING:

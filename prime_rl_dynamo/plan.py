@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from prime_rl_dynamo.errors import ConfigError, EngineState, TopologyDiff, TopologyError
+from prime_rl_dynamo.errors import ConfigError, TopologyError
+from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
 from prime_rl_dynamo.wire import WEIGHT_BROADCAST_TYPES, Convention, WorkerId
 
 __all__ = [

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prime_rl_dynamo._urls import admin_key
-from prime_rl_dynamo.errors import ConfigError, PendingError, ProtocolError, Violation
+from prime_rl_dynamo.errors import ConfigError, PendingError, ProtocolError
 from prime_rl_dynamo.plan import (
     BroadcastPlan,
     Convention,
@@ -25,6 +25,7 @@ from prime_rl_dynamo.plan import (
     topology_diff,
 )
 from prime_rl_dynamo.requirements import Reason
+from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:

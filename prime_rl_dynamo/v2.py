@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from prime_rl_dynamo.errors import Violation
+from prime_rl_dynamo.violation import Violation
 
 __all__ = [
     "MAX_WAIT",

@@ -26,7 +26,8 @@ from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
 from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._urls import admin_key, url_host_problem
 from prime_rl_dynamo._variants import may_be_variant, version_violations
-from prime_rl_dynamo.errors import DialectError, ProtocolError, Violation
+from prime_rl_dynamo.errors import DialectError, ProtocolError
+from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import (
     U64_MAX,
     WORKER_FIELDS,

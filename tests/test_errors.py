@@ -6,9 +6,10 @@ import pytest
 
 from prime_rl_dynamo import errors
 from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
-from prime_rl_dynamo.errors import EngineChange, EngineState, PendingError, TopologyDiff
+from prime_rl_dynamo.errors import PendingError
 from prime_rl_dynamo.readiness import Discovery
 from prime_rl_dynamo.requirements import Reason
+from prime_rl_dynamo.topology_diff import EngineChange, EngineState, TopologyDiff
 from prime_rl_dynamo.wire import WorkerId
 
 URL = "http://frontend:8001"

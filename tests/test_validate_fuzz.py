@@ -21,8 +21,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.errors import ProtocolError, Violation
+from prime_rl_dynamo.errors import ProtocolError
 from prime_rl_dynamo.validate import Snapshot, _exhaustive_text, _fast, check_body, validate_body
+from prime_rl_dynamo.violation import Violation
 
 WORKER = worker(
     admin_base_url="http://127.0.0.1:9203", routes=["pause_generation"], world_size=2, model="m"

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from _body_support import body, worker
 
-from prime_rl_dynamo.errors import ProtocolError, Violation
+from prime_rl_dynamo.errors import ProtocolError
 from prime_rl_dynamo.validate import _exhaustive_text, _fast, check_body, validate_body
+from prime_rl_dynamo.violation import Violation
 
 
 def raw(doc: Any) -> bytes:
