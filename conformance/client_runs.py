@@ -777,8 +777,15 @@ DYNAMO_TOPOLOGY: dict[str, Any] = {
 }
 
 
-#: How the name of every run against real Dynamo starts.
-_REAL = "real Dynamo 1.6.1"
+#: How the name of every run against real Dynamo starts (the release follows: ``1.5.1``).
+_REAL = "real Dynamo"
+
+
+def _real() -> str:
+    """``real Dynamo 1.5.1``: the prefix and the installed release."""
+    from conformance.runner import dynamo_release
+
+    return f"{_REAL} {dynamo_release()}"
 
 
 def _real_listing_problem(
@@ -795,12 +802,13 @@ def _real_listing_problem(
 
 
 def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, rng: Any) -> None:
-    """What real Dynamo 1.6.1 can present, through the harness: a plan, an error, a resize."""
-    from conformance.runner import dynamo_available
+    """What real Dynamo can present, through the harness: a plan, an error, a resize."""
+    from conformance.runner import dynamo_unavailable
 
     opts = ctx.run.options
-    if opts.target == "reference" or not dynamo_available():
-        why = "--target reference" if opts.target == "reference" else "no dynamo extra"
+    unavailable = dynamo_unavailable()
+    if opts.target == "reference" or unavailable:
+        why = "--target reference" if opts.target == "reference" else unavailable
         ctx.run.notes.append(f"client profile: no real Dynamo runs ({why})")
         return
     from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
@@ -809,8 +817,10 @@ def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, 
     topology = topology_from_dict(DYNAMO_TOPOLOGY, source="real Dynamo [2, 4, 1]")
     key = "dynamo.engine-c#0"
 
+    real = _real()
+
     def make(name: str, kind: str, width: int) -> ClientRun:
-        return _new_run(rng, f"{_REAL} [2, 4, 1], {name}", kind, convention, width)
+        return _new_run(rng, f"{real} [2, 4, 1], {name}", kind, convention, width)
 
     def during(fleet: Fleet, client_run: ClientRun, change: Callable[[], object]) -> None:
         _during(ctx, one, fleet, topology.model, client_run, change)
@@ -851,7 +861,7 @@ def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, 
             one(fleet, resized, model=topology.model, timeout=min(opts.client_timeout, 10.0))
         else:
             ctx.runs.append(resized)
-    ctx.run.notes.append("client profile: 4 runs against real Dynamo 1.6.1 through the harness")
+    ctx.run.notes.append(f"client profile: 4 runs against {real} through the harness")
 
 
 def _during(

@@ -1,4 +1,5 @@
-"""The real Dynamo harness: NVIDIA Dynamo 1.6.1's frontend and stub RL workers on loopback.
+"""The real Dynamo harness: NVIDIA Dynamo's frontend and stub RL workers on loopback, on the
+installed ``ai-dynamo-runtime`` release (any from 1.3.0.post1, the first with the RL listener).
 
 Needs the ``dynamo`` extra (ai-dynamo-runtime); nothing in the package core imports it. The
 names load lazily so that stub worker processes do not import the fleet machinery.

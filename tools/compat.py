@@ -1,0 +1,422 @@
+"""The Dynamo release compatibility matrix: one cell per ``ai-dynamo-runtime`` release, and
+``docs/compat.md`` generated from the committed cells.
+
+``python -m tools.compat cell`` runs inside a venv holding one release (``nox -s dynamo-1.5.1``
+makes one): the whole suite against real Dynamo (``prime-rl-dynamo conformance -q --seed 1
+--target dynamo``, its JSON report kept), then the project's client and the drop-in pool against
+that release's real listing (the client profile's real-Dynamo topology). It writes
+``docs/compat/dynamo-RELEASE.json`` (the report) and ``dynamo-RELEASE.cell.json`` (what ran, its
+exit status, how long it took, the clients' outcomes). ``python -m tools.compat docs`` writes
+docs/compat.md from them; ``--check`` (and tests/test_compat_docs.py) fails when the page drifts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tools import REPO
+
+__all__ = ["CELLS", "CI_RELEASE", "MATRIX", "PAGE", "render_page", "run_cell"]
+
+#: The releases of the matrix, oldest first: the newest patch of every minor line that has the
+#: RL listener, and 1.2.1 (the last release without it: its cell is the one-line refusal).
+MATRIX = ("1.2.1", "1.3.1", "1.4.2", "1.5.1", "1.6.0", "1.6.1")
+#: The oldest release the harness runs a fleet on: CI's roundtrip keeps its adaptations alive.
+CI_RELEASE = "1.3.1"
+#: Where the committed cells and reports live, and the page generated from them.
+CELLS = Path("docs/compat")
+PAGE = Path("docs/compat.md")
+#: The suite's command for one cell (the JSON report's path is appended).
+SUITE = ("prime-rl-dynamo", "conformance", "-q", "--seed", "1", "--target", "dynamo")
+#: The clients judged against each release's real listing: name -> the contract function.
+CLIENTS = {
+    "project client": "conformance.examples.project_client:run",
+    "drop-in pool": "conformance.examples.prime_rl_pool_client:run",
+}
+_CLIENT_TIMEOUT = 20.0
+
+
+# --- one cell (inside the release's venv) ------------------------------------------------------
+
+
+def _tail(text: str, lines: int = 1) -> str:
+    return "\n".join(line for line in text.strip().splitlines()[-lines:])
+
+
+def _suite(release: str, out: Path) -> dict[str, Any]:
+    report = out / f"dynamo-{release}.json"
+    report.unlink(missing_ok=True)
+    command = [*SUITE, "--json-report", str(report)]
+    began = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    seconds = round(time.monotonic() - began, 1)
+    shown = [*SUITE, "--json-report", f"{CELLS}/dynamo-{release}.json"]
+    cell: dict[str, Any] = {
+        "command": shlex.join(shown),
+        "exit_code": done.returncode,
+        "seconds": seconds,
+        "report": report.name if report.exists() else None,
+    }
+    if done.returncode == 2:  # the one-line refusal: this release cannot host the fleet
+        cell["cannot_host"] = _tail(done.stderr)
+    elif not report.exists():
+        cell["error"] = _tail(done.stderr or done.stdout, 5)
+    return cell
+
+
+def _client_outcome(name: str, target: str, fleet: Any, topology: Any) -> dict[str, Any]:
+    """Run one contract client against the real fleet; what it did, as the engines saw it."""
+    import importlib
+
+    from conformance.client_runs import Credentials
+    from prime_rl_dynamo.harness._process import free_port
+
+    module, _, function = target.partition(":")
+    client = getattr(importlib.import_module(module), function)
+    ready = [e for e in fleet.engines if e.spec.model == topology.model and e.spec.publishes_admin]
+    width = sum(e.world_size for e in ready)
+    fleet.recorder.clear()
+    began = time.monotonic()
+    outcome: dict[str, Any] = {"client": target, "inference_world_size": width}
+    try:
+        client(
+            fleet.discovery_url,
+            width,
+            "prime-nccl",
+            Credentials(),
+            model=topology.model,
+            master_address="127.0.0.1",
+            master_port=free_port(),
+            timeout=_CLIENT_TIMEOUT,
+        )
+        outcome["outcome"] = "ready"
+    except Exception as exc:  # the client's refusal or its deadline: the cell's finding
+        outcome["outcome"] = "not ready"
+        outcome["error"] = type(exc).__name__
+        requirement = getattr(exc, "requirement", None)
+        if requirement:
+            outcome["requirement"] = requirement
+        outcome["message"] = (str(exc).splitlines() or [""])[0][:300]
+    outcome["seconds"] = round(time.monotonic() - began, 1)
+    # Wire evidence: which engines received admin calls (a client calls them only once ready).
+    called = sorted({r.engine for r in fleet.recorder.requests(server="admin")})
+    outcome["engines_called"] = called
+    return outcome
+
+
+def _clients() -> dict[str, Any]:
+    from conformance.client_runs import DYNAMO_TOPOLOGY
+    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    topology = topology_from_dict(DYNAMO_TOPOLOGY, source="the client profile's real Dynamo")
+    began = time.monotonic()
+    with start_dynamo_fleet(topology) as fleet:
+        listing = fleet.listing()
+        outcomes = {
+            name: _client_outcome(name, target, fleet, topology) for name, target in CLIENTS.items()
+        }
+    members = sorted({k for w in listing.get("workers", []) for k in w})
+    return {
+        "topology": "the client profile's real-Dynamo topology (engine-a 2, engine-b 4 without "
+        "a model, engine-c 1, judge 2 of another model)",
+        "listed_members": members,
+        "seconds": round(time.monotonic() - began, 1),
+        "outcomes": outcomes,
+    }
+
+
+def run_cell(out: Path) -> dict[str, Any]:
+    """Run this venv's release through the suite and the clients; write and return its cell."""
+    from prime_rl_dynamo.errors import HarnessError
+    from prime_rl_dynamo.harness._release import installed_release
+
+    release = installed_release()
+    if release is None:
+        raise SystemExit("tools.compat cell: ai-dynamo-runtime is not installed in this venv")
+    out.mkdir(parents=True, exist_ok=True)
+    cell: dict[str, Any] = {
+        "release": release.version,
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_before": round(os.getloadavg()[0], 1),
+        },
+        "when": time.strftime("%Y-%m-%d", time.gmtime()),
+        "suite": _suite(release.version, out),
+    }
+    if "cannot_host" not in cell["suite"]:
+        try:
+            cell["clients"] = _clients()
+        except HarnessError as exc:
+            cell["clients"] = {"error": (str(exc).splitlines() or [""])[0]}
+    cell["machine"]["load_after"] = round(os.getloadavg()[0], 1)
+    path = out / f"dynamo-{release.version}.cell.json"
+    path.write_text(json.dumps(cell, indent=1) + "\n", encoding="utf-8")
+    return cell
+
+
+# --- the page -----------------------------------------------------------------------------------
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    from prime_rl_dynamo.harness._release import DynamoRelease
+
+    return DynamoRelease(version).key
+
+
+def load_cells(root: Path) -> list[dict[str, Any]]:
+    """Every committed cell, oldest release first, each with its report (``None`` if none)."""
+    cells = []
+    for path in (root / CELLS).glob("dynamo-*.cell.json"):
+        cell = json.loads(path.read_text(encoding="utf-8"))
+        name = cell["suite"].get("report")
+        cell["_report"] = (
+            json.loads((root / CELLS / name).read_text(encoding="utf-8")) if name else None
+        )
+        cells.append(cell)
+    return sorted(cells, key=lambda c: _release_key(c["release"]))
+
+
+_RANK = {"pass": 0, "skip": 1, "waived": 2, "warn": 3, "fail": 4, "error": 5}
+
+
+def _requirements(report: dict[str, Any] | None) -> dict[str, str]:
+    """Requirement -> its worst status in the report."""
+    out: dict[str, str] = {}
+    for result in (report or {}).get("results", []):
+        req, status = result["requirement"], result["status"]
+        if req not in out or _RANK[status] > _RANK[out[req]]:
+            out[req] = status
+    return out
+
+
+def _verdict(cell: dict[str, Any]) -> str:
+    suite = cell["suite"]
+    if "cannot_host" in suite:
+        return "cannot host (exit 2)"
+    report = cell["_report"]
+    if report is None:
+        return f"no report (exit {suite['exit_code']})"
+    verdict = str(report["verdict"]).replace("-", " ").upper()
+    failed = report.get("failed_requirements") or []
+    return f"{verdict}: {', '.join(failed)}" if failed else verdict
+
+
+def _counts(report: dict[str, Any] | None) -> str:
+    if not report:
+        return "-"
+    counts = report.get("counts", {})
+    return ", ".join(f"{counts[k]} {k}" for k in _RANK if counts.get(k))
+
+
+def _cell_command(release: str, check: str | None = None) -> str:
+    base = f"nox -s dynamo-{release}"
+    if check is None:
+        return base
+    return (
+        f"{base} -- --check {check}  # or, in that venv: prime-rl-dynamo conformance -q "
+        f"--seed 1 --target dynamo --check {check}"
+    )
+
+
+def _outcome(outcome: dict[str, Any]) -> str:
+    if outcome["outcome"] == "ready":
+        return f"ready ({len(outcome['engines_called'])} engines driven)"
+    why = outcome.get("requirement") or outcome.get("error", "")
+    return f"not ready: {why}: {outcome.get('message', '')}".replace("|", "\\|")
+
+
+def _release_facts(version: str) -> dict[str, str]:
+    from prime_rl_dynamo.harness._release import DynamoRelease
+
+    release = DynamoRelease(version)
+    return {
+        "RL listener": "yes" if release.has_listener else "no",
+        "request-plane host settings": (
+            f"`{release.loopback_host}`" if release.has_listener else "-"
+        ),
+        "system server switch": (
+            "`DYN_SYSTEM_ENABLED=true` + port" if release.system_switch else "port only"
+        ),
+        "namespace scopes": ", ".join(release.scopes) if release.has_listener else "-",
+        "admin_base_url / world_size listed": "yes" if release.lists_admin else "no",
+    }
+
+
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    old, new = _requirements(before["_report"]), _requirements(after["_report"])
+    lines = []
+    worse = sorted(r for r in new if r in old and _RANK[new[r]] > _RANK[old[r]])
+    better = sorted(r for r in new if r in old and _RANK[new[r]] < _RANK[old[r]])
+    for name, items in (("newly worse", worse), ("newly better", better)):
+        if items:
+            lines.append(f"{name}: " + ", ".join(f"{r} ({old[r]} → {new[r]})" for r in items))
+    if not before["_report"] and after["_report"]:
+        lines.append(f"first release the suite can run on ({_verdict(after)})")
+    facts_old, facts_new = _release_facts(before["release"]), _release_facts(after["release"])
+    for fact, value in facts_new.items():
+        if facts_old[fact] != value:
+            lines.append(f"{fact}: {facts_old[fact]} → {value}")
+    return lines or ["no change in any requirement's verdict or in what the harness adapts"]
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def render_page(root: Path = REPO) -> str:
+    """docs/compat.md from the committed cells (no clock, no machine: the same cells, the same
+    page)."""
+    cells = load_cells(root)
+    releases = [c["release"] for c in cells]
+    lines = [
+        "# Dynamo releases against the contract",
+        "",
+        "<!-- Generated by `python -m tools.compat docs` from docs/compat/*.json; do not edit. -->",
+        "",
+        "Every `ai-dynamo-runtime` release of the matrix, judged by the whole suite on real Dynamo",
+        "(the harness's stub fleet on that release) and by Prime-RL's two ways in: the project's",
+        "client and the drop-in pool against that release's real listing. The RL listener first",
+        "appears in **1.3.0.post1** (`DYN_ENABLE_RL`, `DYN_RL_PORT` and `/v1/rl/workers` are in its",
+        "runtime binary, not in 1.2.1 or earlier); the matrix takes the newest patch of each minor",
+        "line. `nox -s matrix` reruns every cell and this page (one venv per release, uv when",
+        "installed); `nox -s dynamo-1.5.1` reruns one. How each release differs is in",
+        "[findings.md](findings.md#across-releases).",
+        "",
+        "## Verdicts",
+        "",
+    ]
+    rows = []
+    for cell in cells:
+        suite = cell["suite"]
+        rows.append(
+            (
+                cell["release"],
+                _verdict(cell).replace("|", "\\|"),
+                _counts(cell["_report"]),
+                str(suite["exit_code"]),
+                f"{suite['seconds']:.0f} s",
+                f"`{_cell_command(cell['release'])}`",
+            )
+        )
+    lines += _table(("release", "verdict", "results", "exit", "suite took", "reproduce"), rows)
+    refusals = [c for c in cells if "cannot_host" in c["suite"]]
+    for cell in refusals:
+        lines += ["", f"{cell['release']}: `{cell['suite']['cannot_host']}`"]
+    lines += ["", "## Prime-RL against each release's real listing", ""]
+    lines += [
+        "The client profile's real-Dynamo topology (three engines of the model summing to W = 7,",
+        "one without a model, one of another model) on each release; each client runs its whole",
+        "start-up (discover, plan, broadcast init, one weight update) with a 20 s deadline.",
+        "*Engines driven* are the engines whose admin API received calls (recorded by the stubs).",
+        "",
+    ]
+    rows = []
+    for cell in cells:
+        clients = cell.get("clients")
+        if not clients:
+            rows.append((cell["release"], "-", "-", "-"))
+            continue
+        if "error" in clients:
+            rows.append((cell["release"], clients["error"], "-", "-"))
+            continue
+        outcomes = clients["outcomes"]
+        members = ", ".join(m for m in clients["listed_members"] if m in _LISTING_MEMBERS)
+        rows.append(
+            (
+                cell["release"],
+                _outcome(outcomes["project client"]),
+                _outcome(outcomes["drop-in pool"]),
+                members,
+            )
+        )
+    lines += _table(("release", "project client", "drop-in pool", "optional members listed"), rows)
+    lines += ["", "## What the harness adapts per release", ""]
+    facts = [_release_facts(r) for r in releases]
+    names = list(facts[0]) if facts else []
+    lines += _table(("", *releases), [(n, *(f[n] for f in facts)) for n in names])
+    lines += ["", "## From one release to the next", ""]
+    for before, after in itertools.pairwise(cells):
+        lines.append(f"**{before['release']} → {after['release']}**")
+        lines.append("")
+        lines += [f"- {line}" for line in _changes(before, after)]
+        lines.append("")
+    lines += ["## Requirement by release", ""]
+    lines += [
+        "The worst result of each requirement's checks in that release's report. A cell is",
+        "reproduced by the release's session with the check selected, e.g.",
+        f"`{_cell_command('1.5.1', 'LIST-6::body')}`.",
+        "",
+    ]
+    by_release = [_requirements(c["_report"]) for c in cells]
+    every = sorted({r for reqs in by_release for r in reqs}, key=_requirement_key)
+    rows = [
+        (
+            req,
+            *(
+                reqs.get(req, "-") if c["_report"] else "n/a"
+                for c, reqs in zip(cells, by_release, strict=True)
+            ),
+        )
+        for req in every
+    ]
+    lines += _table(("requirement", *releases), rows)
+    lines.append("")
+    timings = [c["suite"]["seconds"] + (c.get("clients") or {}).get("seconds", 0) for c in cells]
+    lines.append(
+        f"The {len(cells)} cells took {sum(timings) / 60:.1f} min together "
+        f"(suite and clients, {cells[0]['machine']['cpus'] if cells else '?'} CPUs shared "
+        "with other jobs; the venvs' installs come on top)."
+    )
+    return "\n".join(lines) + "\n"
+
+
+_LISTING_MEMBERS = ("system_url", "admin_base_url", "world_size", "model", "error")
+
+
+def _requirement_key(req: str) -> tuple[str, int]:
+    prefix, _, number = req.rpartition("-")
+    return prefix, int(number) if number.isdigit() else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tools.compat cell|docs [--check]``."""
+    parser = argparse.ArgumentParser(prog="python -m tools.compat", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    cell = sub.add_parser("cell", help="run this venv's release (inside a nox session)")
+    cell.add_argument("--out", type=Path, default=REPO / CELLS, help="where the cell goes")
+    docs = sub.add_parser("docs", help="write docs/compat.md from the committed cells")
+    docs.add_argument("--check", action="store_true", help="exit 1 when the page drifted")
+    args = parser.parse_args(argv)
+    if args.command == "cell":
+        cell_data = run_cell(args.out)
+        print(json.dumps({k: v for k, v in cell_data.items() if k != "_report"}, indent=1))
+        return 0
+    text = render_page(REPO)
+    page = REPO / PAGE
+    if args.check:
+        if not page.exists() or page.read_text(encoding="utf-8") != text:
+            print(f"{PAGE} drifted from {CELLS}/; run python -m tools.compat docs", file=sys.stderr)
+            return 1
+        return 0
+    page.write_text(text, encoding="utf-8")
+    print(f"wrote {PAGE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
