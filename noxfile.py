@@ -5,7 +5,8 @@ docs/compat.md from the cells (``nox -s compat-docs``). Each cell's venv holds t
 beside the project (``.[reference,conformance]``: the ``dynamo`` extra pins the newest release);
 uv makes the venvs when it is installed (the ``dev`` extra brings it), else virtualenv.
 ``nox -s dynamo-1.5.1 -- --profile frontend`` runs the suite with those options in that venv
-instead of the whole cell. ``nox -s ci-oldest`` is CI's roundtrip on the oldest release the
+instead of the whole cell; ``nox -s dynamo-1.5.1 -- binary`` says which settings and messages
+that release's runtime binary carries. ``nox -s ci-oldest`` is CI's roundtrip on the oldest release the
 harness runs (Makefile ``ci-conformance``). See docs/compat.md.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 import nox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tools.compat import CI_RELEASE, MATRIX
+from tools.compat import CI_RELEASE, MATRIX, RELEASES
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["matrix"]
@@ -32,6 +33,9 @@ def _install(session: nox.Session, release: str) -> None:
 def _cell_session(release: str) -> None:
     def cell(session: nox.Session) -> None:
         _install(session, release)
+        if session.posargs[:1] in (["binary"], ["probe"]):  # tools.compat's reproductions
+            session.run("python", "-m", "tools.compat", *session.posargs, success_codes=[0, 1])
+            return
         if session.posargs:  # the suite with the caller's options, in this release's venv
             session.run(
                 "prime-rl-dynamo",
@@ -48,10 +52,10 @@ def _cell_session(release: str) -> None:
         session.run("python", "-m", "tools.compat", "cell")
 
     cell.__doc__ = f"ai-dynamo-runtime {release}: the suite on real Dynamo, then Prime-RL's clients"
-    nox.session(name=f"dynamo-{release}", tags=["matrix"])(cell)
+    nox.session(name=f"dynamo-{release}", tags=["matrix"] if release in MATRIX else [])(cell)
 
 
-for _release in MATRIX:
+for _release in RELEASES:
     _cell_session(_release)
 
 

@@ -8,6 +8,7 @@ that release's real listing (the client profile's real-Dynamo topology). It writ
 ``docs/compat/dynamo-RELEASE.json`` (the report) and ``dynamo-RELEASE.cell.json`` (what ran, its
 exit status, how long it took, the clients' outcomes). ``python -m tools.compat docs`` writes
 docs/compat.md from them; ``--check`` (and tests/test_compat_docs.py) fails when the page drifts.
+``python -m tools.compat binary`` says which names the installed runtime binary carries.
 """
 
 from __future__ import annotations
@@ -27,11 +28,24 @@ from typing import Any
 
 from tools import REPO
 
-__all__ = ["CELLS", "CI_RELEASE", "MATRIX", "PAGE", "render_page", "run_cell"]
+__all__ = ["CELLS", "CI_RELEASE", "MATRIX", "PAGE", "RELEASES", "render_page", "run_cell"]
 
 #: The releases of the matrix, oldest first: the newest patch of every minor line that has the
 #: RL listener, and 1.2.1 (the last release without it: its cell is the one-line refusal).
 MATRIX = ("1.2.1", "1.3.1", "1.4.2", "1.5.1", "1.6.0", "1.6.1")
+#: Every release a nox session exists for: the matrix and the other releases with the listener.
+RELEASES = (
+    "1.2.1",
+    "1.3.0.post1",
+    "1.3.1",
+    "1.4.0",
+    "1.4.1",
+    "1.4.2",
+    "1.5.0",
+    "1.5.1",
+    "1.6.0",
+    "1.6.1",
+)
 #: The oldest release the harness runs a fleet on: CI's roundtrip keeps its adaptations alive.
 CI_RELEASE = "1.3.1"
 #: Where the committed cells and reports live, and the page generated from them.
@@ -84,8 +98,11 @@ def _client_outcome(name: str, target: str, fleet: Any, topology: Any) -> dict[s
 
     module, _, function = target.partition(":")
     client = getattr(importlib.import_module(module), function)
-    ready = [e for e in fleet.engines if e.spec.model == topology.model and e.spec.publishes_admin]
-    width = sum(e.world_size for e in ready)
+    # W as Prime-RL would be configured: the engines of the model (or of none) with an admin API.
+    serving = (None, topology.model)
+    width = sum(
+        e.world_size for e in fleet.engines if e.spec.model in serving and e.spec.publishes_admin
+    )
     fleet.recorder.clear()
     began = time.monotonic()
     outcome: dict[str, Any] = {"client": target, "inference_world_size": width}
@@ -165,6 +182,68 @@ def run_cell(out: Path) -> dict[str, Any]:
     path = out / f"dynamo-{release.version}.cell.json"
     path.write_text(json.dumps(cell, indent=1) + "\n", encoding="utf-8")
     return cell
+
+
+# --- what a release's runtime binary carries ---------------------------------------------------
+
+#: Names whose presence in a runtime binary (``dynamo/_core.abi3.so``) tells what the release can
+#: do: the listener and its settings, the scope variables, the listing's members, the host
+#: settings and the messages that differ between releases (docs/findings.md, "Across releases").
+BINARY_NAMES = (
+    "DYN_ENABLE_RL",
+    "DYN_RL_PORT",
+    "/v1/rl/workers",
+    "DYN_NAMESPACE_PREFIX",
+    "DYN_NAMESPACE_PREFIX_STRICT",
+    "DYN_NAMESPACE_WORKER_SUFFIX",
+    "admin_base_url",
+    "world_size",
+    "DYN_SYSTEM_HOST",
+    "DYN_EVENT_PLANE_HOST",
+    "DYN_HTTP_RPC_HOST",
+    "Interface not found: ",
+    "Decode WorkerSet already registered",
+)
+
+
+def binary_names(so: Path | None = None) -> dict[str, bool]:
+    """Which of ``BINARY_NAMES`` the installed runtime binary (or ``so``) contains."""
+    if so is None:
+        import importlib.util
+
+        spec = importlib.util.find_spec("dynamo")
+        if spec is None or not spec.submodule_search_locations:
+            raise SystemExit("tools.compat binary: the dynamo package is not installed")
+        so = next(Path(spec.submodule_search_locations[0]).glob("_core*.so"))
+    data = so.read_bytes()
+    return {name: name.encode() in data for name in BINARY_NAMES}
+
+
+def probe(assignments: Sequence[str], timeout: float = 30.0) -> int:
+    """Start a one-engine fleet on the installed release with extra ``NAME=VALUE`` variables and
+    print its first listing (or the harness's error): the reproduction of a host-setting or
+    switch finding. Exit 0 when the engine was listed without an error, 1 otherwise."""
+    from prime_rl_dynamo.errors import HarnessError
+    from prime_rl_dynamo.harness import DynamoFleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    env = dict(a.split("=", 1) for a in assignments)
+    topology = topology_from_dict(
+        {"version": 1, "engines": [{"component": "backend", "count": 1}]}, source="probe"
+    )
+    fleet = DynamoFleet(topology, env=env, startup_timeout=timeout)
+    print(f"{fleet.release.label}, extra variables {env}")
+    try:
+        fleet.start()
+    except HarnessError as exc:
+        print("not listed:", str(exc).splitlines()[0])
+        for line in str(exc).splitlines()[1:]:
+            if "rror" in line or "Interface" in line or "WorkerSet" in line:
+                print("  log:", line.strip()[:300])
+        return 1
+    finally:
+        fleet.stop()
+    return 0
 
 
 # --- the page -----------------------------------------------------------------------------------
@@ -399,12 +478,25 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     cell = sub.add_parser("cell", help="run this venv's release (inside a nox session)")
     cell.add_argument("--out", type=Path, default=REPO / CELLS, help="where the cell goes")
+    sub.add_parser("binary", help="which names the installed runtime binary carries")
+    one = sub.add_parser("probe", help="a one-engine fleet with extra variables: listed or not")
+    one.add_argument("assignments", nargs="*", metavar="NAME=VALUE")
     docs = sub.add_parser("docs", help="write docs/compat.md from the committed cells")
     docs.add_argument("--check", action="store_true", help="exit 1 when the page drifted")
     args = parser.parse_args(argv)
     if args.command == "cell":
         cell_data = run_cell(args.out)
         print(json.dumps({k: v for k, v in cell_data.items() if k != "_report"}, indent=1))
+        return 0
+    if args.command == "probe":
+        return probe(args.assignments)
+    if args.command == "binary":
+        from prime_rl_dynamo.harness._release import installed_release
+
+        release = installed_release()
+        print(f"ai-dynamo-runtime {release.version if release else None}:")
+        for name, present in binary_names().items():
+            print(f"  {name!r}: {'present' if present else 'absent'}")
         return 0
     text = render_page(REPO)
     page = REPO / PAGE

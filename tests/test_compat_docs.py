@@ -1,0 +1,63 @@
+"""docs/compat.md is generated from the committed matrix cells (docs/compat/*.json).
+
+The page is regenerated from the cells and compared: a hand edit or a new cell without a new
+page fails here. The cells are real runs (``nox -s matrix``); their reports must be valid reports
+of the suite, each naming the release it judged.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tools.compat import CELLS, MATRIX, PAGE, load_cells, render_page
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_page_matches_the_committed_cells() -> None:
+    assert (ROOT / PAGE).read_text(encoding="utf-8") == render_page(ROOT), (
+        f"{PAGE} drifted from {CELLS}/; run python -m tools.compat docs"
+    )
+
+
+def test_a_changed_cell_changes_the_page(tmp_path: Path) -> None:
+    """The counterpart: the page really depends on the cells (a changed verdict shows)."""
+    shutil.copytree(ROOT / CELLS, tmp_path / CELLS)
+    cell = next(c for c in load_cells(ROOT) if c["_report"] is not None)
+    name = cell["suite"]["report"]
+    report = json.loads((tmp_path / CELLS / name).read_text(encoding="utf-8"))
+    report["verdict"], report["failed_requirements"] = "not-conformant", ["LIST-1"]
+    (tmp_path / CELLS / name).write_text(json.dumps(report), encoding="utf-8")
+    changed = render_page(tmp_path)
+    assert changed != render_page(ROOT)
+    assert f"| {cell['release']} | NOT CONFORMANT: LIST-1 |" in changed
+
+
+def test_every_release_of_the_matrix_has_a_cell() -> None:
+    releases = [c["release"] for c in load_cells(ROOT)]
+    assert releases == list(MATRIX)
+
+
+@pytest.mark.parametrize("release", MATRIX)
+def test_each_cell_is_a_verdict_or_a_one_line_refusal(release: str) -> None:
+    cell = next(c for c in load_cells(ROOT) if c["release"] == release)
+    suite = cell["suite"]
+    if suite["report"] is None:
+        assert suite["exit_code"] == 2
+        assert "\n" not in suite["cannot_host"] and release in suite["cannot_host"]
+        return
+    report = cell["_report"]
+    schema = json.loads(
+        (ROOT / "schema/conformance-report.v1.schema.json").read_text(encoding="utf-8")
+    )
+    jsonschema.validate(report, schema)
+    assert report["verdict"] in ("conformant", "not-conformant"), report.get("inconclusive")
+    assert report["exit_code"] == suite["exit_code"]
+    assert report["target"]["kind"] == "dynamo"
+    assert report["target"]["dynamo_release"] == release
+    assert report["versions"]["ai-dynamo-runtime"] == release
