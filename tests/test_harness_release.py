@@ -47,28 +47,22 @@ def test_versions_order_with_post_releases() -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "listener", "host", "switch", "scopes", "admin"),
+    ("version", "listener", "host", "scopes", "admin"),
     [
-        ("1.2.1", False, "lo", True, ("exact",), False),
-        ("1.3.0.post1", True, "lo", True, ("exact",), False),
-        ("1.4.2", True, "lo", True, ("exact",), False),
-        ("1.5.1", True, "lo", True, ("exact", "prefix", "suffix"), True),
-        ("1.6.0", True, "127.0.0.1", False, ("exact", "prefix", "suffix", "prefix-strict"), True),
-        ("1.6.1", True, "127.0.0.1", False, ("exact", "prefix", "suffix", "prefix-strict"), True),
+        ("1.2.1", False, "lo", ("exact",), False),
+        ("1.3.0.post1", True, "lo", ("exact",), False),
+        ("1.4.2", True, "lo", ("exact",), False),
+        ("1.5.1", True, "lo", ("exact", "prefix", "suffix"), True),
+        ("1.6.0", True, "127.0.0.1", ("exact", "prefix", "suffix", "prefix-strict"), True),
+        ("1.6.1", True, "127.0.0.1", ("exact", "prefix", "suffix", "prefix-strict"), True),
     ],
 )
 def test_what_each_release_needs(
-    version: str,
-    listener: bool,
-    host: str,
-    switch: bool,
-    scopes: tuple[str, ...],
-    admin: bool,
+    version: str, listener: bool, host: str, scopes: tuple[str, ...], admin: bool
 ) -> None:
     release = DynamoRelease(version)
     assert release.has_listener is listener
-    assert release.loopback_host == host
-    assert release.system_switch is switch
+    assert release.response_stream_host == host
     assert release.scopes == scopes
     assert release.lists_admin is admin
     assert (release.cannot_host() is None) is listener
@@ -77,9 +71,10 @@ def test_what_each_release_needs(
 def test_environment_follows_the_release(tmp_path: Path) -> None:
     old = FleetEnvironment(tmp_path, "dynamo", release=DynamoRelease("1.5.1")).base()
     new = FleetEnvironment(tmp_path, "dynamo", release=DynamoRelease("1.6.1")).base()
-    for name in ("DYN_TCP_RPC_HOST", "DYN_TCP_RESPONSE_STREAM_HOST"):
-        assert old[name] == "lo" and new[name] == "127.0.0.1"
-    assert old["DYN_SYSTEM_HOST"] == new["DYN_SYSTEM_HOST"] == "127.0.0.1"
+    assert old["DYN_TCP_RESPONSE_STREAM_HOST"] == "lo"  # an interface name before 1.6.0
+    assert new["DYN_TCP_RESPONSE_STREAM_HOST"] == "127.0.0.1"
+    for name in ("DYN_TCP_RPC_HOST", "DYN_SYSTEM_HOST", "DYN_EVENT_PLANE_HOST"):
+        assert old[name] == new[name] == "127.0.0.1"
 
 
 @pytest.mark.parametrize(

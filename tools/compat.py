@@ -220,21 +220,20 @@ def binary_names(so: Path | None = None) -> dict[str, bool]:
 
 
 def probe(assignments: Sequence[str], timeout: float = 30.0) -> int:
-    """Start a one-engine fleet on the installed release with extra ``NAME=VALUE`` variables and
-    print its first listing (or the harness's error): the reproduction of a host-setting or
-    switch finding. Exit 0 when the engine was listed without an error, 1 otherwise."""
+    """Start the default fleet on the installed release with extra ``NAME=VALUE`` variables and
+    print its first listing's first worker (or the harness's error): the reproduction of a
+    host-setting finding. Exit 0 when every engine was listed without an error, 1 otherwise."""
     from prime_rl_dynamo.errors import HarnessError
     from prime_rl_dynamo.harness import DynamoFleet
-    from prime_rl_dynamo.topology import topology_from_dict
 
     env = dict(a.split("=", 1) for a in assignments)
-    topology = topology_from_dict(
-        {"version": 1, "engines": [{"component": "backend", "count": 1}]}, source="probe"
-    )
-    fleet = DynamoFleet(topology, env=env, startup_timeout=timeout)
+    fleet = DynamoFleet(env=env, startup_timeout=timeout)
     print(f"{fleet.release.label}, extra variables {env}")
     try:
         fleet.start()
+        workers = fleet.listing()["workers"]
+        print(f"listed {len(workers)} engines in {fleet.startup_seconds:.1f} s; the first:")
+        print(json.dumps(workers[0]))
     except HarnessError as exc:
         print("not listed:", str(exc).splitlines()[0])
         for line in str(exc).splitlines()[1:]:
@@ -323,11 +322,8 @@ def _release_facts(version: str) -> dict[str, str]:
     release = DynamoRelease(version)
     return {
         "RL listener": "yes" if release.has_listener else "no",
-        "request-plane host settings": (
-            f"`{release.loopback_host}`" if release.has_listener else "-"
-        ),
-        "system server switch": (
-            "`DYN_SYSTEM_ENABLED=true` + port" if release.system_switch else "port only"
+        "DYN_TCP_RESPONSE_STREAM_HOST": (
+            f"`{release.response_stream_host}`" if release.has_listener else "-"
         ),
         "namespace scopes": ", ".join(release.scopes) if release.has_listener else "-",
         "admin_base_url / world_size listed": "yes" if release.lists_admin else "no",

@@ -96,16 +96,16 @@ class FleetEnvironment:
     def base(self) -> dict[str, str]:
         """What every process of the fleet runs with (the caller's own DYN_/ETCD_/NATS_ dropped)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
-        # Before 1.6.0 the request plane's hosts name a network interface ("lo"), not an address.
-        loopback = self.release.loopback_host
+        # Before 1.6.0 the response-stream host names a network interface ("lo"), not an address.
+        stream_host = self.release.response_stream_host
         env.update(
             {
                 "PYTHONUNBUFFERED": "1",
                 "DYN_LOG": "warn",
                 "DYN_DISCOVERY_BACKEND": self.discovery,
                 "DYN_REQUEST_PLANE": self.request_plane,
-                "DYN_TCP_RPC_HOST": loopback,
-                "DYN_TCP_RESPONSE_STREAM_HOST": loopback,
+                "DYN_TCP_RPC_HOST": "127.0.0.1",
+                "DYN_TCP_RESPONSE_STREAM_HOST": stream_host,
                 "DYN_EVENT_PLANE_HOST": "127.0.0.1",
                 "DYN_SYSTEM_HOST": "127.0.0.1",
                 # Model cards: never download, and keep the runtime's card cache

@@ -47,10 +47,8 @@ def _key(version: str) -> tuple[int, int, int, int]:
 class DynamoRelease:
     """One ``ai-dynamo-runtime`` release and how the harness has to drive it.
 
-    Every property is a fact about that release's runtime (docs/findings.md, "Across releases"):
-    ``loopback_host`` is the value its ``DYN_TCP_RPC_HOST`` / ``DYN_TCP_RESPONSE_STREAM_HOST``
-    take to keep the request plane on 127.0.0.1 (before 1.6.0 they name a network interface,
-    and ``127.0.0.1`` is refused with ``Interface not found: 127.0.0.1``).
+    Every property is a fact about that release's runtime, read from its binary and confirmed
+    by a fleet on it (docs/findings.md, "Across releases").
     """
 
     version: str
@@ -75,15 +73,12 @@ class DynamoRelease:
         return self.at_least(FIRST_LISTENER_RELEASE)
 
     @property
-    def loopback_host(self) -> str:
-        """What the request plane's host settings take for 127.0.0.1."""
+    def response_stream_host(self) -> str:
+        """What ``DYN_TCP_RESPONSE_STREAM_HOST`` takes for 127.0.0.1: before 1.6.0 it names a
+        network interface (``lo``; ``127.0.0.1`` is refused per worker with ``Interface not found:
+        127.0.0.1``), from 1.6.0 an address. ``DYN_TCP_RPC_HOST`` is an address in every release
+        (``lo`` there: ``Invalid TCP bind address``)."""
         return "127.0.0.1" if self.at_least("1.6.0") else "lo"
-
-    @property
-    def system_switch(self) -> bool:
-        """Whether its system server needs ``DYN_SYSTEM_ENABLED=true`` besides a port (1.6.0
-        deprecated the switch: the port alone decides there)."""
-        return not self.at_least("1.6.0")
 
     @property
     def scopes(self) -> tuple[str, ...]:

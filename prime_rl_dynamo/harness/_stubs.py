@@ -173,7 +173,6 @@ class StubLauncher:
         return {
             "discovery": self.environment.discovery,
             "request_plane": self.environment.request_plane,
-            "system_switch": self.environment.release.system_switch,
             "record": str(stub.record_file),
             "ready": str(stub.ready_file),
             "engines": [

@@ -149,20 +149,15 @@ class _Engine:
 
         return callback
 
-    async def start(self, runtime_factory: Callable[[], Any], system_switch: bool = False) -> None:
-        """Create the runtime (retrying on a stolen system port), routes, and serve the rl endpoint.
-
-        ``system_switch``: the release also needs ``DYN_SYSTEM_ENABLED`` (before 1.6.0).
-        """
+    async def start(self, runtime_factory: Callable[[], Any]) -> None:
+        """Create the runtime (retrying on a stolen system port), routes, and serve the rl endpoint."""
         spec = self.spec
         for attempt in range(_BIND_ATTEMPTS):
             port = _free_system_port() if spec.system else -1
             # The runtime reads its configuration from the environment when it is created; a
-            # port of -1 disables the system server (1.6.0 deprecated DYN_SYSTEM_ENABLED; the
-            # releases before it need it).
+            # port of -1 disables the system server (every release from 1.3.0.post1 on says
+            # DYN_SYSTEM_ENABLED is deprecated: the port alone decides).
             os.environ["DYN_SYSTEM_PORT"] = str(port)
-            if system_switch:
-                os.environ["DYN_SYSTEM_ENABLED"] = "true" if spec.system else "false"
             runtime = runtime_factory()
             if not spec.system:
                 self.runtime = runtime
@@ -275,7 +270,7 @@ async def _main(spec_path: Path) -> None:
             engine.admin.resize_after_init = entry.get("resize_after_init")
             admin_engines[port] = engine.admin
     for engine in engines:
-        await engine.start(runtime_factory, bool(spec.get("system_switch")))
+        await engine.start(runtime_factory)
 
     server: Any = None
     tasks: list[asyncio.Future[Any]] = [
