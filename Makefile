@@ -43,8 +43,9 @@ ci-conformance:
 		--request-plane nats --namespace-scope prefix \
 		--junit-xml reports/conformance-dynamo-nats-prefix.xml \
 		--json-report reports/conformance-dynamo-nats-prefix.json
-	# The roundtrip on the oldest Dynamo release the harness runs, in its own venv (.nox/ci-oldest):
-	# the per-release adaptations stay alive (docs/compat.md; the whole matrix: nox -s matrix).
+	# The roundtrip on the oldest Dynamo release the harness runs, in its own venv (.nox/ci-oldest),
+	# writing reports/conformance-dynamo-1.3.0.post1-roundtrip.xml: the per-release adaptations
+	# stay alive (docs/compat.md; the whole matrix: nox -s matrix).
 	$(BIN)/nox -s ci-oldest
 
 pytest:

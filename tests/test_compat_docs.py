@@ -61,3 +61,17 @@ def test_each_cell_is_a_verdict_or_a_one_line_refusal(release: str) -> None:
     assert report["target"]["kind"] == "dynamo"
     assert report["target"]["dynamo_release"] == release
     assert report["versions"]["ai-dynamo-runtime"] == release
+
+
+def test_ci_runs_the_roundtrip_on_the_oldest_release() -> None:
+    """`make test` (its ci-conformance step) runs the nox session that pins CI_RELEASE."""
+    from tools.compat import CI_RELEASE, RELEASES
+
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    ci = makefile[makefile.index("\nci-conformance:") :].split("\n\n", 1)[0]
+    assert "$(BIN)/nox -s ci-oldest" in ci
+    assert f"reports/conformance-dynamo-{CI_RELEASE}-roundtrip.xml" in ci
+    noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    assert '@nox.session(name="ci-oldest")' in noxfile and "CI_RELEASE" in noxfile
+    # The oldest release with the listener, the first of the sessions after 1.2.1.
+    assert RELEASES[1] == CI_RELEASE

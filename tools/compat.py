@@ -14,6 +14,7 @@ docs/compat.md from them; ``--check`` (and tests/test_compat_docs.py) fails when
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import itertools
 import json
 import os
@@ -47,7 +48,7 @@ RELEASES = (
     "1.6.1",
 )
 #: The oldest release the harness runs a fleet on: CI's roundtrip keeps its adaptations alive.
-CI_RELEASE = "1.3.1"
+CI_RELEASE = "1.3.0.post1"
 #: Where the committed cells and reports live, and the page generated from them.
 CELLS = Path("docs/compat")
 PAGE = Path("docs/compat.md")
@@ -203,6 +204,8 @@ BINARY_NAMES = (
     "DYN_HTTP_RPC_HOST",
     "Interface not found: ",
     "Decode WorkerSet already registered",
+    "Invalid request plane mode",
+    "DYN_SYSTEM_ENABLED is deprecated",
 )
 
 
@@ -217,6 +220,36 @@ def binary_names(so: Path | None = None) -> dict[str, bool]:
         so = next(Path(spec.submodule_search_locations[0]).glob("_core*.so"))
     data = so.read_bytes()
     return {name: name.encode() in data for name in BINARY_NAMES}
+
+
+def listening_addresses(pids: Iterable[int]) -> list[str]:
+    """Every TCP address the processes ``pids`` listen on (``127.0.0.1:PORT``), from /proc:
+    the evidence that a fleet binds loopback only."""
+    inodes: set[str] = set()
+    for pid in pids:
+        fds = Path(f"/proc/{pid}/fd")
+        for fd in fds.iterdir() if fds.exists() else ():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = []
+    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:  # 0A: LISTEN
+                continue
+            host, port = fields[1].split(":")
+            if width == 8:
+                address = ".".join(str(int(host[i : i + 2], 16)) for i in (6, 4, 2, 0))
+            else:  # four little-endian 32-bit words
+                raw = bytes.fromhex(host)
+                words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
+                address = f"[{ipaddress.IPv6Address(words)}]"
+            found.append(f"{address}:{int(port, 16)}")
+    return sorted(found)
 
 
 def probe(assignments: Sequence[str], timeout: float = 30.0) -> int:
@@ -234,6 +267,9 @@ def probe(assignments: Sequence[str], timeout: float = 30.0) -> int:
         workers = fleet.listing()["workers"]
         print(f"listed {len(workers)} engines in {fleet.startup_seconds:.1f} s; the first:")
         print(json.dumps(workers[0]))
+        bound = listening_addresses(p.pid for p in fleet.processes if p.pid is not None)
+        elsewhere = [a for a in bound if not a.startswith(("127.0.0.1:", "[::1]:"))]
+        print(f"{len(bound)} listening sockets, off loopback: {elsewhere or 'none'}")
     except HarnessError as exc:
         print("not listed:", str(exc).splitlines()[0])
         for line in str(exc).splitlines()[1:]:
