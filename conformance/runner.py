@@ -139,7 +139,7 @@ def dynamo_unavailable() -> str | None:
         import dynamo.runtime  # noqa: F401
 
         from prime_rl_dynamo.errors import UnsupportedReleaseError
-        from prime_rl_dynamo.harness._release import require_release
+        from prime_rl_dynamo.harness import require_release
     except Exception:
         return "the dynamo extra is not importable"
     try:
@@ -157,7 +157,7 @@ def dynamo_available() -> bool:
 
 def dynamo_release() -> str | None:
     """The installed ``ai-dynamo-runtime`` release (``1.5.1``), or None."""
-    from prime_rl_dynamo.harness._release import installed_release
+    from prime_rl_dynamo.harness import installed_release
 
     release = installed_release()
     return release.version if release is not None else None

@@ -158,7 +158,7 @@ def _clients() -> dict[str, Any]:
 def run_cell(out: Path) -> dict[str, Any]:
     """Run this venv's release through the suite and the clients; write and return its cell."""
     from prime_rl_dynamo.errors import HarnessError
-    from prime_rl_dynamo.harness._release import installed_release
+    from prime_rl_dynamo.harness import installed_release
 
     release = installed_release()
     if release is None:
@@ -285,7 +285,7 @@ def probe(assignments: Sequence[str], timeout: float = 30.0) -> int:
 
 
 def _release_key(version: str) -> tuple[int, ...]:
-    from prime_rl_dynamo.harness._release import DynamoRelease
+    from prime_rl_dynamo.harness import DynamoRelease
 
     return DynamoRelease(version).key
 
@@ -353,7 +353,7 @@ def _outcome(outcome: dict[str, Any]) -> str:
 
 
 def _release_facts(version: str) -> dict[str, str]:
-    from prime_rl_dynamo.harness._release import DynamoRelease
+    from prime_rl_dynamo.harness import DynamoRelease
 
     release = DynamoRelease(version)
     return {
@@ -523,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "probe":
         return probe(args.assignments)
     if args.command == "binary":
-        from prime_rl_dynamo.harness._release import installed_release
+        from prime_rl_dynamo.harness import installed_release
 
         release = installed_release()
         print(f"ai-dynamo-runtime {release.version if release else None}:")

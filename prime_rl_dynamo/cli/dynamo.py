@@ -17,7 +17,7 @@ from typing import Any
 from prime_rl_dynamo.cli._groups import add_command, add_group
 from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
 from prime_rl_dynamo.exitcodes import ExitCode
-from prime_rl_dynamo.harness._release import release_label
+from prime_rl_dynamo.harness import release_label
 
 
 def add_parser(subparsers: Any) -> None:
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"prime-rl-dynamo dynamo up: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     from prime_rl_dynamo.errors import UnsupportedReleaseError
-    from prime_rl_dynamo.harness._release import require_release
+    from prime_rl_dynamo.harness import require_release
 
     try:
         require_release()

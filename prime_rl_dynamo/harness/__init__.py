@@ -9,14 +9,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# Which release is installed and what it can host: light (package metadata only), so loaded now.
+from prime_rl_dynamo.harness._release import (
+    FIRST_LISTENER_RELEASE,
+    DynamoRelease,
+    installed_release,
+    release_label,
+    require_release,
+)
+
 if TYPE_CHECKING:
     from prime_rl_dynamo.harness._fleet import DynamoEngine, DynamoFleet, start_dynamo_fleet
 
-__all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
+_LAZY = ("DynamoEngine", "DynamoFleet", "start_dynamo_fleet")
+__all__ = [
+    "FIRST_LISTENER_RELEASE",
+    "DynamoEngine",
+    "DynamoFleet",
+    "DynamoRelease",
+    "installed_release",
+    "release_label",
+    "require_release",
+    "start_dynamo_fleet",
+]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name in _LAZY:
         from prime_rl_dynamo.harness import _fleet
 
         return getattr(_fleet, name)
