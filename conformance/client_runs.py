@@ -828,6 +828,14 @@ def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, 
     with start_dynamo_fleet(topology, discovery=opts.discovery) as fleet:
         ready, others = _listed_engines(fleet, topology.model)
         width = sum(e["world_size"] for e in ready)
+        if not ready:
+            # A release whose listing carries no admin_base_url or world_size (before 1.5.0)
+            # presents nothing a client could plan: no scenario to judge a client on.
+            ctx.run.notes.append(
+                f"client profile: no {real} runs: its listing presents no engine a client can "
+                "plan (no admin_base_url with a world_size); the frontend profile judges that"
+            )
+            return
         plan = make(f"{convention}, a model-less engine and another model's", "rank", width)
         plan.engines, plan.others = ready, others
         _real_listing_problem(plan, ready, others, width)

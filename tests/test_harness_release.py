@@ -8,7 +8,6 @@ roundtrip on the oldest release (``nox -s ci-oldest``).
 from __future__ import annotations
 
 import importlib.metadata
-import json
 from pathlib import Path
 
 import pytest
@@ -168,19 +167,3 @@ def test_help_names_the_installed_release(
     assert "Installed here: Dynamo 1.4.2." in " ".join(out.split())
     assert "1.6.1" not in out
 
-
-def test_a_report_names_the_release_it_judged() -> None:
-    """The committed matrix reports (real runs) carry their release in the target block."""
-    cells = sorted(Path("docs/compat").glob("dynamo-*.cell.json"))
-    assert cells, "no committed matrix cells"
-    judged = 0
-    for path in cells:
-        cell = json.loads(path.read_text(encoding="utf-8"))
-        if cell["suite"]["report"] is None:
-            assert cell["suite"]["exit_code"] == 2 and "\n" not in cell["suite"]["cannot_host"]
-            continue
-        report = json.loads((path.parent / cell["suite"]["report"]).read_text(encoding="utf-8"))
-        assert report["target"]["dynamo_release"] == cell["release"]
-        assert f"Dynamo {cell['release']}" in report["target"]["description"]
-        judged += 1
-    assert judged >= 5

@@ -379,8 +379,36 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     facts_old, facts_new = _release_facts(before["release"]), _release_facts(after["release"])
     for fact, value in facts_new.items():
         if facts_old[fact] != value:
-            lines.append(f"{fact}: {facts_old[fact]} → {value}")
-    return lines or ["no change in any requirement's verdict or in what the harness adapts"]
+            where = _FINDING.get(fact)
+            see = f" ([findings {where}](findings.md#{_ANCHORS[where]}))" if where else ""
+            lines.append(f"{fact}: {facts_old[fact]} → {value}{see}")
+    for name in CLIENTS:
+        was, now = _client_state(before, name), _client_state(after, name)
+        if was != now:
+            lines.append(f"{name}: {was} → {now}")
+    return lines or [
+        "no change in any requirement's verdict, the clients or what the harness adapts"
+    ]
+
+
+#: Which finding of docs/findings.md ("Across releases") explains a change of a release fact.
+_FINDING = {
+    "RL listener": "R1",
+    "DYN_TCP_RESPONSE_STREAM_HOST": "R2",
+    "admin_base_url / world_size listed": "R3",
+    "namespace scopes": "R4",
+}
+_ANCHORS = {
+    "R1": "r1-the-rl-listener-first-appears-in-130post1",
+    "R2": "r2-before-160-dyn_tcp_response_stream_host-names-a-network-interface",
+    "R3": "r3-130post1-to-142-list-neither-admin_base_url-nor-world_size",
+    "R4": "r4-namespace-scopes-prefix-and-suffix-from-150-strict-from-160",
+}
+
+
+def _client_state(cell: dict[str, Any], name: str) -> str:
+    outcome = ((cell.get("clients") or {}).get("outcomes") or {}).get(name)
+    return "-" if outcome is None else str(outcome["outcome"])
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
