@@ -166,4 +166,3 @@ def test_help_names_the_installed_release(
     out = capsys.readouterr().out
     assert "Installed here: Dynamo 1.4.2." in " ".join(out.split())
     assert "1.6.1" not in out
-
