@@ -64,6 +64,7 @@ def test_what_each_release_needs(
     assert release.response_stream_host == host
     assert release.scopes == scopes
     assert release.lists_admin is admin
+    assert release.sends_protocol_version is admin  # both from 1.5.0
     assert (release.cannot_host() is None) is listener
 
 

@@ -349,7 +349,9 @@ def _outcome(outcome: dict[str, Any]) -> str:
     if outcome["outcome"] == "ready":
         return f"ready ({len(outcome['engines_called'])} engines driven)"
     why = outcome.get("requirement") or outcome.get("error", "")
-    return f"not ready: {why}: {outcome.get('message', '')}".replace("|", "\\|")
+    message = str(outcome.get("message", ""))
+    message = message if len(message) <= 140 else message[:139] + "…"
+    return f"not ready: {why} ({outcome.get('error', '')}): {message}".replace("|", "\\|")
 
 
 def _release_facts(version: str) -> dict[str, str]:
@@ -362,6 +364,7 @@ def _release_facts(version: str) -> dict[str, str]:
             f"`{release.response_stream_host}`" if release.has_listener else "-"
         ),
         "namespace scopes": ", ".join(release.scopes) if release.has_listener else "-",
+        "protocol_version in the body": "yes" if release.sends_protocol_version else "no",
         "admin_base_url / world_size listed": "yes" if release.lists_admin else "no",
     }
 
@@ -395,6 +398,7 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 _FINDING = {
     "RL listener": "R1",
     "DYN_TCP_RESPONSE_STREAM_HOST": "R2",
+    "protocol_version in the body": "R3",
     "admin_base_url / world_size listed": "R3",
     "namespace scopes": "R4",
 }
@@ -503,18 +507,22 @@ def render_page(root: Path = REPO) -> str:
     ]
     by_release = [_requirements(c["_report"]) for c in cells]
     every = sorted({r for reqs in by_release for r in reqs}, key=_requirement_key)
-    rows = [
-        (
-            req,
-            *(
-                reqs.get(req, "-") if c["_report"] else "n/a"
-                for c, reqs in zip(cells, by_release, strict=True)
-            ),
+    rows, same = [], []
+    for req in every:
+        row = [
+            reqs.get(req, "-") for c, reqs in zip(cells, by_release, strict=True) if c["_report"]
+        ]
+        if len(set(row)) == 1:
+            same.append(f"{req} ({row[0]})")
+            continue
+        shown = (
+            reqs.get(req, "-") if c["_report"] else "n/a"
+            for c, reqs in zip(cells, by_release, strict=True)
         )
-        for req in every
-    ]
+        rows.append((req, *shown))
+    lines += ["Requirements whose result differs between releases:", ""]
     lines += _table(("requirement", *releases), rows)
-    lines.append("")
+    lines += ["", "The same on every release that ran the suite: " + ", ".join(same) + ".", ""]
     timings = [c["suite"]["seconds"] + (c.get("clients") or {}).get("seconds", 0) for c in cells]
     lines.append(
         f"The {len(cells)} cells took {sum(timings) / 60:.1f} min together "

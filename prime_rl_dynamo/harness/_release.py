@@ -93,6 +93,12 @@ class DynamoRelease:
         return tuple(scopes)
 
     @property
+    def sends_protocol_version(self) -> bool:
+        """Whether its listing carries ``protocol_version`` (1.5.0 on; before, the body is
+        ``{namespace, workers}`` only and BODY-1 fails)."""
+        return self.at_least("1.5.0")
+
+    @property
     def lists_admin(self) -> bool:
         """Whether its frontend passes a worker's ``admin_base_url`` and ``world_size`` into the
         listing (1.5.0 on; earlier frontends list ``system_url`` and ``routes`` only)."""
