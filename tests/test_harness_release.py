@@ -167,3 +167,29 @@ def test_help_names_the_installed_release(
     out = capsys.readouterr().out
     assert "Installed here: Dynamo 1.4.2." in " ".join(out.split())
     assert "1.6.1" not in out
+
+
+@pytest.mark.parametrize("release", ["1.4.2", None])
+def test_every_report_medium_names_the_release(release: str | None, tmp_path: Path) -> None:
+    """The target block's dynamo_release reaches the terminal header, JUnit and HTML; a run that
+    stood up no real Dynamo names none (the counterpart)."""
+    import xml.etree.ElementTree as ET
+
+    from conformance.html_report import render_html
+    from conformance.reporting import header, write_junit
+    from conformance.results import Report
+
+    target = {"kind": "none", "description": "the fleets each profile stands up itself"}
+    if release is not None:
+        target["dynamo_release"] = release
+    report = Report(target=target, options={}, seed=1, versions={})
+    junit = ET.parse(write_junit(report, tmp_path / "r.xml"))
+    names = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    html = render_html(report)
+    if release is None:
+        assert "Dynamo" not in header(report) and "target.dynamo_release" not in names
+        assert "Dynamo release" not in html
+        return
+    assert header(report).endswith("(Dynamo 1.4.2)")
+    assert names.get("target.dynamo_release") == "1.4.2"
+    assert "<tr><td>Dynamo release</td><td>1.4.2</td></tr>" in html
