@@ -18,7 +18,7 @@ from pathlib import Path
 import nox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tools.compat import CI_RELEASE, MATRIX, RELEASES
+from tools.compat import CI_RELEASE, CI_WAIVERS, MATRIX, RELEASES
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["matrix"]
@@ -75,21 +75,15 @@ def matrix(session: nox.Session) -> None:
 
 @nox.session(name="ci-oldest")
 def ci_oldest(session: nox.Session) -> None:
-    """CI: the roundtrip profile on the oldest release the harness runs, JUnit in reports/."""
+    """CI: the roundtrip profile on the oldest release the harness runs, JUnit in reports/.
+
+    Its known deviations (docs/findings.md, R3) are waived by ``dynamo-1.4.2``; anything else
+    fails (a new failure, an error, a fleet that does not come up, an expired waiver).
+    """
     _install(session, CI_RELEASE)
     name = f"conformance-dynamo-{CI_RELEASE}-roundtrip"
     session.run(
-        "prime-rl-dynamo",
-        "conformance",
-        "-q",
-        "--seed",
-        "1",
-        "--profile",
-        "roundtrip",
-        "--topologies",
-        "1",
-        "--junit-xml",
-        f"reports/{name}.xml",
-        "--json-report",
-        f"reports/{name}.json",
+        *("prime-rl-dynamo", "conformance", "-q", "--seed", "1", "--profile", "roundtrip"),
+        *("--topologies", "1", "--waivers", CI_WAIVERS),
+        *("--junit-xml", f"reports/{name}.xml", "--json-report", f"reports/{name}.json"),
     )
