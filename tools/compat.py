@@ -362,7 +362,9 @@ def _outcome(outcome: dict[str, Any]) -> str:
     why = outcome.get("requirement") or outcome.get("error", "")
     message = str(outcome.get("message", ""))
     message = message if len(message) <= 140 else message[:139] + "…"
-    return f"not ready: {why} ({outcome.get('error', '')}): {message}".replace("|", "\\|")
+    driven = len(outcome["engines_called"])
+    text = f"not ready, {driven} engines driven: {why} ({outcome.get('error', '')}): {message}"
+    return text.replace("|", "\\|")
 
 
 def _release_facts(version: str) -> dict[str, str]:
@@ -535,10 +537,12 @@ def render_page(root: Path = REPO) -> str:
     lines += _table(("requirement", *releases), rows)
     lines += ["", "The same on every release that ran the suite: " + ", ".join(same) + ".", ""]
     timings = [c["suite"]["seconds"] + (c.get("clients") or {}).get("seconds", 0) for c in cells]
+    loads = [c["machine"][k] for c in cells for k in ("load_before", "load_after")]
     lines.append(
-        f"The {len(cells)} cells took {sum(timings) / 60:.1f} min together "
-        f"(suite and clients, {cells[0]['machine']['cpus'] if cells else '?'} CPUs shared "
-        "with other jobs; the venvs' installs come on top)."
+        f"The {len(cells)} cells took {sum(timings) / 60:.1f} min together (suite and clients; "
+        f"{cells[0]['machine']['cpus'] if cells else '?'} CPUs shared with other jobs, load "
+        f"average {min(loads, default=0):g} to {max(loads, default=0):g}; the venvs' installs, "
+        "a few seconds each with uv, come on top)."
     )
     return "\n".join(lines) + "\n"
 
