@@ -456,7 +456,7 @@ def render_page(root: Path = REPO) -> str:
         "## Verdicts",
         "",
     ]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for cell in cells:
         suite = cell["suite"]
         rows.append(
@@ -520,7 +520,8 @@ def render_page(root: Path = REPO) -> str:
     ]
     by_release = [_requirements(c["_report"]) for c in cells]
     every = sorted({r for reqs in by_release for r in reqs}, key=_requirement_key)
-    rows, same = [], []
+    rows = []
+    same: list[str] = []
     for req in every:
         row = [
             reqs.get(req, "-") for c, reqs in zip(cells, by_release, strict=True) if c["_report"]
