@@ -46,18 +46,19 @@ import httpx
 from conformance.client_wire import InitRecord, Uninterpretable, init_record
 from conformance.client_wire import is_init as _is_init
 from conformance.client_wire import is_update as _is_update
+from conformance.options import DEFAULT_CLIENT
 from conformance.registry import CheckError, Skipped
 from conformance.runner import ProfileContext, RunContext
+from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.recording import RecordedRequest
 from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
-from prime_rl_dynamo.wire import Convention, WorkerId
+from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet
 
 __all__ = [
     "CONVENTIONS",
-    "DEFAULT_CLIENT",
     "SCENARIOS",
     "SECRET_ENV",
     "ClientContext",
@@ -69,7 +70,6 @@ __all__ = [
 ]
 
 CONVENTIONS = Convention.names()
-DEFAULT_CLIENT = "conformance.examples.project_client:run"
 ENV_PREFIX = "CONFORMANCE_"
 #: The environment variable the suite fills with a secret for ``headers_from_env``.
 SECRET_ENV = "CONFORMANCE_SECRET_TOKEN"

@@ -15,6 +15,7 @@ from dataclasses import Field, dataclass, field, fields
 from typing import Any
 
 __all__ = [
+    "DEFAULT_CLIENT",
     "Flag",
     "Options",
     "arguments",
@@ -22,7 +23,6 @@ __all__ = [
     "given",
     "pytest_spelling",
     "rerun_arguments",
-    "resolve_requirements",
 ]
 
 #: How the pytest plugin spells a CLI flag: ``--timeout`` is ``--rl-timeout``.
@@ -99,6 +99,10 @@ def _ids(name: str, help: str, metavar: str = "ID", **flag: Any) -> Any:
     return _option((), Flag(name, help, metavar=metavar, repeat=True, **flag))
 
 
+#: The client under test when neither ``--client`` nor ``--client-cmd`` names one: the project's own.
+DEFAULT_CLIENT = "conformance.examples.project_client:run"
+
+
 def _switch(name: str, help: str) -> Any:
     return _option(False, Flag(name, help, switch=True))
 
@@ -118,19 +122,19 @@ def _choice(default: str, name: str, help: str, choices: tuple[str, ...], noun: 
 
 
 def _profiles() -> tuple[str, ...]:
-    from prime_rl_dynamo.wire import PROFILES
+    from conformance.registry import PROFILES
 
     return PROFILES
 
 
 def _listing_profiles() -> tuple[str, ...]:
-    from prime_rl_dynamo.wire import LISTING_PROFILES
+    from conformance.registry import LISTING_PROFILES
 
     return LISTING_PROFILES
 
 
 def _conventions() -> tuple[str, ...]:
-    from prime_rl_dynamo.wire import Convention
+    from prime_rl_dynamo.plan import Convention
 
     return Convention.names()
 
@@ -319,6 +323,8 @@ class Options:
                     f"{_flag_text(first)} and {_flag_text(second)} exclude each other; give one"
                 )
         # IDs are matched case-insensitively and stored as the catalog spells them.
+        from prime_rl_dynamo.requirements import resolve_requirements
+
         if self.requirements:
             object.__setattr__(self, "requirements", resolve_requirements(self.requirements))
         if self.skip_requirements:
@@ -404,32 +410,6 @@ def _validate(f: Field[Any], value: Any) -> None:
         raise ValueError(f"{f.name} must be at least {meta['minimum']}, found {value}{where}")
     if meta.get("positive") and not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{f.name} must be a positive number of seconds; found {value}{where}")
-
-
-def resolve_requirements(
-    ids: tuple[str, ...] | list[str], flag: str = "--requirement"
-) -> tuple[str, ...]:
-    """Requirement IDs as the catalog spells them (case-insensitive), or a ValueError with the
-    nearest known ID for a near miss."""
-    import difflib
-
-    from prime_rl_dynamo.requirements import all_requirements, v2_requirements
-
-    # Protocol 1's catalog and the protocol 2 draft's V2-* IDs (checked by frontend-v2).
-    known = {r.upper(): r for r in [*all_requirements(), *v2_requirements()]}
-    out = []
-    for raw in ids:
-        key = str(raw).strip().upper()
-        if key in known:
-            out.append(known[key])
-            continue
-        near = difflib.get_close_matches(key, list(known), n=2, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(known[n] for n in near)}?" if near else ""
-        raise ValueError(
-            f"{flag}: unknown requirement ID {raw!r}{hint} "
-            "(prime-rl-dynamo conformance --list shows every ID)"
-        )
-    return tuple(dict.fromkeys(out))
 
 
 def _flags() -> Iterator[tuple[Field[Any], Flag]]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from prime_rl_dynamo._urls import admin_key
 from prime_rl_dynamo.errors import ConfigError, PendingError, ProtocolError
+from prime_rl_dynamo.observation import Observation
 from prime_rl_dynamo.plan import (
     BroadcastPlan,
     Convention,
@@ -46,20 +47,8 @@ MIN_INTERVAL = 0.001
 
 
 @dataclass(frozen=True)
-class Discovery:
+class Discovery(Observation):
     """A ready snapshot: the validated body and the matching workers in canonical order."""
-
-    url: str
-    snapshot: Snapshot
-    workers: tuple[Worker, ...]
-    inference_world_size: int | None
-    polls: int = 1
-    elapsed: float = 0.0
-
-    @property
-    def world_size_sum(self) -> int:
-        """Sum of the matching workers' world sizes."""
-        return sum(w.world_size or 0 for w in self.workers)
 
     def plan(
         self,
@@ -302,7 +291,7 @@ class Streak:
     def __init__(self, policy: ReadinessPolicy, url: str) -> None:
         self.policy = policy
         self.url = url
-        self._previous: Discovery | None = None
+        self._previous: Observation | None = None
         self._count = 0
 
     def broken(self) -> None:
@@ -332,7 +321,7 @@ class Streak:
 def judge(
     policy: ReadinessPolicy,
     snapshot: Snapshot,
-    previous: Discovery | None,
+    previous: Observation | None,
     *,
     url: str,
     polls: int,

@@ -25,7 +25,7 @@ import msgspec
 from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
 from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._urls import admin_key, url_host_problem
-from prime_rl_dynamo._variants import may_be_variant, version_violations
+from prime_rl_dynamo._variants import detect_dialect, may_be_variant, version_violations
 from prime_rl_dynamo.errors import DialectError, ProtocolError
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import (
@@ -113,13 +113,6 @@ _CANONICAL_ADMIN = (
 )  # fmt: skip
 _CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*\Z").match
 
-# Keys only the SMG gateway's shape of the discovery path carries (another protocol, same path).
-_SMG_TOP_KEYS = frozenset({"total"})
-_SMG_WORKER_KEYS = frozenset(
-    {"id", "engine", "control_url", "capabilities", "health", "connection_mode", "base_url"}
-)
-_DYNAMO_WORKER_KEYS = frozenset({"request_plane_url", "component", "instance_id", "transport"})
-
 _INSTANCE_ID = operator.attrgetter("instance_id")
 
 
@@ -148,24 +141,6 @@ def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]
 def check_body(data: object) -> list[Violation]:
     """Every violation of the discovery contract in ``data`` (empty when valid); never raises for content."""
     return _check(data)[0]
-
-
-def detect_dialect(parsed: object) -> str:
-    """Which protocol a parsed body speaks: ``"dynamo-v1"``, ``"smg"`` or ``"unknown"``."""
-    if not isinstance(parsed, Mapping):
-        return "unknown"
-    workers = parsed.get("workers")
-    worker_keys: set[str] = set()
-    if isinstance(workers, list):
-        for worker in workers:
-            if isinstance(worker, Mapping):
-                worker_keys.update(k for k in worker if isinstance(k, str))
-    # Dynamo markers win: a Dynamo body with a new unknown field named like an SMG one stays Dynamo.
-    if "namespace" in parsed or worker_keys & _DYNAMO_WORKER_KEYS:
-        return "dynamo-v1"
-    if _SMG_TOP_KEYS & parsed.keys() or worker_keys & _SMG_WORKER_KEYS:
-        return "smg"
-    return "unknown"
 
 
 def json_pointer(parts: Iterable[str | int]) -> str:

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the suite; exit 0 conformant, 1 not conformant, 2 usage error, 3 inconclusive (the
     target unreachable or the harness broke), 4 nothing checked, 130 interrupted (Ctrl-C)."""
     from conformance import run_suite
-    from conformance.options import from_flags, resolve_requirements
+    from conformance.options import from_flags
     from conformance.registry import all_checks
     from conformance.reporting import (
         matrix_markdown,
@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         write_junit,
     )
     from prime_rl_dynamo.cli._output import make_console
+    from prime_rl_dynamo.requirements import resolve_requirements
 
     console = make_console()
     if args.list:
