@@ -97,7 +97,7 @@ def make_client(
 
     ``request`` bounds each exchange with ``timeout`` (whole exchange) and ``max_body_bytes``.
     """
-    from prime_rl_dynamo._http import tls_context
+    from prime_rl_dynamo.http import tls_context
 
     client = BoundedClient(
         timeout=timeout,

@@ -160,14 +160,14 @@ def _show_conventions(values: Mapping[str, Any]) -> list[str]:
 
 
 def _read_headers(texts: list[str]) -> dict[str, Any]:
-    from prime_rl_dynamo._http import parse_header
+    from prime_rl_dynamo.http import parse_header
 
     return {"headers": tuple(parse_header(text) for text in texts)}
 
 
 def _show_headers(values: Mapping[str, Any]) -> list[str]:
     # A report holds "Name: <redacted>" already; a header pair is redacted here: never a value.
-    from prime_rl_dynamo._http import REDACTED
+    from prime_rl_dynamo.http import REDACTED
 
     return [h if isinstance(h, str) else f"{h[0]}: {REDACTED}" for h in values["headers"]]
 
@@ -373,7 +373,7 @@ class Options:
         would not use, an unreadable CA bundle or waiver file, an unknown check ID (ValueError)."""
         self.base_url()
         if self.cacert:
-            from prime_rl_dynamo._http import verify_setting
+            from prime_rl_dynamo.http import verify_setting
 
             verify_setting(self.cacert, self.insecure)
         if self.waivers:

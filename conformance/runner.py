@@ -381,7 +381,7 @@ def run(
 
 def _redact(report: Report, opts: Options) -> None:
     """Header values never reach a report, a message or a terminal: names are kept, values not."""
-    from prime_rl_dynamo._http import redacted_headers, scrub
+    from prime_rl_dynamo.http import redacted_headers, scrub
 
     if not opts.headers:
         return

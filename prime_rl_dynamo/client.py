@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from prime_rl_dynamo._bounded import AsyncClosing, BoundedHttp, Reply
-from prime_rl_dynamo._http import shown_url
 from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo._urls import host_problem
@@ -33,6 +32,7 @@ from prime_rl_dynamo.errors import (
     ProtocolError,
     TransportError,
 )
+from prime_rl_dynamo.http import shown_url
 from prime_rl_dynamo.readiness import (
     MIN_INTERVAL,
     Discovery,

@@ -6,7 +6,7 @@ import difflib
 from dataclasses import dataclass
 from functools import cache
 
-from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo.resources import load_json
 
 __all__ = [
     "Reason",

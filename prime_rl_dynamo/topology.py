@@ -17,8 +17,8 @@ from typing import Any
 
 import jsonschema
 
-from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo.errors import ConfigError
+from prime_rl_dynamo.resources import load_json
 from prime_rl_dynamo.wire import U32_MAX
 
 __all__ = [

@@ -23,10 +23,10 @@ from typing import Any
 import msgspec
 
 from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
-from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._urls import admin_key, url_host_problem
-from prime_rl_dynamo._variants import detect_dialect, may_be_variant, version_violations
 from prime_rl_dynamo.errors import DialectError, ProtocolError
+from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.variants import detect_dialect, may_be_variant, version_violations
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import (
     U64_MAX,
@@ -37,6 +37,7 @@ from prime_rl_dynamo.wire import (
 )
 
 __all__ = [
+    "PATTERNS",
     "SCHEMA_NAME",
     "Snapshot",
     "Transport",

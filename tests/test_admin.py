@@ -495,7 +495,7 @@ def test_one_tls_context_serves_every_engine(monkeypatch: pytest.MonkeyPatch) ->
     # Loading the CA bundle costs ~50 ms: a pool of many engines must not load it per engine.
     import ssl
 
-    from prime_rl_dynamo._http import tls_context
+    from prime_rl_dynamo.http import tls_context
 
     built = []
     real = ssl.create_default_context

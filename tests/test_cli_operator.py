@@ -504,7 +504,7 @@ def test_a_conformance_run_leaves_the_working_directory_as_it_found_it(tmp_path:
 
 
 def test_counts_are_worded_with_the_right_plural(tmp_path: Path) -> None:
-    from prime_rl_dynamo._text import plural
+    from prime_rl_dynamo.text import plural
 
     assert [plural(1, "engine"), plural(2, "engine"), plural(0, "engine")] == [
         "1 engine",
@@ -586,7 +586,7 @@ def test_piped_output_honours_columns_and_never_folds_a_url() -> None:
 def test_schema_path_resolves_the_documented_short_names(
     name: str, path: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from prime_rl_dynamo._resources import schema_dir
+    from prime_rl_dynamo.resources import schema_dir
 
     assert main(["schema", "path", name]) == 0
     assert capsys.readouterr().out.strip() == str(schema_dir() / path)

@@ -204,7 +204,7 @@ def test_the_content_encoding_vectors_hold() -> None:
     import base64
 
     from prime_rl_dynamo._bounded import BoundedDecoder
-    from prime_rl_dynamo._resources import load_json
+    from prime_rl_dynamo.resources import load_json
 
     cases = load_json("vectors/content-encoding.v1.json")["cases"]
     assert {c["decoded"] is None for c in cases} == {True, False}

@@ -16,13 +16,13 @@ from jsonschema import Draft202012Validator
 
 import conformance
 from conformance.results import Status
-from prime_rl_dynamo._resources import load_json, schema_dir
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import NotReadyError, ProtocolError, TopologyChangedError
 from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.reference.v2 import V2_BREAKS
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
+from prime_rl_dynamo.resources import load_json, schema_dir
 from prime_rl_dynamo.v2 import PROTOCOL_HEADER, accepted_versions, check_body_v2
 
 ASK = {PROTOCOL_HEADER: "2, 1"}

@@ -112,7 +112,7 @@ def test_installed_wheel_validates_a_sample_without_the_checkout(
     ok = run(script, "validate", str(sample))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "3 workers" in ok.stdout, ok.stdout
-    where = run(python, "-c", "import prime_rl_dynamo._resources as r; print(r.schema_dir())")
+    where = run(python, "-c", "import prime_rl_dynamo.resources as r; print(r.schema_dir())")
     assert where.returncode == 0, where.stderr
     assert str(ROOT) not in where.stdout and "_schema" in where.stdout, where.stdout
     located = run(script, "schema", "path", "rl-frontend")

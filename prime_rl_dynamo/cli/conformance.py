@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         write_json,
         write_junit,
     )
-    from prime_rl_dynamo.cli._output import make_console
+    from prime_rl_dynamo.cli.output import make_console
     from prime_rl_dynamo.requirements import resolve_requirements
 
     console = make_console()

@@ -12,11 +12,11 @@ import json
 import sys
 from typing import Any
 
-from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli.validate import input_name, positive_int, read_input
 from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES
+from prime_rl_dynamo.text import plural
 
 #: The configuration's weight_broadcast spellings (``nccl`` is ``prime-nccl``; ``filesystem`` is
 #: accepted and refused with its reason: it has no rank plan).

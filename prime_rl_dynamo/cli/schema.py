@@ -35,7 +35,7 @@ def add_parser(subparsers: Any) -> None:
 
 def bundled_names() -> list[str]:
     """Every file of the bundled contract, as a POSIX path relative to its directory."""
-    from prime_rl_dynamo._resources import schema_dir
+    from prime_rl_dynamo.resources import schema_dir
 
     root = schema_dir()
     return sorted(
@@ -64,7 +64,7 @@ def _stem(name: str) -> str:
 
 def resolve(name: str) -> Path:
     """The bundled file NAME refers to; LookupError (with close names) when none or several do."""
-    from prime_rl_dynamo._resources import schema_dir
+    from prime_rl_dynamo.resources import schema_dir
 
     names = bundled_names()
     wanted = name.strip().strip("/")
@@ -93,7 +93,7 @@ def resolve(name: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Print the listing or the path."""
-    from prime_rl_dynamo._resources import schema_dir
+    from prime_rl_dynamo.resources import schema_dir
 
     if args.action == "list":
         for name in bundled_names():

@@ -13,9 +13,9 @@ import json
 import sys
 from typing import Any
 
-from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.text import plural
 
 
 def add_parser(subparsers: Any) -> None:
