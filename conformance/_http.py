@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from prime_rl_dynamo.http import origin as origin_of
+
 if TYPE_CHECKING:
     from conformance.options import Options
 
@@ -68,20 +70,14 @@ class OriginHeaders(httpx.Auth):
     a gateway's token must not travel to the workers' system or admin hosts."""
 
     def __init__(self, origin: str | None, headers: Sequence[tuple[str, str]]) -> None:
-        self._origin = _origin_of(origin) if origin else None
+        self._origin = origin_of(origin) if origin else None
         self._headers = tuple(headers)
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        if self._headers and self._origin is not None and _origin_of(request.url) == self._origin:
+        if self._headers and self._origin is not None and origin_of(request.url) == self._origin:
             for name, value in self._headers:
                 request.headers[name] = value
         yield request
-
-
-def _origin_of(url: str | httpx.URL) -> tuple[str, str, int | None]:
-    parsed = httpx.URL(url)
-    default = {"http": 80, "https": 443}.get(parsed.scheme)
-    return (parsed.scheme, parsed.host.lower(), parsed.port or default)
 
 
 def make_client(
