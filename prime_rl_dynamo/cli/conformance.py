@@ -12,6 +12,7 @@ from typing import Any
 
 from conformance.options import arguments
 from conformance.results import EXIT_CODES, Verdict
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
 
 HELP = "check an RL listener, its workers, a client or real Dynamo against the contract"
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             wanted = resolve_requirements(args.requirement)
         except ValueError as exc:
-            print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
+            complain("conformance", str(exc))
             return ExitCode.USAGE
         for row in matrix_rows(all_checks()):
             if wanted and row["requirement"] not in wanted:
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         options = from_flags(lambda dest: getattr(args, dest))
         options.check_usable()
     except ValueError as exc:
-        print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
+        complain("conformance", str(exc))
         return ExitCode.USAGE
     if args.quiet or not console.is_terminal:
         report = run_suite(options=options)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import sys
 from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_group, command_help
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
 
 _SUFFIXES = (".openapi.json", ".v1.schema.json", ".schema.json", ".v1.json", ".json", ".md")
@@ -102,6 +102,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         print(resolve(args.name))
     except LookupError as exc:
-        print(f"prime-rl-dynamo schema path: {exc.args[0]}", file=sys.stderr)
+        complain("schema path", f"{exc.args[0]}")
         return ExitCode.USAGE
     return ExitCode.OK
