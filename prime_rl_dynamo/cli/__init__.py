@@ -12,7 +12,7 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from prime_rl_dynamo.cli.output import PROGRAM, complain
 from prime_rl_dynamo.errors import ConfigError, PrimeRLDynamoError
@@ -27,7 +27,6 @@ SUBCOMMANDS = (
     "dynamo",
     "conformance",
     "report",
-    "bench",
     "schema",
     "spec",
 )
@@ -42,9 +41,6 @@ _EXTRA_OF = {
     "schemathesis": "conformance",
     "pytest": "conformance",
     "dynamo": "dynamo",
-    "matplotlib": "bench",
-    "orjson": "bench",
-    "pydantic": "bench",
 }
 
 
@@ -53,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="prime-rl-dynamo",
         description="The Dynamo <-> Prime-RL discovery contract: validate, plan, discover, "
-        "serve a reference fleet, run real Dynamo, check conformance, benchmark.",
+        "serve a reference fleet, run real Dynamo, check conformance.",
     )
     from prime_rl_dynamo import __version__
 
@@ -84,8 +80,14 @@ def exit_code(exc: PrimeRLDynamoError) -> ExitCode:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    return run_guarded(lambda: _main(argv))
+
+
+def run_guarded(body: Callable[[], int]) -> int:
+    """``body()``'s exit code, the way every command ends: a reader that went away (``| head``) is
+    no error (141, nothing printed), and argparse's exits still flush first."""
     try:
-        code = _main(argv)
+        code = body()
         sys.stdout.flush()  # inside the guard: a closed pipe surfaces here, not at shutdown
         return code
     except BrokenPipeError:
