@@ -178,7 +178,7 @@ def test_unreachable_and_interrupted_runs_validate(tmp_path: Path) -> None:
 
 
 def test_every_message_cut_stops_at_a_word() -> None:
-    from conformance.results import cut
+    from prime_rl_dynamo.text import cut
 
     text = "refused: the engines sum to 7, yet the client was told W=8 and initialised nothing"
     assert cut(text, 40) == "refused: the engines sum to 7, yet the…"
