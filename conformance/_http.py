@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from prime_rl_dynamo.defaults import MAX_BODY_BYTES
 from prime_rl_dynamo.http import origin as origin_of
 
 if TYPE_CHECKING:
@@ -32,8 +33,8 @@ __all__ = [
     "target_client",
 ]
 
-#: The discovery client's cap (prime_rl_dynamo.client.DEFAULT_MAX_BODY_BYTES), the suite's default.
-DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+#: The discovery client's cap, the suite's default (one value: ``prime_rl_dynamo.defaults``).
+DEFAULT_MAX_BODY_BYTES = MAX_BODY_BYTES
 
 
 class ExchangeBound(httpx.TransportError):

@@ -49,6 +49,7 @@ from conformance.client_wire import is_update as _is_update
 from conformance.options import DEFAULT_CLIENT
 from conformance.registry import CheckError, Skipped
 from conformance.runner import ProfileContext, RunContext
+from prime_rl_dynamo.defaults import NO_API_KEY
 from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.recording import RecordedRequest
 from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
@@ -89,13 +90,13 @@ class Credentials:
         out = {k.lower(): v for k, v in self.headers.items()}
         for header, var in self.headers_from_env.items():
             out[header.lower()] = os.environ.get(var, "")
-        if self.api_key is not None and self.api_key != "EMPTY":
+        if self.api_key is not None and self.api_key != NO_API_KEY:
             out["authorization"] = f"Bearer {self.api_key}"
         return out
 
     def absent_headers(self) -> tuple[str, ...]:
         """Lower-cased headers that must not be sent: ``EMPTY`` is no key (CRED-2, Prime-RL's)."""
-        return ("authorization",) if self.api_key == "EMPTY" else ()
+        return ("authorization",) if self.api_key == NO_API_KEY else ()
 
     def allows(self, host: str) -> bool:
         """Whether credentials may go to ``host`` (exact names only in the suite's scenarios)."""
@@ -428,7 +429,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             {"component": "embed", "world_size": 1, "model": _OTHER, "admin": False},
         ),
         3,
-        api_key="EMPTY",
+        api_key=NO_API_KEY,
     ),
     Scenario(
         "retryable",

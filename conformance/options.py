@@ -243,7 +243,9 @@ class Options:
         10.0, "--timeout", "deadline of each whole HTTP exchange with the target, seconds"
     )
     max_body_bytes: int = _count(
-        8 * 1024 * 1024,
+        8
+        * 1024
+        * 1024,  # defaults.MAX_BODY_BYTES (standard library only here; a test holds them equal)
         "--max-body-bytes",
         "body size cap of each reply, like the client's; past it HTTP-1 fails",
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prime_rl_dynamo._urls import admin_key
+from prime_rl_dynamo.defaults import DISCOVERY_TIMEOUT, POLL_INTERVAL, REQUEST_TIMEOUT
 from prime_rl_dynamo.errors import ConfigError, PendingError, ProtocolError
 from prime_rl_dynamo.observation import Observation
 from prime_rl_dynamo.plan import (
@@ -95,9 +96,9 @@ class PollingPolicy:
     """How a wait polls: the whole wait's deadline (``timeout``), each GET's (``request_timeout``),
     the pause between polls, and the jittered exponential backoff after a failed one (POLL-1)."""
 
-    timeout: float = 1800.0
-    request_timeout: float = 30.0
-    poll_interval: float = 1.0
+    timeout: float = DISCOVERY_TIMEOUT
+    request_timeout: float = REQUEST_TIMEOUT
+    poll_interval: float = POLL_INTERVAL
     backoff_initial: float = 0.1
     backoff_max: float = 5.0
 

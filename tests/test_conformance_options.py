@@ -204,3 +204,11 @@ def test_a_long_reproduce_line_wraps_as_the_shell_reads_it() -> None:
     assert all(line.endswith(" \\") for line in lines[:-1]) and not lines[-1].endswith("\\")
     assert shlex.split(text.replace(" \\\n", " ")) == [w.strip() for w in words]
     assert shell_lines(["a", "b"], 40) == "a b"
+
+
+def test_the_suites_body_cap_is_the_clients() -> None:
+    """options.py spells the cap itself (it imports only the standard library); it is the one
+    value of prime_rl_dynamo.defaults."""
+    from prime_rl_dynamo.defaults import MAX_BODY_BYTES
+
+    assert Options().max_body_bytes == MAX_BODY_BYTES
