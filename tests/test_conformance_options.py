@@ -181,6 +181,7 @@ def test_the_docs_list_every_option() -> None:
         assert f"`{names[0]}`" in docs, names[0]
 
 
+@pytest.mark.integration
 def test_registering_the_pytest_options_imports_nothing_heavy() -> None:
     # Every pytest run registers them (the plugin is a pytest11 entry point).
     code = (

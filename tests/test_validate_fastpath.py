@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -168,6 +169,7 @@ def _bare(instance_id: int, transport: dict[str, str]) -> dict[str, Any]:
     return {"protocol_version": 1, "namespace": "d", "workers": [w]}
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(mutated_bodies())
 @example(_bare(2**64, {"tcp": ""}))
