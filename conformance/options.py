@@ -219,7 +219,7 @@ class Options:
         "file",
         "--discovery",
         "discovery backend of the real Dynamo fleets the suite stands up",
-        ("file", "etcd"),
+        ("file", "etcd"),  # wire.DISCOVERY_BACKENDS (stdlib only here; a test holds them equal)
         "discovery backend",
     )
     request_plane: str = _choice(
@@ -227,7 +227,7 @@ class Options:
         "--request-plane",
         "request plane of the real Dynamo fleets the suite stands up (nats starts a "
         "nats-server; Dynamo 1.6.1 refuses http)",
-        ("tcp", "nats", "http"),
+        ("tcp", "nats", "http"),  # wire.REQUEST_PLANES (held equal by a test)
         "request plane",
     )
     namespace_scope: str = _choice(

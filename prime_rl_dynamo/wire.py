@@ -11,13 +11,21 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 __all__ = [
+    "DISCOVERY_BACKENDS",
     "DISCOVERY_PATH",
+    "REQUEST_PLANES",
     "U32_MAX",
     "U64_MAX",
     "WorkerId",
     "transport_tcp",
     "worker_entry",
 ]
+
+#: Where Dynamo's runtime keeps its registrations (the frontend lists what it finds there).
+DISCOVERY_BACKENDS: tuple[str, ...] = ("file", "etcd")
+#: Request planes a fleet can be asked for. 1.6.1's runtime accepts only "tcp" and "nats": "http"
+#: is passed through so that the runtime's own refusal is what the caller sees (docs/findings.md).
+REQUEST_PLANES: tuple[str, ...] = ("tcp", "nats", "http")
 
 #: The discovery endpoint on the frontend's RL listener.
 DISCOVERY_PATH = "/v1/rl/workers"

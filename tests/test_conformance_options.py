@@ -213,3 +213,11 @@ def test_the_suites_body_cap_is_the_clients() -> None:
     from prime_rl_dynamo.defaults import MAX_BODY_BYTES
 
     assert Options().max_body_bytes == MAX_BODY_BYTES
+
+
+def test_the_suites_backends_and_planes_are_the_harness_ones() -> None:
+    from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
+
+    choices = {f.name: f.metadata["choices"] for f in fields(Options) if f.metadata.get("choices")}
+    assert choices["discovery"] == DISCOVERY_BACKENDS
+    assert choices["request_plane"] == REQUEST_PLANES

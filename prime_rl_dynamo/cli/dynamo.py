@@ -15,6 +15,7 @@ from prime_rl_dynamo.cli._groups import add_command, add_group
 from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
 from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
 
 
 def add_parser(subparsers: Any) -> None:
@@ -33,13 +34,13 @@ def add_parser(subparsers: Any) -> None:
     )
     up.add_argument(
         "--discovery",
-        choices=("file", "etcd"),
+        choices=DISCOVERY_BACKENDS,
         default="file",
         help="discovery backend (etcd starts a throw-away etcd server; default: file)",
     )
     up.add_argument(
         "--request-plane",
-        choices=("tcp", "nats", "http"),
+        choices=REQUEST_PLANES,
         default="tcp",
         help="request plane of the runtime (nats starts a throw-away nats-server; "
         "Dynamo 1.6.1 refuses http; default: tcp)",
