@@ -173,9 +173,10 @@ def test_proxy_environment_is_ignored_unless_asked(
         monkeypatch.setenv("http_proxy", proxy.url)
         server.script("GET", PATH, ok(body(*PD)))
         url = "http://127.0.0.1:1"
-        # trust_env=False (default): the proxy is not used, so the closed port refuses.
-        # A generous deadline: on a loaded machine even a refused connect can outlast 0.3 s.
-        with pytest.raises(NotReadyError, match="ConnectError"):
+        # trust_env=False (default): the proxy is not used, so the closed port refuses. The wire
+        # decides: the proxy saw nothing (the last poll's wording depends on how much of the
+        # deadline a loaded machine left it: a refused connect, or a budget spent).
+        with pytest.raises(NotReadyError):
             wait(url, timeout=3.0)
         assert proxy.requests == []
         ready = wait(url, trust_env=True)
