@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 
 from prime_rl_dynamo.errors import ConfigError, TopologyError
 from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
-from prime_rl_dynamo.wire import WorkerId
+from prime_rl_dynamo.wire import Labelled, WorkerId
 
 __all__ = [
     "WEIGHT_BROADCAST_TYPES",
@@ -122,7 +122,7 @@ def canonical_order(workers: Iterable[_W]) -> list[_W]:
 
 
 @dataclass(frozen=True, slots=True)
-class EnginePlan:
+class EnginePlan(Labelled):
     """One engine's place in the plan: the inference ranks it owns and what it is sent."""
 
     identity: WorkerId
@@ -132,11 +132,6 @@ class EnginePlan:
     first_rank: int
     #: The value sent as ``rank_offset`` (first_rank, or first_rank + 1 for vLLM native NCCL).
     rank_offset: int
-
-    @property
-    def label(self) -> str:
-        """``namespace.component.endpoint#instance_id``, as every message names a worker."""
-        return str(self.identity)
 
     @property
     def ranks(self) -> range:

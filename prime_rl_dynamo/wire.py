@@ -8,7 +8,7 @@ of the project: every other module may build on it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 __all__ = [
     "DISCOVERY_BACKENDS",
@@ -174,9 +174,26 @@ def listed_entry(worker: Any, port: int, **fields: Any) -> dict[str, Any]:
     return worker_entry(identity, transport=transport_tcp(identity, port), **values)
 
 
-class Identified:
-    """``identity`` and ``label`` for any class with the four identity attributes (the generated
-    ``Worker`` model, a generated fleet's engine): one definition of both views."""
+class Labelled:
+    """``label`` for any class with an ``identity`` (a plan's engine, a fleet's engine): the one
+    spelling of how messages name a worker."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # declared for the type checker only: a dataclass field may provide it
+
+        @property
+        def identity(self) -> WorkerId: ...
+
+    @property
+    def label(self) -> str:
+        """``namespace.component.endpoint#instance_id``: how messages name this worker."""
+        return str(self.identity)
+
+
+class Identified(Labelled):
+    """``identity`` (and so ``label``) for any class with the four identity attributes (the
+    generated ``Worker`` model, a generated fleet's engine): one definition of both views."""
 
     __slots__ = ()
 
@@ -189,11 +206,6 @@ class Identified:
     def identity(self) -> WorkerId:
         """The worker's identity, in the canonical order (RANK-1)."""
         return WorkerId.of(self)
-
-    @property
-    def label(self) -> str:
-        """``namespace.component.endpoint#instance_id``: how messages name this worker."""
-        return str(self.identity)
 
 
 def request_plane_url(namespace: str, component: str, endpoint: str) -> str:
