@@ -112,6 +112,7 @@ def test_require_release_names_the_reason(monkeypatch: pytest.MonkeyPatch) -> No
     assert require_release() == DynamoRelease("1.3.1")
 
 
+@pytest.mark.integration  # runs a (fake) interpreter
 def test_release_of_another_interpreter(tmp_path: Path) -> None:
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho 1.4.2\n")

@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import shlex
+import socket
 import subprocess
 import sys
 import time
@@ -101,12 +102,17 @@ def _suite(release: str, out: Path) -> dict[str, Any]:
     return cell
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def _client_outcome(name: str, target: str, fleet: Any, topology: Any) -> dict[str, Any]:
     """Run one contract client against the real fleet; what it did, as the engines saw it."""
     import importlib
 
     from conformance.client_runs import Credentials
-    from prime_rl_dynamo.harness._process import free_port
 
     module, _, function = target.partition(":")
     client = getattr(importlib.import_module(module), function)
@@ -126,7 +132,7 @@ def _client_outcome(name: str, target: str, fleet: Any, topology: Any) -> dict[s
             Credentials(),
             model=topology.model,
             master_address="127.0.0.1",
-            master_port=free_port(),
+            master_port=_free_port(),
             timeout=_CLIENT_TIMEOUT,
         )
         outcome["outcome"] = "ready"

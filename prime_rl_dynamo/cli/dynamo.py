@@ -11,13 +11,14 @@ and docs/compat.md.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command, add_group
 from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.harness import release_label
+from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
 
 
 def add_parser(subparsers: Any) -> None:
@@ -39,13 +40,13 @@ def add_parser(subparsers: Any) -> None:
     )
     up.add_argument(
         "--discovery",
-        choices=("file", "etcd"),
+        choices=DISCOVERY_BACKENDS,
         default="file",
         help="discovery backend (etcd starts a throw-away etcd server; default: file)",
     )
     up.add_argument(
         "--request-plane",
-        choices=("tcp", "nats", "http"),
+        choices=REQUEST_PLANES,
         default="tcp",
         help="request plane of the runtime (nats starts a throw-away nats-server; "
         f"{installed} refuses http; default: tcp)",
@@ -88,22 +89,19 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.errors import ConfigError
     from prime_rl_dynamo.topology import load_topology, topology_from_dict
 
-    try:
-        if args.engines is not None:
-            if args.topology is not None or args.engines < 1:
-                raise ConfigError(
-                    "--engines N needs N >= 1 and no --topology"
-                    f" (got --engines {args.engines}{' and --topology' if args.topology else ''})"
-                )
-            topology = topology_from_dict(
-                {"version": 1, "engines": [{"component": "backend", "count": args.engines}]},
-                source="--engines",
+    # A bad topology is a ConfigError: the CLI's one mapping makes it a usage error (exit 2).
+    if args.engines is not None:
+        if args.topology is not None or args.engines < 1:
+            raise ConfigError(
+                "--engines N needs N >= 1 and no --topology"
+                f" (got --engines {args.engines}{' and --topology' if args.topology else ''})"
             )
-        else:
-            topology = load_topology(args.topology)
-    except ConfigError as exc:
-        print(f"prime-rl-dynamo dynamo up: {exc}", file=sys.stderr)
-        return ExitCode.USAGE
+        topology = topology_from_dict(
+            {"version": 1, "engines": [{"component": "backend", "count": args.engines}]},
+            source="--engines",
+        )
+    else:
+        topology = load_topology(args.topology)
     from prime_rl_dynamo.errors import UnsupportedReleaseError
     from prime_rl_dynamo.harness import require_release
 
@@ -111,14 +109,10 @@ def run(args: argparse.Namespace) -> int:
         require_release()
         import dynamo.runtime  # noqa: F401
     except ImportError:
-        print(
-            "prime-rl-dynamo dynamo up: needs the dynamo extra "
-            "(pip install 'prime-rl-dynamo[dynamo]')",
-            file=sys.stderr,
-        )
+        complain("dynamo up", "needs the dynamo extra (pip install 'prime-rl-dynamo[dynamo]')")
         return ExitCode.USAGE
     except UnsupportedReleaseError as exc:
-        print(f"prime-rl-dynamo dynamo up: cannot host a fleet: {exc}", file=sys.stderr)
+        complain("dynamo up", f"cannot host a fleet: {exc}")
         return ExitCode.USAGE
     from prime_rl_dynamo.harness import DynamoFleet
 
@@ -136,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             keep_workdir=args.keep_logs,
         )
     except UnsupportedReleaseError as exc:
-        print(f"prime-rl-dynamo dynamo up: cannot host this fleet: {exc}", file=sys.stderr)
+        complain("dynamo up", f"cannot host this fleet: {exc}")
         return ExitCode.USAGE
     try:
         fleet.start()
