@@ -27,6 +27,7 @@ __all__ = [
     "json_media",
     "make_client",
     "request",
+    "same_origin",
     "target_client",
 ]
 
@@ -76,6 +77,11 @@ class OriginHeaders(httpx.Auth):
             for name, value in self._headers:
                 request.headers[name] = value
         yield request
+
+
+def same_origin(first: str | httpx.URL, second: str | httpx.URL) -> bool:
+    """Whether two absolute URLs share scheme, host and port (the default port filled in)."""
+    return _origin_of(first) == _origin_of(second)
 
 
 def _origin_of(url: str | httpx.URL) -> tuple[str, str, int | None]:

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.reporting import _expired_message, header, reproduce_command
-from conformance.results import Report, Result, Status, Verdict, iso_time, redact_urls
+from conformance.results import Report, Result, Status, Verdict, iso_time
 from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.redaction import scrub
 
 __all__ = ["render_html", "write_html"]
 
@@ -50,7 +51,7 @@ code { font-family: ui-monospace, monospace; font-size: .92em; }
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(redact_urls(value)), quote=True)
+    return html.escape(str(scrub(value)), quote=True)
 
 
 def _badge(status: Status) -> str:

@@ -156,16 +156,16 @@ def _show_conventions(values: Mapping[str, Any]) -> list[str]:
 
 
 def _read_headers(texts: list[str]) -> dict[str, Any]:
-    from prime_rl_dynamo._http import parse_header
+    from prime_rl_dynamo._http import parse_headers
 
-    return {"headers": tuple(parse_header(text) for text in texts)}
+    return {"headers": parse_headers(texts)}
 
 
 def _show_headers(values: Mapping[str, Any]) -> list[str]:
     # A report holds "Name: <redacted>" already; a header pair is redacted here: never a value.
-    from prime_rl_dynamo._http import REDACTED
+    from prime_rl_dynamo.redaction import redacted_headers
 
-    return [h if isinstance(h, str) else f"{h[0]}: {REDACTED}" for h in values["headers"]]
+    return redacted_headers(values["headers"])
 
 
 @dataclass(frozen=True)
@@ -313,6 +313,10 @@ class Options:
     def __post_init__(self) -> None:
         for f in fields(self):
             _validate(f, getattr(self, f.name))
+        if self.headers:  # however built (CLI, pytest, keywords): one parser judges every header
+            from prime_rl_dynamo._http import parse_headers
+
+            object.__setattr__(self, "headers", parse_headers(self.headers))
         for first, second in (("client", "client_cmd"), ("cacert", "insecure")):
             if getattr(self, first) and getattr(self, second):
                 raise ValueError(

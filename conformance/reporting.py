@@ -16,8 +16,9 @@ from typing import Any
 
 from conformance.options import rerun_arguments
 from conformance.registry import Check, all_checks
-from conformance.results import Report, Result, Status, Verdict, cut, redact_urls
+from conformance.results import Report, Result, Status, Verdict, cut
 from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.redaction import scrub
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 
 __all__ = [
@@ -54,7 +55,7 @@ def _reproduce_words(report: Report, requirement: str | None = None) -> list[str
             c for c in options.get("checks") or () if c.startswith(requirement + "::")
         ]
     argv = rerun_arguments(options, report.seed)
-    return ["prime-rl-dynamo", "conformance", *(shlex.quote(redact_urls(a)) for a in argv)]
+    return ["prime-rl-dynamo", "conformance", *(shlex.quote(scrub(a)) for a in argv)]
 
 
 def shell_lines(words: list[str], width: int) -> str:
@@ -411,7 +412,7 @@ def _properties(report: Report, profile: str) -> list[tuple[str, str]]:
         ("strict", str(bool(report.options.get("strict"))).lower()),
         *((f"version.{k}", v) for k, v in report.versions.items()),
     ]
-    return [(k, redact_urls(str(v))) for k, v in pairs if v not in ("", None)]
+    return [(k, scrub(str(v))) for k, v in pairs if v not in ("", None)]
 
 
 def _first(message: str) -> str:

@@ -10,28 +10,14 @@ from __future__ import annotations
 
 import datetime
 import enum
-import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.redaction import scrub
 
-__all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "cut", "iso_time", "redact_urls"]
-
-# scheme://user:password@ -> scheme://***@ (a listed URL may carry credentials: never echo them)
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]*@")
-
-
-def redact_urls(value: Any) -> Any:
-    """``value`` with the user info of every URL in its strings replaced by ``***``."""
-    if isinstance(value, str):
-        return _USERINFO.sub(r"\1***@", value) if "@" in value else value
-    if isinstance(value, dict):
-        return {k: redact_urls(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(redact_urls(v) for v in value)
-    return value
+__all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "cut", "iso_time"]
 
 
 class Status(str, enum.Enum):
@@ -96,9 +82,9 @@ class Result:
 
     def __post_init__(self) -> None:
         # Every result passes here: no credential of a listed URL reaches a message or report.
-        object.__setattr__(self, "message", redact_urls(self.message))
-        object.__setattr__(self, "details", redact_urls(self.details))
-        object.__setattr__(self, "violations", redact_urls(tuple(self.violations)))
+        object.__setattr__(self, "message", scrub(self.message))
+        object.__setattr__(self, "details", scrub(self.details))
+        object.__setattr__(self, "violations", scrub(tuple(self.violations)))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (times ISO 8601, durations in seconds)."""
@@ -216,8 +202,8 @@ class Report:
             "nothing_checked": self.why_nothing_checked()
             if verdict is Verdict.NOTHING_CHECKED
             else None,
-            "target": redact_urls(self.target),
-            "options": redact_urls(self.options),
+            "target": scrub(self.target),
+            "options": scrub(self.options),
             "seed": self.seed,
             "versions": self.versions,
             "started": iso_time(self.started) if self.started else None,

@@ -20,9 +20,10 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from prime_rl_dynamo._http import origin_text, redact_url, scrub, secret_values, tls_context
+from prime_rl_dynamo._http import origin_text, tls_context
 from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo.errors import PolicyError, TransportError
+from prime_rl_dynamo.redaction import redact_url, scrub, secret_values
 
 __all__ = ["AsyncClosing", "BodyTooLarge", "BoundedDecoder", "BoundedHttp", "Reply", "within"]
 

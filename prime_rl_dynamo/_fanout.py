@@ -19,10 +19,10 @@ from typing import Any
 import httpx
 
 from prime_rl_dynamo._bounded import REDIRECTS, BodyTooLarge, BoundedHttp
-from prime_rl_dynamo._http import redact_url as _redact
-from prime_rl_dynamo._http import scrub, shown_url
 from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo.errors import ConfigError, PolicyError, TransportError
+from prime_rl_dynamo.redaction import redact_url as _redact
+from prime_rl_dynamo.redaction import scrub, shown_url
 from prime_rl_dynamo.wire import WorkerId
 
 __all__ = ["ADMIN_MAX_BODY_BYTES", "AdminEngine", "EngineCalls", "EngineResult", "admin_url"]

@@ -24,11 +24,11 @@ from prime_rl_dynamo._fanout import (
     EngineResult,
     admin_url,
 )
-from prime_rl_dynamo._http import secret_values, shown_url
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, assess_snapshot
 from prime_rl_dynamo.credentials import Credentials, host_allowed
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyChangedError, TopologyError
 from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan
+from prime_rl_dynamo.redaction import secret_values, shown_url
 from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
 from prime_rl_dynamo.wire import WorkerId
 
