@@ -18,6 +18,7 @@ from conformance.options import rerun_arguments
 from conformance.registry import Check, all_checks
 from conformance.results import Report, Result, Status, Verdict, cut
 from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.escaping import for_json
 from prime_rl_dynamo.redaction import scrub
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 
@@ -101,6 +102,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     from rich.table import Table
 
     console = console or Console(width=160)
+    report = report.shown()  # the target's text, escaped for a terminal
     if report.inconclusive:
         console.print(f"[bold magenta]{report.inconclusive}[/]", highlight=False)
     if report.incomplete:
@@ -223,6 +225,7 @@ def write_json(report: Report, path: str | Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     data = report.to_dict()
     data["reproduce"] = reproduce_command(report)
+    data = for_json(data)  # a lone surrogate from the target: visible text, not invalid JSON
     out.write_text(
         json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8"
     )
@@ -242,6 +245,7 @@ def write_junit(report: Report, path: str | Path) -> Path:
     """
     import socket
 
+    report = report.shown()  # XML 1.0 allows no control character and no lone surrogate
     root = ET.Element("testsuites", name="prime-rl-dynamo conformance")
     profiles: dict[str, list[Result]] = {}
     for r in report.results:

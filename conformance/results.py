@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import enum
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from prime_rl_dynamo.exitcodes import ExitCode
@@ -135,7 +135,8 @@ class Report:
             return Verdict.NOT_CONFORMANT
         if self.incomplete or self.inconclusive or Status.ERROR in statuses:
             return Verdict.INCONCLUSIVE
-        if not statuses & {Status.PASS, Status.WARN, Status.WAIVED}:
+        # A waiver hides a known deviation; it vouches for nothing: some check must pass (or warn).
+        if not statuses & {Status.PASS, Status.WARN}:
             return Verdict.NOTHING_CHECKED
         return Verdict.CONFORMANT
 
@@ -156,6 +157,8 @@ class Report:
         if not self.results:
             return "no check matched the selection"
         reasons = dict.fromkeys(r.message.splitlines()[0] for r in self.results if r.message)
+        if any(r.status is Status.WAIVED for r in self.results):
+            return f"no check passed: every result was waived or skipped: {'; '.join(list(reasons)[:3])}"
         return f"every selected check was skipped: {'; '.join(list(reasons)[:3])}"
 
     def counts(self) -> dict[str, int]:
@@ -214,6 +217,31 @@ class Report:
             "waivers": self.waivers,
             "results": [r.to_dict() for r in self.results],
         }
+
+    def shown(self) -> Report:
+        """A copy whose every text is safe to show (``escaping.visible``: no control character,
+        escape sequence or lone surrogate from the target), as the terminal, JUnit and HTML
+        reports print it."""
+        from prime_rl_dynamo.escaping import visible_data
+
+        return replace(
+            self,
+            target=visible_data(self.target),
+            options=visible_data(self.options),
+            results=[
+                replace(
+                    r,
+                    message=visible_data(r.message),
+                    details=visible_data(r.details),
+                    violations=visible_data(tuple(r.violations)),
+                )
+                for r in self.results
+            ],
+            not_run=visible_data(list(self.not_run)),
+            inconclusive=visible_data(self.inconclusive),
+            nothing_checked=visible_data(self.nothing_checked),
+            waivers=visible_data(self.waivers),
+        )
 
     def extend(self, results: Iterable[Result]) -> None:
         """Append results (in order)."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["for_html", "for_json", "for_terminal", "for_xml", "visible"]
+__all__ = ["for_html", "for_json", "for_terminal", "for_xml", "visible", "visible_data"]
 
 # C0 (but \t and \n) and C1 controls, DEL, surrogates, U+2028/2029, bidi embeddings, overrides and
 # isolates, and the two non-characters XML 1.0 forbids.
@@ -31,6 +32,11 @@ def _escape(match: re.Match[str]) -> str:
 def visible(text: str) -> str:
     """``text`` with every acting character written as a visible escape (newline, tab kept)."""
     return _ACTING.sub(_escape, text)
+
+
+def visible_data(value: Any) -> Any:
+    """JSON-like data with ``visible`` applied to every string (keys too); tuples stay tuples."""
+    return _walk(value, visible, 0)
 
 
 def for_terminal(text: str) -> str:
@@ -52,16 +58,20 @@ def for_xml(text: str) -> str:
 def for_json(value: Any) -> Any:
     """JSON-like data whose every string (keys too) encodes as UTF-8: a lone surrogate (which
     strict JSON parsers refuse) is written as visible text; controls stay, JSON escapes them."""
-    return _for_json(value, 0)
+    return _walk(value, _no_surrogate, 0)
 
 
-def _for_json(value: Any, depth: int) -> Any:
+def _no_surrogate(text: str) -> str:
+    return _SURROGATE.sub(_escape, text)
+
+
+def _walk(value: Any, fix: Callable[[str], str], depth: int) -> Any:
     if isinstance(value, str):
-        return _SURROGATE.sub(_escape, value)
+        return fix(value)
     if depth >= _MAX_DEPTH and isinstance(value, (dict, list, tuple)):
         return f"<nested deeper than {_MAX_DEPTH} levels: not shown>"
     if isinstance(value, dict):
-        return {_for_json(k, depth): _for_json(v, depth + 1) for k, v in value.items()}
+        return {_walk(k, fix, depth): _walk(v, fix, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_for_json(v, depth + 1) for v in value]
+        return type(value)(_walk(v, fix, depth + 1) for v in value)
     return value

@@ -15,7 +15,8 @@ from prime_rl_dynamo.exitcodes import ExitCode
 from tests._client_support import ScriptedServer, body, ok, worker
 
 PATH = "/v1/rl/workers"
-EVIL = "ev\x1b[2J\x00il\ud800\u202e"
+EVIL = "ev\x1b[2J\x00il\u202e"
+SURROGATE = EVIL + "\ud800"
 RAW = ("\x1b", "\x00", "\u202e")
 
 
@@ -50,8 +51,8 @@ def _run(tmp_path: Path, url: str, *checks: str, profile: str | None = None) -> 
 @pytest.mark.parametrize(
     ("served", "checks"),
     [
-        (ok(body(worker(EVIL, 1, world_size=None))), ("WORKER-3::body", "LIST-1::body")),
-        (ok(_smg(EVIL)), ("DIALECT-1::dialect", "VERSION-1::smg")),
+        (ok(body(worker(EVIL, 1, world_size=0))), ("WORKER-9::body", "BODY-1::body")),
+        (ok(_smg(SURROGATE)), ("DIALECT-1::dialect", "VERSION-1::smg")),
         (
             (200, {"content-type": "application/json"}, EVIL.encode("utf-8", "surrogatepass")),
             ("HTTP-1::status-and-content-type", "BODY-1::body"),
@@ -79,7 +80,7 @@ def test_hostile_text_is_escaped_in_every_medium(
 def test_a_surrogate_in_a_v2_component_name_is_judged_not_a_crash(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    listing = json.loads(body(worker(EVIL, 1)))
+    listing = json.loads(body(worker(SURROGATE, 1)))
     listing.update(protocol_version=2, fingerprint="0" * 32)
     served = ok(json.dumps(listing).encode(), **{"Dynamo-RL-Protocol": "2", "etag": '"x"'})
     with ScriptedServer() as target:
@@ -98,7 +99,7 @@ def test_report_diff_prints_messages_escaped(
     from tests.test_report_gate import report_of
 
     a = report_of(("LIST-1::body", "pass", "fine"))
-    b = report_of(("LIST-1::body", "fail", f"bad {EVIL}"))
+    b = report_of(("LIST-1::body", "fail", f"bad {SURROGATE}"))
     paths = []
     for name, data in (("a", a), ("b", b)):
         path = tmp_path / f"{name}.json"

@@ -108,7 +108,9 @@ def _main(argv: Sequence[str] | None) -> int:
         print("interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except PrimeRLDynamoError as exc:
-        print(f"prime-rl-dynamo {args.command}: {exc}", file=sys.stderr)
+        from prime_rl_dynamo.escaping import for_terminal
+
+        print(f"prime-rl-dynamo {args.command}: {for_terminal(str(exc))}", file=sys.stderr)
         return ExitCode.FAIL
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]

@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     """Discover, plan, print; returns the exit code."""
     from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
     from prime_rl_dynamo.errors import ConfigError, NotReadyError, PrimeRLDynamoError
+    from prime_rl_dynamo.escaping import for_terminal
 
     async def go() -> Any:
         headers = dict(headers_of(args))
@@ -88,10 +89,10 @@ def run(args: argparse.Namespace) -> int:
         ready = asyncio.run(go())
         plan = ready.plan(args.convention, trainer_world_size=args.trainer_world_size)
     except ConfigError as exc:
-        print(f"prime-rl-dynamo discover: {exc}", file=sys.stderr)
+        print(f"prime-rl-dynamo discover: {for_terminal(str(exc))}", file=sys.stderr)
         return ExitCode.USAGE
     except NotReadyError as exc:
-        print(f"prime-rl-dynamo discover: not ready: {exc}", file=sys.stderr)
+        print(f"prime-rl-dynamo discover: not ready: {for_terminal(str(exc))}", file=sys.stderr)
         if _untrusted_certificate(exc.failure):
             print(
                 "prime-rl-dynamo discover: the frontend's TLS certificate is not trusted: pass "
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             )
         return ExitCode.FAIL
     except PrimeRLDynamoError as exc:
-        print(f"prime-rl-dynamo discover: refused: {exc}", file=sys.stderr)
+        print(f"prime-rl-dynamo discover: refused: {for_terminal(str(exc))}", file=sys.stderr)
         return ExitCode.FAIL
     extra = {"url": ready.url, "polls": ready.polls}
     print(render(plan, as_json=args.json, extra=extra))
