@@ -152,7 +152,9 @@ def _parse(source: Path) -> Any:
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise WaiverError(f"waiver file {source}: expected YAML or JSON; {first}") from None
+        raise WaiverError(
+            f"waiver file {source}: expected YAML or JSON, found text that is not YAML: {first}"
+        ) from None
     except RecursionError:
         raise WaiverError(f"waiver file {source}: expected YAML or JSON; nested too deep") from None
 
