@@ -117,11 +117,14 @@ def make_client(
     return client
 
 
-def target_client(options: Options, origin: str | None) -> httpx.Client:
+def target_client(
+    options: Options, origin: str | None, *, timeout: float | None = None
+) -> httpx.Client:
     """A client bounded by a run's options, sending its headers to ``origin`` (the target) only
-    and verifying TLS as the options say."""
+    and verifying TLS as the options say: every profile builds its client here (``timeout``: a
+    longer deadline for a profile whose requests wait on purpose)."""
     return make_client(
-        options.timeout,
+        options.timeout if timeout is None else timeout,
         options.max_body_bytes,
         origin=origin,
         headers=options.headers,

@@ -256,7 +256,7 @@ class DiscoveryClient(AsyncClosing):
     # --- one GET -----------------------------------------------------------------------------
 
     @staticmethod
-    def _validate(body: bytes) -> Snapshot:
+    def _validate(body: Any) -> Snapshot:
         # Imported here: the validator loads the bundled schema, which a plain import should not
         # pay for.
         from prime_rl_dynamo.validate import validate_body
@@ -428,6 +428,7 @@ class _Wait:
         """One poll: (the ready Discovery or None, the pause before the next, a Retry-After)."""
         client = self.client
         response: Reply | None = None
+        started = client._clock()
         try:
             response = await client._exchange(min(self.polling.request_timeout, self.left()))
             snapshot = client._classify(response)
@@ -450,11 +451,12 @@ class _Wait:
         except PendingError as exc:
             self.pending = scrub_error(exc, client.http.secrets)
             ready = None
-        return (
-            ready,
-            client._protocol.next_delay(self.polling.poll_interval, self.wait_budget()),
-            None,
-        )
+        # Under v2 the next GET may wait for a change itself, but a server that answers at once
+        # (an ETag that changes every time, a cache answering If-None-Match) must not be polled
+        # faster than the interval: the time this poll took counts, the rest is slept.
+        pause = client._protocol.next_delay(self.polling.poll_interval, self.wait_budget())
+        floor = self.polling.poll_interval - (client._clock() - started)
+        return ready, max(pause, floor), None
 
     def wait_budget(self) -> float:
         # Under v2 the next GET waits for a change instead of the client sleeping; it must end
