@@ -197,7 +197,13 @@ class Options:
         pytest=False,
     )
     seed: int | None = _option(
-        None, Flag("--seed", "seed of generated topologies (default: random)", type=int)
+        None,
+        Flag(
+            "--seed",
+            "seed of generated topologies, a whole number >= 0 (default: random)",
+            type=int,
+        ),
+        minimum=0,
     )
     client: str | None = _text(
         "--client", "client under test, a Python callable", metavar="MODULE:FUNCTION"
@@ -404,7 +410,7 @@ def _validate(f: Field[Any], value: Any) -> None:
                 f"unknown {meta['noun']}(s) {', '.join(map(str, unknown))}; expected "
                 f"{', '.join(allowed)}{where}"
             )
-    if meta.get("minimum") is not None and value < meta["minimum"]:
+    if meta.get("minimum") is not None and value is not None and value < meta["minimum"]:
         raise ValueError(f"{f.name} must be at least {meta['minimum']}, found {value}{where}")
     if meta.get("positive") and not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{f.name} must be a positive number of seconds; found {value}{where}")

@@ -87,8 +87,7 @@ def normalize_discovery_url(url: str) -> str:
             raise ConfigError(
                 f"discovery URL {shown!r} is not a URL: its user info cannot be parsed (not "
                 "shown: it may hold a credential; a '/' in a password is written %2F). "
-                "Credentials never travel in URLs (CRED-1): pass them as headers instead",
-                requirement="CRED-1",
+                "Credentials never travel in URLs (CRED-1): pass them as headers instead"
             ) from None
         raise ConfigError(f"discovery URL {shown!r} is not a URL: {exc}") from None
     if parsed.userinfo:

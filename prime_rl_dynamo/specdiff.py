@@ -13,6 +13,7 @@ add their paths, operations, parameters and status codes. Pure: documents in, a 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -346,6 +347,17 @@ def check_document(name: str, document: Mapping[str, Any]) -> None:
 
 
 _TYPES = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
+_COUNTS = (
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "minContains",
+    "maxContains",
+)
+_NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_ONE = (
@@ -381,18 +393,38 @@ def _check_schema(name: str, schema: Any, where: str, depth: int = 0) -> None:
     if depth > _MAX_DEPTH:
         raise ValueError(f"{name}: at {where}: expected schemas nested at most {_MAX_DEPTH} deep")
     kind = schema.get("type")
-    if kind is not None:
+    if "type" in schema:
         kinds = kind if isinstance(kind, list) else [kind]
         if not kinds or any(not isinstance(k, str) or k not in _TYPES for k in kinds):
             raise refuse(f"{where}/type", f"one of {', '.join(sorted(_TYPES))}", kind)
     required = schema.get("required")
-    if required is not None and not (
+    if "required" in schema and not (
         isinstance(required, list) and all(isinstance(r, str) for r in required)
     ):
         raise refuse(f"{where}/required", "an array of member names", required)
     for key in ("enum",):
         if key in schema and not isinstance(schema[key], list):
             raise refuse(f"{where}/{key}", "an array of values", schema[key])
+    for key in _COUNTS:
+        value = schema.get(key, 0)
+        if key in schema and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise refuse(f"{where}/{key}", "a whole number >= 0", value)
+    for key in _NUMBERS:
+        value = schema.get(key, 0)
+        if key in schema and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise refuse(f"{where}/{key}", "a number", value)
+    for key in ("pattern", "format"):
+        if key in schema and not isinstance(schema[key], str):
+            raise refuse(f"{where}/{key}", "a string", schema[key])
+    if isinstance(schema.get("pattern"), str):
+        try:
+            re.compile(schema["pattern"])
+        except re.error as exc:
+            raise refuse(
+                f"{where}/pattern", f"a regular expression ({exc})", schema["pattern"]
+            ) from None
+    if "uniqueItems" in schema and not isinstance(schema["uniqueItems"], bool):
+        raise refuse(f"{where}/uniqueItems", "true or false", schema["uniqueItems"])
     if "$ref" in schema and not isinstance(schema["$ref"], str):
         raise refuse(f"{where}/$ref", "a URI reference (a string)", schema["$ref"])
     for key in _SCHEMA_MAPS:
@@ -722,7 +754,13 @@ class _SchemaDiff:
         loosened: list[Any] = []
         tightened: list[Any] = []
         for value in _witnesses(old, new, self):
-            was, now = old_check.is_valid(value), new_check.is_valid(value)
+            try:
+                was, now = old_check.is_valid(value), new_check.is_valid(value)
+            except (TypeError, ValueError, LookupError, AttributeError) as exc:  # odd keywords
+                raise ValueError(
+                    f"{self.name}: at {where or '/'}: expected a schema a validator can apply; "
+                    f"applying it failed ({type(exc).__name__}: {str(exc)[:120]})"
+                ) from None
             if now and not was:
                 loosened.append(value)
             elif was and not now:

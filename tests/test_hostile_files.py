@@ -152,3 +152,24 @@ def test_a_target_version_that_is_not_utf8_still_writes_every_report(
     assert code == ExitCode.INCONCLUSIVE
     assert "\\udcff" in html.read_text("utf-8")
     assert json.loads(data.read_text("utf-8"))["target"]["target_version"] == "v\\udcff"
+
+
+# --- item 23: smaller ones ----------------------------------------------------------------------
+
+
+def test_a_negative_seed_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["conformance", UNREACHABLE, "--seed", "-5", "-q"])
+    err = capsys.readouterr().err
+    assert code == ExitCode.USAGE
+    assert "--seed" in err and "-5" in err
+
+
+@pytest.mark.parametrize("name", ["..", "openapi/../..", "../README.md", "vectors/../../.."])
+def test_schema_path_never_points_outside_the_contract(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["schema", "path", name])
+    out, err = capsys.readouterr()
+    assert code == ExitCode.USAGE
+    assert out == ""
+    assert "outside the contract" in err
