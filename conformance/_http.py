@@ -29,6 +29,7 @@ __all__ = [
     "request",
     "same_origin",
     "target_client",
+    "unreachable",
 ]
 
 #: The discovery client's cap (prime_rl_dynamo.client.DEFAULT_MAX_BODY_BYTES), the suite's default.
@@ -114,6 +115,7 @@ def make_client(
         headers={"accept-encoding": "identity", "user-agent": "prime-rl-dynamo-conformance"},
     )
     client.deadline, client.max_body_bytes = timeout, max_body_bytes
+    client.verify_setting = verify
     return client
 
 
@@ -137,6 +139,17 @@ class BoundedClient(httpx.Client):
 
     deadline: float = 10.0  # seconds for a whole exchange
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    verify_setting: bool | str = True  # what the run gave (--cacert FILE, --insecure: False)
+
+
+def unreachable(method: str, url: str, exc: BaseException, client: httpx.Client) -> str:
+    """Why a request never got an answer, for a CheckError: a TLS certificate that did not
+    verify says what to do about it (--cacert, or why --cacert cannot help)."""
+    from prime_rl_dynamo._http import tls_hint
+
+    verify = client.verify_setting if isinstance(client, BoundedClient) else True
+    hint = tls_hint(exc, verify)
+    return f"{method} {url}: {hint}" if hint else f"{method} {url}: nothing answers: {exc}"
 
 
 def bounds(client: httpx.Client) -> tuple[float, int]:

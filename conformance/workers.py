@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from conformance._http import Reply, is_http_url, json_media, request, target_client
+from conformance._http import Reply, is_http_url, json_media, request, target_client, unreachable
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo._models import PATTERNS
@@ -57,7 +57,7 @@ class WorkersContext(ProfileContext):
         try:
             reply = request(self.client, "GET", self.url)
         except httpx.ConnectError as exc:
-            raise CheckError(f"GET {self.url}: nothing answers: {exc}") from exc
+            raise CheckError(unreachable("GET", self.url, exc, self.client)) from exc
         except httpx.HTTPError as exc:
             raise Skipped(
                 f"no listing to probe: GET {self.url} broke off: {type(exc).__name__} (see HTTP-1)"

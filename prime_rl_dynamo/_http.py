@@ -35,6 +35,37 @@ def tls_context(verify: str | bool | ssl.SSLContext = True) -> ssl.SSLContext:
     return httpx.create_ssl_context(verify=verify)
 
 
+def tls_hint(failure: BaseException | None, verify: bool | str | ssl.SSLContext = True) -> str:
+    """What to do about a TLS certificate that did not verify ('' when ``failure``'s chain holds
+    no ``ssl.SSLCertVerificationError``): pass the CA with --cacert, or, when the certificate
+    expired or a CA bundle was given already, what --cacert cannot fix."""
+    seen: set[int] = set()
+    cert: ssl.SSLCertVerificationError | None = None
+    while failure is not None and id(failure) not in seen:
+        if isinstance(failure, ssl.SSLCertVerificationError):
+            cert = failure
+            break
+        seen.add(id(failure))
+        failure = failure.__cause__ or failure.__context__
+    if cert is None:
+        return ""
+    reason = cert.verify_message or cert.reason or "certificate verify failed"
+    if cert.verify_code == 10:  # X509_V_ERR_CERT_HAS_EXPIRED: no CA bundle makes it valid
+        return (
+            f"the target's TLS certificate has expired ({reason}): renew it; --cacert cannot "
+            "help (--insecure skips the check, for test setups only)"
+        )
+    if isinstance(verify, str):
+        return (
+            f"the target's TLS certificate does not verify against --cacert {verify} ({reason}): "
+            "give the bundle of the CA that signed it (--insecure for a test setup)"
+        )
+    return (
+        f"the target's TLS certificate is not trusted ({reason}): pass its CA bundle with "
+        "--cacert FILE (or --insecure for a test setup)"
+    )
+
+
 def verify_setting(cacert: str | None, insecure: bool) -> bool | str:
     """httpx's ``verify`` for a CA bundle path or an insecure run (ConfigError for a CA file that
     is missing or not a PEM bundle)."""

@@ -226,7 +226,5 @@ _TOPOLOGY = json.dumps(
 def test_a_topology_file_of_any_bytes_is_read_or_refused(data: bytes) -> None:
     path = WORK / "t.json"
     path.write_bytes(data)
-    try:
+    with contextlib.suppress(ConfigError):  # a refusal is a project error, nothing else
         load_topology(path)
-    except ConfigError:
-        pass

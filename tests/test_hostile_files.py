@@ -173,3 +173,15 @@ def test_schema_path_never_points_outside_the_contract(
     assert code == ExitCode.USAGE
     assert out == ""
     assert "outside the contract" in err
+
+
+@pytest.mark.parametrize(("where", "says"), [("dir", "found a directory"), ("/dev/null", "found")])
+def test_a_cacert_that_is_no_bundle_says_what_it_is(
+    where: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(tmp_path) if where == "dir" else where
+    code = main(["conformance", "https://127.0.0.1:9", "--cacert", path, "-q"])
+    err = capsys.readouterr().err
+    assert code == ExitCode.USAGE
+    assert "no such file" not in err
+    assert says in err and "expected a CA bundle file" in err

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ssl
 import sys
 from typing import Any
 
+from prime_rl_dynamo._http import tls_hint
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
@@ -93,12 +93,9 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.USAGE
     except NotReadyError as exc:
         print(f"prime-rl-dynamo discover: not ready: {for_terminal(str(exc))}", file=sys.stderr)
-        if _untrusted_certificate(exc.failure):
-            print(
-                "prime-rl-dynamo discover: the frontend's TLS certificate is not trusted: pass "
-                "its CA bundle with --cacert FILE (or --insecure for a test setup)",
-                file=sys.stderr,
-            )
+        hint = tls_hint(exc.failure, args.cacert or not args.insecure)
+        if hint:
+            print(f"prime-rl-dynamo discover: {hint}", file=sys.stderr)
         return ExitCode.FAIL
     except PrimeRLDynamoError as exc:
         print(f"prime-rl-dynamo discover: refused: {for_terminal(str(exc))}", file=sys.stderr)
@@ -106,16 +103,3 @@ def run(args: argparse.Namespace) -> int:
     extra = {"url": ready.url, "polls": ready.polls}
     print(render(plan, as_json=args.json, extra=extra))
     return ExitCode.OK
-
-
-def _untrusted_certificate(failure: BaseException | None) -> bool:
-    """Whether the last poll failed because the frontend's TLS certificate did not verify: an
-    ``ssl.SSLCertVerificationError`` somewhere down the exception chain (httpx and httpcore wrap it,
-    by ``raise from`` or while handling it)."""
-    seen: set[int] = set()
-    while failure is not None and id(failure) not in seen:
-        if isinstance(failure, ssl.SSLCertVerificationError):
-            return True
-        seen.add(id(failure))
-        failure = failure.__cause__ or failure.__context__
-    return False
