@@ -197,6 +197,8 @@ def load_acceptances(path: Path) -> list[dict[str, str]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeError, ValueError) as exc:
         raise ValueError(f"{path}: cannot read the acceptance file: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: expected an acceptance file (JSON); nested too deep") from None
     entries = data.get("accepted") if isinstance(data, dict) else None
     fields = ("document", "location", "kind", "reason")
     if not isinstance(entries, list) or not all(
