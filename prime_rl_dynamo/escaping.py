@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
 from typing import Any
+
+from prime_rl_dynamo.redaction import map_text
 
 __all__ = ["for_html", "for_json", "for_terminal", "for_xml", "visible", "visible_data"]
 
@@ -21,7 +22,6 @@ _ACTING = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffe\uffff]"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_MAX_DEPTH = 64
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -36,7 +36,7 @@ def visible(text: str) -> str:
 
 def visible_data(value: Any) -> Any:
     """JSON-like data with ``visible`` applied to every string (keys too); tuples stay tuples."""
-    return _walk(value, visible, 0)
+    return map_text(value, visible)
 
 
 def for_terminal(text: str) -> str:
@@ -58,20 +58,8 @@ def for_xml(text: str) -> str:
 def for_json(value: Any) -> Any:
     """JSON-like data whose every string (keys too) encodes as UTF-8: a lone surrogate (which
     strict JSON parsers refuse) is written as visible text; controls stay, JSON escapes them."""
-    return _walk(value, _no_surrogate, 0)
+    return map_text(value, _no_surrogate)
 
 
 def _no_surrogate(text: str) -> str:
     return _SURROGATE.sub(_escape, text)
-
-
-def _walk(value: Any, fix: Callable[[str], str], depth: int) -> Any:
-    if isinstance(value, str):
-        return fix(value)
-    if depth >= _MAX_DEPTH and isinstance(value, (dict, list, tuple)):
-        return f"<nested deeper than {_MAX_DEPTH} levels: not shown>"
-    if isinstance(value, dict):
-        return {_walk(k, fix, depth): _walk(v, fix, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_walk(v, fix, depth + 1) for v in value)
-    return value

@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 __all__ = [
     "REDACTED",
+    "map_text",
     "redact_url",
     "redacted_headers",
     "scrub",
@@ -62,21 +63,32 @@ def _redact_userinfo(text: str) -> str:
 def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
     """``value`` (text, or JSON-like data of dicts, lists, tuples and text) with every secret
     replaced by REDACTED and the user info of every URL by ``***``; keys are scrubbed too."""
-    return _scrub(value, tuple(secrets), 0)
+    hidden = tuple(secrets)
+
+    def fix(text: str) -> str:
+        for secret in hidden:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return _redact_userinfo(text)
+
+    return map_text(value, fix)
 
 
-def _scrub(value: Any, secrets: tuple[str, ...], depth: int) -> Any:
+def map_text(value: Any, fix: Callable[[str], str]) -> Any:
+    """JSON-like data with ``fix`` applied to every string, keys included (tuples stay tuples);
+    the one walker of report data: nesting past 64 levels is replaced, not walked."""
+    return _walk(value, fix, 0)
+
+
+def _walk(value: Any, fix: Callable[[str], str], depth: int) -> Any:
     if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        return _redact_userinfo(value)
+        return fix(value)
     if depth >= _MAX_DEPTH and isinstance(value, (dict, list, tuple)):
         return f"<nested deeper than {_MAX_DEPTH} levels: not shown>"
     if isinstance(value, dict):
-        return {_scrub(k, secrets, depth): _scrub(v, secrets, depth + 1) for k, v in value.items()}
+        return {_walk(k, fix, depth): _walk(v, fix, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_scrub(v, secrets, depth + 1) for v in value)
+        return type(value)(_walk(v, fix, depth + 1) for v in value)
     return value
 
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import ssl
 import threading
 from collections.abc import Iterator
@@ -14,57 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from prime_rl_dynamo.cli import main
 from tests._client_support import body, worker
-
-
-def _cert(directory: Path, *, expired: bool) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "prime-rl-dynamo tls test")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    start, end = (
-        (now - datetime.timedelta(days=3), now - datetime.timedelta(days=1))
-        if expired
-        else (
-            now - datetime.timedelta(minutes=5),
-            now + datetime.timedelta(days=1),
-        )
-    )
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "c.pem", directory / "c.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
+from tests._gateway_support import self_signed_cert
 
 
 @contextmanager
 def _https(directory: Path, *, expired: bool) -> Iterator[tuple[str, Path]]:
-    cert, key = _cert(directory, expired=expired)
+    cert, key = self_signed_cert(directory, expired=expired)
     payload = body(worker("backend", 1, world_size=1))
 
     class Handler(BaseHTTPRequestHandler):
