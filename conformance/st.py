@@ -105,7 +105,7 @@ def _bounded_session(deadline: float, cap: int) -> Any:
     session.trust_env = False
     # No redirect is followed: requests would forward every -H header but Authorization to
     # wherever a Location points (the adapter fails an off-origin one first).
-    session.get_redirect_target = lambda response: None  # type: ignore[method-assign]
+    session.get_redirect_target = lambda response: None  # type: ignore[method-assign,assignment]
     for prefix in ("http://", "https://"):
         session.mount(prefix, BoundedAdapter())
     return session

@@ -144,9 +144,9 @@ def _parse(source: Path) -> Any:
     try:
         for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                mark = event.start_mark
+                line = event.start_mark.line + 1 if event.start_mark else "?"
                 raise WaiverError(
-                    f"waiver file {source}, line {mark.line + 1}: expected plain YAML; found an "
+                    f"waiver file {source}, line {line}: expected plain YAML; found an "
                     "anchor or alias (& or *), which a waiver file does not use"
                 )
         return yaml.load(text, Loader=loader)

@@ -142,7 +142,7 @@ def _comparisons(n: int, monkeypatch: pytest.MonkeyPatch) -> int:
     from prime_rl_dynamo import specdiff
 
     count = [0]
-    original = keywords.equal
+    original = keywords.equal  # type: ignore[attr-defined]
 
     def counting(a: Any, b: Any) -> bool:
         count[0] += 1
