@@ -77,7 +77,7 @@ def check_report(report: Any, name: str) -> None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
-    from prime_rl_dynamo._resources import load_json
+    from prime_rl_dynamo.resources import load_json
     from prime_rl_dynamo.validate import json_pointer
 
     expected = "a conformance JSON report as --json-report writes it"

@@ -11,9 +11,9 @@ from typing import Any
 
 from conformance.reporting import _expired_message, header, reproduce_command
 from conformance.results import Report, Result, Status, Verdict, iso_time
-from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.escaping import for_html
 from prime_rl_dynamo.redaction import scrub
+from prime_rl_dynamo.text import plural
 
 __all__ = ["render_html", "write_html"]
 

@@ -76,7 +76,7 @@ def load_waivers(path: str | Path) -> list[Waiver]:
 
     A bare name such as ``dynamo-1.6.1`` names a file shipped in ``conformance/deviations/``.
     """
-    from conformance.options import resolve_requirements
+    from prime_rl_dynamo.requirements import resolve_requirements
 
     source = waiver_path(path)
     data = _parse(source)

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from typing import Any
 
-from prime_rl_dynamo._http import tls_hint
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 from prime_rl_dynamo.cli.validate import positive_int
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.http import tls_hint
 
 
 def add_parser(subparsers: Any) -> None:
@@ -63,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
     """Discover, plan, print; returns the exit code."""
     from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
     from prime_rl_dynamo.errors import ConfigError, NotReadyError, PrimeRLDynamoError
-    from prime_rl_dynamo.escaping import for_terminal
 
     async def go() -> Any:
         headers = dict(headers_of(args))
@@ -89,16 +88,16 @@ def run(args: argparse.Namespace) -> int:
         ready = asyncio.run(go())
         plan = ready.plan(args.convention, trainer_world_size=args.trainer_world_size)
     except ConfigError as exc:
-        print(f"prime-rl-dynamo discover: {for_terminal(str(exc))}", file=sys.stderr)
+        complain("discover", str(exc))
         return ExitCode.USAGE
     except NotReadyError as exc:
-        print(f"prime-rl-dynamo discover: not ready: {for_terminal(str(exc))}", file=sys.stderr)
+        complain("discover", f"not ready: {exc}")
         hint = tls_hint(exc.failure, args.cacert or not args.insecure)
         if hint:
-            print(f"prime-rl-dynamo discover: {hint}", file=sys.stderr)
+            complain("discover", hint)
         return ExitCode.FAIL
     except PrimeRLDynamoError as exc:
-        print(f"prime-rl-dynamo discover: refused: {for_terminal(str(exc))}", file=sys.stderr)
+        complain("discover", f"refused: {exc}")
         return ExitCode.FAIL
     extra = {"url": ready.url, "polls": ready.polls}
     print(render(plan, as_json=args.json, extra=extra))

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command, add_group
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
 
 
@@ -59,7 +59,7 @@ def run_diff(args: argparse.Namespace) -> int:
         a, b = _load(args.before), _load(args.after)
         diff = diff_reports(a, b, (args.before, args.after))
     except ValueError as exc:
-        print(f"prime-rl-dynamo report diff: {for_terminal(str(exc))}", file=sys.stderr)
+        complain("report diff", str(exc))
         return ExitCode.USAGE
     if args.json:
         print(json.dumps(for_json(diff.to_dict()), indent=2))
