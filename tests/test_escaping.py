@@ -14,6 +14,8 @@ from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.exitcodes import ExitCode
 from tests._client_support import ScriptedServer, body, ok, worker
 
+pytestmark = pytest.mark.integration  # hostile servers on 127.0.0.1
+
 PATH = "/v1/rl/workers"
 EVIL = "ev\x1b[2J\x00il\u202e"
 SURROGATE = EVIL + "\ud800"

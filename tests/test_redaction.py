@@ -13,6 +13,8 @@ from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.exitcodes import ExitCode
 from tests._client_support import ScriptedServer, Seen, body, ok, worker
 
+pytestmark = pytest.mark.integration  # hostile servers on 127.0.0.1
+
 TOKEN = "S3CRETt0kenXYZ"
 PATH = "/v1/rl/workers"
 

@@ -17,6 +17,8 @@ from prime_rl_dynamo.cli import main
 from tests._client_support import body, worker
 from tests._gateway_support import self_signed_cert
 
+pytestmark = pytest.mark.integration  # hostile servers on 127.0.0.1
+
 
 @contextmanager
 def _https(directory: Path, *, expired: bool) -> Iterator[tuple[str, Path]]:

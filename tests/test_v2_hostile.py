@@ -18,6 +18,8 @@ from prime_rl_dynamo.v2 import check_body_v2, fingerprint
 from prime_rl_dynamo.validate import check_body
 from tests._client_support import ScriptedServer, Seen, body, worker
 
+pytestmark = pytest.mark.integration  # hostile servers on 127.0.0.1
+
 PATH = "/v1/rl/workers"
 V2 = {"content-type": "application/json", "Dynamo-RL-Protocol": "2"}
 
