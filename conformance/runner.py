@@ -224,7 +224,7 @@ def _profile_target(name: str, run: RunContext) -> str:
         where = run.target.get("description") or run.target.get("url") or "no target"
         return where if name == "frontend" else f"the workers listed by {where}"
     if name == "client":
-        from conformance.client_runs import DEFAULT_CLIENT
+        from conformance.client_call import DEFAULT_CLIENT
 
         under_test = opts.client or (f"command {opts.client_cmd!r}" if opts.client_cmd else None)
         return (
