@@ -129,7 +129,7 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
     runner = Runner(ctx, rng)
     try:
         if "rank" in wanted or "refusal" in wanted:
-            runner.rank_runs(refusal="refusal" in wanted, plans="rank" in wanted)
+            runner.rank_runs(refusal="refusal" in wanted, with_plans="rank" in wanted)
         if "rank" in wanted:
             runner.generated_runs(n_generated)
         runner.scenarios(wanted, lambda s: _parts_failed(ctx, s))

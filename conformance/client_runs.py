@@ -430,13 +430,13 @@ class Runner:
 
     # -- the rank runs ------------------------------------------------------------------------
 
-    def rank_runs(self, *, refusal: bool, plans: bool = True) -> None:
-        """The pinned [2, 4, 1] fleet once per declared convention (with ``plans``) and, with
+    def rank_runs(self, *, refusal: bool, with_plans: bool = True) -> None:
+        """The pinned [2, 4, 1] fleet once per declared convention (with ``with_plans``) and, with
         ``refusal``, once told the wrong W."""
         from prime_rl_dynamo.reference import start_reference_fleet
         from prime_rl_dynamo.topology import topology_from_dict
 
-        declared, main = self.ctx.conventions if plans else (), self.main
+        declared, main = self.ctx.conventions if with_plans else (), self.main
         native = Convention.VLLM_NATIVE_NCCL.value
         fleets = [
             (PINNED_TOPOLOGY, [c for c in declared if c != native], refusal and main != native),
@@ -541,8 +541,9 @@ class Runner:
                 parts=scenario.parts,
             )
             if scenario.ready_after is not None:
-                since_start = time.monotonic() - fleet.frontend.started
-                client_run.ready_at = time.time() - since_start + scenario.ready_after
+                # The schedule counts from the client's first listing request.
+                fleet.frontend.started = float("inf")
+                fleet.frontend.schedule_from_first_listing = True
             extra_env: dict[str, str] = {}
             if scenario.proxy:
                 proxy = other.frontend_url
@@ -558,6 +559,9 @@ class Runner:
                 url=url,
                 extra_env=extra_env,
             )
+            if scenario.ready_after is not None:
+                first = client_run.listing_calls[0].time if client_run.listing_calls else None
+                client_run.ready_at = None if first is None else first + scenario.ready_after
             if scenario.proxy:
                 client_run.foreign = other.recorder.requests()
             else:

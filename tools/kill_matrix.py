@@ -39,10 +39,10 @@ def _cell(text: str) -> str:
 def render() -> str:
     """The page, from the registered checks and both counterpart tables."""
     from conformance.examples.zoo import COUNTERPARTS
-    from conformance.kill_matrix import SERVER_COUNTERPARTS
+    from conformance.kill_matrix import SERVER_COUNTERPARTS, Counterpart
     from conformance.registry import all_checks
 
-    by_check: dict[str, list[object]] = {}
+    by_check: dict[str, list[Counterpart]] = {}
     for cp in (*COUNTERPARTS, *SERVER_COUNTERPARTS):
         by_check.setdefault(cp.check, []).append(cp)
     lines = [_HEAD]
@@ -62,9 +62,9 @@ def render() -> str:
             if not found:
                 lines.append(f"| {c.requirement} | `{c.id}` | *none* | | |")
             for cp in found:
-                name = f"{cp.kind} `{cp.name}`"  # type: ignore[attr-defined]
-                fails = ", ".join(sorted(cp.fails))  # type: ignore[attr-defined]
-                wrong = _cell(cp.wrong)  # type: ignore[attr-defined]
+                name = f"{cp.kind} `{cp.name}`"
+                fails = ", ".join(sorted(cp.fails))
+                wrong = _cell(cp.wrong)
                 lines.append(f"| {c.requirement} | `{c.id}` | {name} | {wrong} | {fails} |")
     known = {c.id for c in checks}
     stray = sorted(set(by_check) - known)

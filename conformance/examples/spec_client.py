@@ -261,8 +261,8 @@ class _Client:
                 "skips-list-6": {"LIST-6"},
                 "accepts-listed-userinfo": {"WORKER-8"},
             }
-            skipped = set().union(*(ids for bug, ids in ignored.items() if bug in bugs))
-            broken = {v.requirement for v in exc.violations} or {exc.requirement}
+            skipped: set[str] = set().union(*(ids for bug, ids in ignored.items() if bug in bugs))
+            broken = {v.requirement for v in exc.violations} or {str(exc.requirement)}
             if not (broken and broken <= skipped):
                 if "retries-schema" in bugs:
                     raise _Retry(f"{exc.requirement}") from None

@@ -58,6 +58,9 @@ class Frontend:
         self.faults: tuple[Fault, ...] = parse_faults(faults)
         self.faults_since = self.started  # churn periods count from here
         self.listing_requests = 0
+        #: Hold the schedule until the first listing request, then count it from there (a
+        #: client that takes a while to start still sees the fleet before its changes).
+        self.schedule_from_first_listing = False
         self._v2_cache: dict[str, Any] = {}  # the last v2 answer and the state it came from
 
     def set_faults(self, faults: tuple[Fault, ...] | list[str]) -> None:
@@ -118,6 +121,9 @@ class Frontend:
             return
         self.listing_requests += 1
         number = self.listing_requests
+        if self.schedule_from_first_listing:
+            self.schedule_from_first_listing = False
+            self.started = self._clock()
         active = [f for f in self.faults if f.active(number)]
         by_name = {f.name: f for f in active}
 
