@@ -100,9 +100,10 @@ ZOO: dict[str, tuple[str, str]] = {
     "follows-admin-redirects-bare": ("CRED-4", "follows admin redirects, dropping the headers"),
     # RANK-*
     "arrival-order": ("RANK-1", "plans in arrival order and never checks the listing's order"),
-    "probes-before-refusal": ("RANK-2", "asks every engine for its health before checking the sum"),
+    "probes-before-refusal": ("RANK-2", "asks the engines for their health before refusing a sum"),
     "no-engine-world-size": ("RANK-3", "sends no engine_world_size in collective_rpc keywords"),
     "native-group-w": ("RANK-4", "sends world_size W, not 1 + W, to vLLM's native engine"),
+    "nixl-offsets-from-1": ("RANK-5", "sends NIXL offsets from 1, as for vLLM's native engine"),
     "port-per-engine": ("RANK-8", "gives each engine its own port (master_port + i)"),
     "timeout-per-engine": ("RANK-8", "gives each engine its own timeout"),
     # TOPO-1, VERSION-2, DIALECT-1, ADMIN-3
@@ -180,6 +181,7 @@ class _Client:
         self.failures: list[str] = []  # continues-after-failure: failed calls, raised at the end
         self.last_sum: int | None = None  # the last snapshot's sum, for the deadline's result
         self.namespace: Any = None  # the last listing's top-level namespace
+        self.last_matching: list[dict[str, Any]] = []  # the last snapshot's matching entries
         self.cap = call.max_body_bytes or CAP
         if "ignores-cap-setting" in bugs:
             self.cap = CAP
@@ -309,7 +311,7 @@ class _Client:
         counted = [w for w in matching if "error" not in w or "ignores-error" in bugs]
         total = sum(w.get("world_size", 0) for w in counted)
         width = total if "derives-w" in bugs else self.call.inference_world_size
-        self.last_sum = total
+        self.last_sum, self.last_matching = total, matching
         if total != width and not ("sum-at-most-w" in bugs and total <= width):
             if "sum-is-fatal" in bugs:
                 raise Refused("READY-3", f"world sizes sum to {total}, expected {width}")
@@ -352,6 +354,11 @@ class _Client:
             time.sleep(max(0.0, min(wait, self.deadline - time.monotonic())))
 
     def _deadline(self, polls: int, last: str) -> Refused:
+        if "probes-before-refusal" in self.bugs:  # asks the engines before saying what lacked
+            for w in self.last_matching:
+                if w.get("admin_base_url"):
+                    base = w["admin_base_url"].rstrip("/")
+                    self.http.get(base + "/health", headers=self._headers(httpx.URL(base).host))
         found: dict[str, Any] = {}
         total, width = self.last_sum, self.call.inference_world_size
         if "deadline-swaps-numbers" in self.bugs:
@@ -436,11 +443,6 @@ class _Client:
                 return
             raise Refused("ADMIN-3", message)
 
-    def probe(self, engines: list[dict[str, Any]]) -> None:
-        """The bug probes-before-refusal: ask every engine before checking the sum."""
-        for w in engines:
-            self.http.get(w["admin_base_url"].rstrip("/") + "/health")
-
     def init(self, engines: list[dict[str, Any]], width: int) -> None:
         call = self.call
         bugs = self.bugs
@@ -467,7 +469,8 @@ class _Client:
                     "kwargs": {"init_info": info},
                 }
             elif call.convention == "nixl":
-                args = [call.master_address, port, mine, width, timeout, session]
+                first = mine + 1 if "nixl-offsets-from-1" in bugs else mine
+                args = [call.master_address, port, first, width, timeout, session]
                 payload = {"method": "init_broadcaster", "timeout": timeout, "args": args}
             else:
                 kwargs = {
@@ -514,10 +517,6 @@ class _Client:
 def _drive(call: ClientCall, bugs: frozenset[str]) -> None:
     client = _Client(call, bugs)
     try:
-        if "probes-before-refusal" in bugs:
-            client.deadline = time.monotonic() + call.timeout
-            body = client._get()
-            client.probe([w for w in body["workers"] if "admin_base_url" in w])
         engines, width = client.wait_ready()
         client.init(engines, width)
         client.update(engines)

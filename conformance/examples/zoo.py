@@ -55,9 +55,12 @@ _KILLS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "swallows-init-errors": ("ADMIN-3::failed-admin-call", ("ADMIN-3",), "returned"),
     "retries-version": ("VERSION-2::unknown-version", ("VERSION-2",), "retried"),
     "field-checks-smg": ("DIALECT-1::other-dialect", ("DIALECT-1",), "not-refused-as-dialect"),
-    "derives-w": ("READY-3::wrong-sum-is-pending", ("READY-3",), "planned-while-pending"),
+    "derives-w": ("READY-3::wrong-sum-is-pending", ("READY-3", "RANK-2"), "planned-while-pending"),
     "component-order": ("RANK-1::canonical-order", ("RANK-1",), "not-canonical"),
-    "rejects-unknown-fields": ("BODY-5::unknown-fields-ignored", ("BODY-5",), "did-not-complete"),
+    # The pinned vllm-native fleet lists weight_transfer_backend, an extension field the latest
+    # Prime-RL generation needs: refusing unknown fields refuses that fleet too.
+    "rejects-unknown-fields": ("BODY-5::unknown-fields-ignored", ("BODY-5", "RANK-4", "RANK-6"),
+                               "did-not-complete"),
     "skips-reverify": ("TOPO-1::reverify-before-update", ("TOPO-1",), "updated-resized"),
     "ignores-error": ("READY-1::error-is-pending", ("READY-1",), "planned-while-pending"),
     "drops-error": ("READY-1::error-is-pending", ("READY-1",), "planned-while-pending"),
@@ -102,6 +105,7 @@ _KILLS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "probes-before-refusal": ("RANK-2::refuse-wrong-sum", ("RANK-2",), "request-sent"),
     "no-engine-world-size": ("RANK-3::prime-nccl-offsets", ("RANK-3",), "no-engine-world-size"),
     "native-group-w": ("RANK-4::vllm-native-offsets", ("RANK-4",), "wrong-group-size"),
+    "nixl-offsets-from-1": ("RANK-5::nixl-offsets", ("RANK-5", "RANK-6"), "wrong-offset"),
     "port-per-engine": ("RANK-8::same-coordinates", ("RANK-8",), "differing-port"),
     "timeout-per-engine": ("RANK-8::same-coordinates", ("RANK-8",), "differing-timeout"),
     "reverify-ignores-resize": ("TOPO-1::reverify-before-update", ("TOPO-1",), "updated-resized"),

@@ -29,6 +29,10 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "churn": ("SECONDS", "change membership every SECONDS (leave, resize, join; by the seed)"),
     "gzip": (None, "send the body with Content-Encoding: gzip"),
     "oversized": ("BYTES", "pad the body past BYTES with a large unknown field (still valid)"),
+    "padded": (
+        "BYTES",
+        "pad the body past BYTES with trailing whitespace (still valid, no new field)",
+    ),
     "slow": ("BYTES_PER_SECOND", "dribble the body at BYTES_PER_SECOND"),
     "variant": ("NAME", "serve the listing as a known v1 variant does (VERSION-1)"),
     "v1-only": (None, "ignore Dynamo-RL-Protocol and serve v1 only, as Dynamo 1.6.1 does"),
@@ -46,6 +50,7 @@ _NUMERIC: dict[str, float] = {
     "error-workers": 1,
     "churn": 0.01,
     "oversized": 1,
+    "padded": 1,
     "slow": 1,
     "version": 0,
     "status": 100,
@@ -59,6 +64,7 @@ _MAXIMUM: dict[str, float] = {
     "error-workers": 1_000_000,
     "churn": 86_400,
     "oversized": 1 << 30,
+    "padded": 1 << 30,
     "slow": 1 << 30,
     "version": 1_000_000,  # a protocol_version far past any the catalog names
     "status": 599,  # the last HTTP status code

@@ -182,6 +182,8 @@ class Frontend:
         data = dumps(value)
         if "oversized" in by_name:
             data = _pad(value, data, int(by_name["oversized"].number))
+        if "padded" in by_name:
+            data += b" " * max(0, int(by_name["padded"].number) + 1 - len(data))
         if "malformed-json" in by_name:
             # Balanced length, broken syntax: the closing brace becomes a bracket.
             data = data[:-1] + b"]"
