@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONVENTIONS",
     "GRACE_S",
+    "HANG_LIMIT",
     "RANK_TIMEOUT_S",
     "REAL_DYNAMO",
     "ClientContext",
@@ -67,6 +68,11 @@ __all__ = [
 CONVENTIONS = Convention.names()
 #: How long past its deadline a client may run before it is stopped (and judged as hanging).
 GRACE_S = 3.0
+#: After this many runs in which the client hung past its deadline, every later run gets the
+#: short deadline and grace below: a client that ignores its deadline is judged on each run all
+#: the same, but costs the profile at most about two minutes in all.
+HANG_LIMIT = 2
+HUNG_TIMEOUT_S, HUNG_GRACE_S = 1.0, 0.5
 #: The deadline of a rank run: a fleet that is ready from the start needs two polls, the inits
 #: and one update.
 RANK_TIMEOUT_S = 8.0
@@ -212,9 +218,11 @@ def call_client(
     model: str | None,
     timeout: float,
     extra_env: dict[str, str] | None = None,
+    *,
+    grace: float = GRACE_S,
 ) -> None:
     """Run the client once (either form) and record its exit, result and error text in ``run``;
-    a client still running ``GRACE_S`` past its deadline is stopped and marked ``hung``."""
+    a client still running ``grace`` seconds past its deadline is stopped and marked ``hung``."""
     with tempfile.TemporaryDirectory(prefix="conformance-result-") as tmp:
         result_file = os.path.join(tmp, "result.json")
         call = ClientCall(
@@ -231,13 +239,15 @@ def call_client(
         )
         run.started = time.time()
         if client.command is not None:
-            _call_command(client.command, call, run, extra_env or {})
+            _call_command(client.command, call, run, extra_env or {}, grace)
         else:
-            _call_function(client, call, run, extra_env or {})
+            _call_function(client, call, run, extra_env or {}, grace)
         run.result = read_result(result_file)
 
 
-def _call_command(command: str, call: ClientCall, run: ClientRun, extra: dict[str, str]) -> None:
+def _call_command(
+    command: str, call: ClientCall, run: ClientRun, extra: dict[str, str], grace: float
+) -> None:
     env = {**os.environ, **extra, **call.to_env()}
     proc = subprocess.Popen(
         ["sh", "-c", command],
@@ -248,14 +258,14 @@ def _call_command(command: str, call: ClientCall, run: ClientRun, extra: dict[st
         start_new_session=True,  # the whole group is stopped at the deadline
     )
     try:
-        out, err = proc.communicate(timeout=call.timeout + GRACE_S)
+        out, err = proc.communicate(timeout=call.timeout + grace)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         run.hung = True
         run.message = (err or out or "")[-4000:]
-        run.outcome = f"still running {call.timeout + GRACE_S:g} s after the start (stopped)"
+        run.outcome = f"still running {call.timeout + grace:g} s after the start (stopped)"
         return
     run.exit_code = proc.returncode
     run.returned = proc.returncode == 0
@@ -264,7 +274,7 @@ def _call_command(command: str, call: ClientCall, run: ClientRun, extra: dict[st
 
 
 def _call_function(
-    client: ClientUnderTest, call: ClientCall, run: ClientRun, extra: dict[str, str]
+    client: ClientUnderTest, call: ClientCall, run: ClientRun, extra: dict[str, str], grace: float
 ) -> None:
     assert client.func is not None
     box: dict[str, Any] = {}
@@ -280,11 +290,11 @@ def _call_function(
     with _environment({**extra, **call.side_env()}):
         thread = threading.Thread(target=target, name="client-under-test", daemon=True)
         thread.start()
-        thread.join(call.timeout + GRACE_S)
+        thread.join(call.timeout + grace)
         # A hung callable cannot be stopped; its environment is restored regardless.
     if thread.is_alive():
         run.hung = True
-        run.outcome = f"still running {call.timeout + GRACE_S:g} s after the start"
+        run.outcome = f"still running {call.timeout + grace:g} s after the start"
     elif box.get("ok"):
         run.returned, run.outcome = True, "returned"
     else:
@@ -395,13 +405,18 @@ class Runner:
         """One run of the client against ``fleet``, recorded (CheckError: it could not start)."""
         fleet.recorder.clear()
         started = time.monotonic()
+        deadline, grace = min(timeout, self._timeout), GRACE_S
+        hung = sum(1 for r in self.ctx.runs if r.hung)
+        if hung >= HANG_LIMIT:
+            deadline, grace = min(deadline, HUNG_TIMEOUT_S), HUNG_GRACE_S
         call_client(
             self.ctx.client,
             client_run,
             url or fleet.discovery_url,
             model,
-            min(timeout, self._timeout),
+            deadline,
             extra_env=extra_env,
+            grace=grace,
         )
         client_run.elapsed = time.monotonic() - started
         client_run.outcome += f" in {client_run.elapsed:.1f} s"

@@ -88,6 +88,7 @@ _KILLS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "small-fixed-cap": ("POLL-3::size-capped", ("POLL-3",), "did-not-complete"),
     "follows-listing-redirects": ("POLL-4::same-origin-only", ("POLL-4",), "other-origin"),
     "trusts-proxy-env": ("POLL-4::same-origin-only", ("POLL-4",), "other-origin"),
+    "no-deadline": ("POLL-5::deadline-result", ("POLL-5",), "hung"),
     "deadline-without-sum": ("POLL-5::deadline-result", ("POLL-5",), "wrong-world-size-sum"),
     "deadline-swaps-numbers": ("POLL-5::deadline-result", ("POLL-5",), "wrong-world-size-sum"),
     "accepts-userinfo-url": ("CRED-1::no-userinfo", ("CRED-1",), "requested-userinfo-url"),
