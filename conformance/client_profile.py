@@ -777,8 +777,8 @@ for _requirement, _slug, _title, _scenarios in _PENDING_RULES:
 
 
 def _streak_problems(run: ClientRun) -> Problems:
-    """READY-4 on the wire: before the first init, at least two complete polls (200, and at or
-    past ``ready_from_listing``) since the last poll that was not."""
+    """READY-4 on the wire: before the first init, at least two complete polls (200 or 304, and
+    at or past ``ready_from_listing``) since the last poll that was not."""
     first = run.first_init_time()
     if first is None:
         return _ended(run, "the client initialised nothing")
@@ -786,7 +786,8 @@ def _streak_problems(run: ClientRun) -> Problems:
     healthy_from = (run.ready_from_listing or 1) - 1
     streak = 0
     for index, r in enumerate(before):
-        streak = streak + 1 if r.status == 200 and index >= healthy_from else 0
+        # 304 (protocol 2: not modified since the ETag the client sent) is a complete poll too.
+        streak = streak + 1 if r.status in (200, 304) and index >= healthy_from else 0
     if streak < 2:
         return [
             Problem(
