@@ -787,7 +787,8 @@ def _streak_problems(run: ClientRun) -> Problems:
     streak = 0
     for index, r in enumerate(before):
         # 304 (protocol 2: not modified since the ETag the client sent) is a complete poll too.
-        streak = streak + 1 if r.status in (200, 304) and index >= healthy_from else 0
+        complete = r.status in (200, 304) and index + 1 not in run.pending_listings
+        streak = streak + 1 if complete and index >= healthy_from else 0
     if streak < 2:
         return [
             Problem(
@@ -801,10 +802,14 @@ def _streak_problems(run: ClientRun) -> Problems:
     return []
 
 
-@_check("READY-4", "two-identical-polls", needs=("error-then-ready", "streak-broken"))
+@_check(
+    "READY-4",
+    "two-identical-polls",
+    needs=("error-then-ready", "streak-broken", "streak-pending"),
+)
 def check_two_polls(ctx: ClientContext) -> str | None:
-    """Ready only after two consecutive identical complete polls; a failed poll restarts them."""
-    runs = [ctx.scenario("error-then-ready"), ctx.scenario("streak-broken")]
+    """Ready after two consecutive identical complete polls; a failed or pending poll restarts."""
+    runs = [ctx.scenario(s) for s in ("error-then-ready", "streak-broken", "streak-pending")]
     problems: Problems = []
     for run in runs:
         problems += _streak_problems(run)

@@ -105,6 +105,7 @@ class ClientRun:
     elapsed: float = 0.0
     ready_at: float | None = None  # time.time() from which the fleet was ready (recoveries)
     ready_from_listing: int | None = None  # listing request number from which it was ready
+    pending_listings: tuple[int, ...] = ()  # listing request numbers that presented it pending
     foreign: list[RecordedRequest] = field(default_factory=list)  # what reached another origin
     harness_problem: str = ""  # real Dynamo runs: why the fleet could not present the scenario
     parts: tuple[str, ...] = ()  # a composite's single-variable scenarios
@@ -553,6 +554,7 @@ class Runner:
                 scenario.inference_world_size,
                 credentials=creds,
                 ready_from_listing=scenario.ready_from_listing,
+                pending_listings=scenario.pending_listings,
                 parts=scenario.parts,
             )
             if scenario.ready_after is not None:

@@ -56,6 +56,7 @@ class Scenario:
     timeout: float = 5.0  # the client's deadline in this scenario
     ready_after: float | None = None  # seconds after start (the topology's schedule)
     ready_from_listing: int | None = None  # listing request number (a fault's :COUNT)
+    pending_listings: tuple[int, ...] = ()  # listing request numbers that present it pending
     api_key: str | None = None  # None: a random key
     allowed_hosts: tuple[str, ...] | None = None
     userinfo_url: bool = False  # give the client a discovery URL carrying user info
@@ -184,6 +185,9 @@ _SINGLE: tuple[Scenario, ...] = (
                         [_A, _B], {"component": "engine-d", "world_size": 2}),
     Scenario("streak-broken", "READY-4", "the 2nd listing request answers 503; the others are "
              "complete and identical", BASE, 3, faults=("unavailable:2-2",)),
+    Scenario("streak-pending", "READY-4", "the 2nd listing request carries an error worker (pending); "
+             "the others are complete and identical", BASE, 3, faults=("error-workers=1:2-2",),
+             pending_listings=(2,)),
     Scenario("model-less", "READY-5", "engine-b's entry carries no model (it matches, SPEC §9.1)",
              _fleet(_A, {**_B, "model": None}), 3),
     Scenario("other-model", "READY-5", "a worker of another model, with an admin URL, is listed",

@@ -113,6 +113,30 @@ ZOO: dict[str, tuple[str, str]] = {
     "retries-smg": ("DIALECT-1", "retries an SMG body as if pending"),
     "status-only": ("ADMIN-3", 'judges init replies by HTTP status only, not "status": "error"'),
     "continues-after-failure": ("ADMIN-3", "carries on to the weight update after a failed init"),
+    # more natural bugs, three or more per observable requirement
+    "rejects-unknown-top": ("BODY-5", "refuses unknown top-level fields only"),
+    "rejects-unknown-transport": ("BODY-5", "refuses transport kinds it does not know"),
+    "dialect-after-retry": ("DIALECT-1", "retries another dialect once before refusing it"),
+    "version-retry-once": ("VERSION-2", "retries an unknown protocol_version once, then refuses"),
+    "streak-survives-pending": ("READY-4", "keeps its streak across a pending poll"),
+    "empty-is-ready": (
+        "READY-6",
+        "takes a listing with no matching entry as ready (nothing to do)",
+    ),
+    "honours-all-proxy": ("POLL-4", "routes through ALL_PROXY when it is set"),
+    "inits-at-deadline": ("RANK-2", "initialises what it found when the deadline passes"),
+    "inference-w-plus-1": ("RANK-3", "sends inference_world_size W + 1 (the NCCL group size)"),
+    "prime-offsets-from-1": ("RANK-3", "sends Prime NCCL offsets from 1 (the trainer's rank 0)"),
+    "native-offsets-from-0": ("RANK-4", "sends vLLM native offsets from 0"),
+    "native-prime-init": ("RANK-4", "sends Prime's init_broadcaster under vllm-native-nccl"),
+    "nixl-w-per-engine": (
+        "RANK-5",
+        "sends each engine's world size as NIXL's inference_world_size",
+    ),
+    "offsets-by-index": ("RANK-6", "gives engine i the offset i (one rank per engine)"),
+    "inclusive-prefix-sum": ("RANK-6", "offsets are the inclusive prefix sum (p_i + ws_i)"),
+    "session-per-engine": ("RANK-8", "draws a fresh NIXL session_id for each engine"),
+    "reverify-after-pause": ("TOPO-1", "re-reads the listing only after pausing the engines"),
 }
 
 CAP = 8 * 1024 * 1024
@@ -167,10 +191,12 @@ class _Client:
     def __init__(self, call: ClientCall, bugs: frozenset[str]) -> None:
         self.call = call
         self.bugs = bugs
+        proxy = os.environ.get("ALL_PROXY") if "honours-all-proxy" in bugs else None
         self.http = httpx.Client(
             timeout=min(call.timeout, 5.0),
             trust_env="trusts-proxy-env" in bugs,
             follow_redirects="follows-listing-redirects" in bugs,
+            proxy=proxy or None,
         )
         url = httpx.URL(call.discovery_url)
         if url.userinfo and "accepts-userinfo-url" not in bugs:
@@ -183,6 +209,7 @@ class _Client:
         self.last_sum: int | None = None  # the last snapshot's sum, for the deadline's result
         self.namespace: Any = None  # the last listing's top-level namespace
         self.last_matching: list[dict[str, Any]] = []  # the last snapshot's matching entries
+        self.retried_once = False  # the *-retry-once bugs
         self.cap = call.max_body_bytes or CAP
         if "ignores-cap-setting" in bugs:
             self.cap = CAP
@@ -241,6 +268,9 @@ class _Client:
         if version not in (1, None) and "ignores-version" in bugs:
             body = {**body, "protocol_version": 1}
         elif version not in (1, None):
+            if "version-retry-once" in bugs and not self.retried_once:
+                self.retried_once = True
+                raise _Retry(f"protocol_version {version!r}, once more")
             if "retries-version" in bugs:
                 raise _Retry(f"protocol_version {version!r}")
             raise Refused("VERSION-2", f"protocol_version {version!r} is not 1")
@@ -249,7 +279,17 @@ class _Client:
         if detect_dialect(body) == "smg":
             if "retries-smg" in bugs:
                 raise _Retry("another dialect")
+            if "dialect-after-retry" in bugs and not self.retried_once:
+                self.retried_once = True
+                raise _Retry("another dialect, once more")
             raise Refused("DIALECT-1", "the body is in another dialect (the SMG gateway's)")
+        if "rejects-unknown-top" in bugs and isinstance(body, dict) and set(body) - _TOP:
+            raise Refused("BODY-5", f"unknown top-level field(s) {sorted(set(body) - _TOP)}")
+        if "rejects-unknown-transport" in bugs and isinstance(body, dict):
+            for w in body.get("workers", []):
+                kinds = set(w.get("transport") or {}) - {"tcp", "nats_tcp", "http"}
+                if kinds:
+                    raise Refused("BODY-5", f"unknown transport kind(s) {sorted(kinds)}")
         if "rejects-unknown-fields" in bugs and isinstance(body, dict):
             extra = set(body) - _TOP
             for w in body.get("workers", []):
@@ -308,6 +348,8 @@ class _Client:
         if not matching:
             if "empty-is-fatal" in bugs:
                 raise Refused("READY-6", "no worker matches")
+            if "empty-is-ready" in bugs:
+                return matching, [], self.call.inference_world_size
             reasons.append("no worker matches")
         counted = [w for w in matching if "error" not in w or "ignores-error" in bugs]
         total = sum(w.get("world_size", 0) for w in counted)
@@ -338,7 +380,9 @@ class _Client:
             else:
                 matching, reasons, width = self._assess(body)
                 if reasons:
-                    previous, last = None, "; ".join(reasons)
+                    if "streak-survives-pending" not in self.bugs:
+                        previous = None
+                    last = "; ".join(reasons)
                 else:
                     fingerprint = [
                         (
@@ -356,6 +400,9 @@ class _Client:
             time.sleep(max(0.0, wait if "no-deadline" in self.bugs else min(wait, left)))
 
     def _deadline(self, polls: int, last: str) -> Refused:
+        if "inits-at-deadline" in self.bugs and self.last_matching:  # best effort: start anyway
+            usable = [w for w in self.last_matching if w.get("admin_base_url")]
+            self.init(sorted(usable, key=self._order), self.call.inference_world_size)
         if "probes-before-refusal" in self.bugs:  # asks the engines before saying what lacked
             for w in self.last_matching:
                 if w.get("admin_base_url"):
@@ -445,21 +492,35 @@ class _Client:
                 return
             raise Refused("ADMIN-3", message)
 
+    def _offset(self, i: int, engines: list[dict[str, Any]], width: int, prefix: int) -> int:
+        """Engine i's rank offset from 0 (the exclusive prefix sum ``prefix``), or a bug's."""
+        bugs = self.bugs
+        if "even-split" in bugs:
+            return i * (width // len(engines))
+        if "offsets-by-index" in bugs:
+            return i
+        if "inclusive-prefix-sum" in bugs:
+            return prefix + engines[i]["world_size"]
+        return prefix
+
     def init(self, engines: list[dict[str, Any]], width: int) -> None:
         call = self.call
         bugs = self.bugs
         session = uuid.uuid4().hex
         offset = 0
         for i, w in enumerate(engines):
-            mine = i * (width // len(engines)) if "even-split" in bugs else offset
+            mine = self._offset(i, engines, width, offset)
             offset += w["world_size"]
             port = call.master_port + i if "port-per-engine" in bugs else call.master_port
             timeout = call.timeout + i if "timeout-per-engine" in bugs else call.timeout
-            if call.convention == "vllm-native-nccl":
+            host = call.master_address
+            if "session-per-engine" in bugs:
+                session = uuid.uuid4().hex
+            if call.convention == "vllm-native-nccl" and "native-prime-init" not in bugs:
                 info = {
-                    "master_address": call.master_address,
+                    "master_address": host,
                     "master_port": port,
-                    "rank_offset": mine + 1,
+                    "rank_offset": mine if "native-offsets-from-0" in bugs else mine + 1,
                     "world_size": width if "native-group-w" in bugs else width + 1,
                 }
                 if _ROUTE in w.get("routes", ()) and w.get("system_url"):
@@ -472,14 +533,15 @@ class _Client:
                 }
             elif call.convention == "nixl":
                 first = mine + 1 if "nixl-offsets-from-1" in bugs else mine
-                args = [call.master_address, port, first, width, timeout, session]
+                told = w["world_size"] if "nixl-w-per-engine" in bugs else width
+                args = [host, port, first, told, timeout, session]
                 payload = {"method": "init_broadcaster", "timeout": timeout, "args": args}
             else:
                 kwargs = {
-                    "host": call.master_address,
+                    "host": host,
                     "port": port,
-                    "rank_offset": mine,
-                    "inference_world_size": width,
+                    "rank_offset": mine + 1 if "prime-offsets-from-1" in bugs else mine,
+                    "inference_world_size": width + 1 if "inference-w-plus-1" in bugs else width,
                     "engine_world_size": w["world_size"],
                     "timeout": timeout,
                     "quantize_in_weight_transfer": False,
@@ -492,6 +554,9 @@ class _Client:
     def update(self, engines: list[dict[str, Any]]) -> None:
         planned = {_label(w): w["world_size"] for w in engines}
         now = dict(planned)
+        if "reverify-after-pause" in self.bugs:
+            for w in engines:
+                self.admin(w, "/pause?mode=keep&clear_cache=false")
         if "skips-reverify" not in self.bugs:
             body = self._get()
             now = {_label(w): w.get("world_size") for w in self._assess(body)[0]}
@@ -506,8 +571,9 @@ class _Client:
             changes += [f"removed {k}" for k in planned if k not in now]
             changes += [f"added {k}" for k in now if k not in planned]
             raise Refused("TOPO-1", "the fleet changed since the plan: " + "; ".join(changes))
-        for w in engines:
-            self.admin(w, "/pause?mode=keep&clear_cache=false")
+        if "reverify-after-pause" not in self.bugs:
+            for w in engines:
+                self.admin(w, "/pause?mode=keep&clear_cache=false")
         try:
             for w in engines:
                 self.admin(w, "/update_weights", {"weight_dir": None})
