@@ -72,6 +72,9 @@ GRACE_S = 3.0
 #: short deadline and grace below: a client that ignores its deadline is judged on each run all
 #: the same, but costs the profile at most about two minutes in all.
 HANG_LIMIT = 2
+#: What a command may take to start (an interpreter and its imports, on a loaded machine): added
+#: to its grace, since its own deadline counts from when it is up.
+COMMAND_START_S = 5.0
 HUNG_TIMEOUT_S, HUNG_GRACE_S = 1.0, 0.5
 #: The deadline of a rank run: a fleet that is ready from the start needs two polls, the inits
 #: and one update.
@@ -259,14 +262,15 @@ def _call_command(
         start_new_session=True,  # the whole group is stopped at the deadline
     )
     try:
-        out, err = proc.communicate(timeout=call.timeout + grace)
+        out, err = proc.communicate(timeout=call.timeout + grace + COMMAND_START_S)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         run.hung = True
         run.message = (err or out or "")[-4000:]
-        run.outcome = f"still running {call.timeout + grace:g} s after the start (stopped)"
+        stop = call.timeout + grace + COMMAND_START_S
+        run.outcome = f"still running {stop:g} s after the start (stopped)"
         return
     run.exit_code = proc.returncode
     run.returned = proc.returncode == 0
