@@ -129,6 +129,7 @@ ZOO: dict[str, tuple[str, str]] = {
     "prime-offsets-from-1": ("RANK-3", "sends Prime NCCL offsets from 1 (the trainer's rank 0)"),
     "native-offsets-from-0": ("RANK-4", "sends vLLM native offsets from 0"),
     "native-prime-init": ("RANK-4", "sends Prime's init_broadcaster under vllm-native-nccl"),
+    "nixl-nccl-layout": ("RANK-8", "sends NIXL inits in the 7-argument NCCL layout (no session)"),
     "nixl-w-per-engine": (
         "RANK-5",
         "sends each engine's world size as NIXL's inference_world_size",
@@ -534,7 +535,9 @@ class _Client:
             elif call.convention == "nixl":
                 first = mine + 1 if "nixl-offsets-from-1" in bugs else mine
                 told = w["world_size"] if "nixl-w-per-engine" in bugs else width
-                args = [host, port, first, told, timeout, session]
+                args: list[Any] = [host, port, first, told, timeout, session]
+                if "nixl-nccl-layout" in bugs:
+                    args = [host, port, first, told, timeout, False, "nccl"]
                 payload = {"method": "init_broadcaster", "timeout": timeout, "args": args}
             else:
                 kwargs = {

@@ -135,6 +135,7 @@ _KILLS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "native-offsets-from-0": ("RANK-4::vllm-native-offsets", ("RANK-4", "RANK-6"),
                               "wrong-offset"),
     "native-prime-init": ("RANK-4::vllm-native-offsets", ("RANK-4", "RANK-6"), "wrong-family"),
+    "nixl-nccl-layout": ("RANK-8::same-coordinates", ("RANK-8",), "no-session-id"),
     "nixl-w-per-engine": ("RANK-5::nixl-offsets", ("RANK-5", "RANK-8"),
                           "wrong-inference-world-size"),
     "offsets-by-index": ("RANK-6::ranks-cover-once", ("RANK-3", "RANK-4", "RANK-5", "RANK-6"),
