@@ -1106,10 +1106,11 @@ def check_dialect(ctx: ClientContext) -> str | None:
     return _verdict(problems, f"{run.name}: refused as another dialect after one request")
 
 
+#: Scenario -> (the failing engine, whether only its init fails; else every admin call does).
 _ADMIN_FAILURES = {
-    "init-fails": "dynamo.engine-b#0",
-    "init-error-in-200": "dynamo.engine-b#0",
-    "admin-redirect": "dynamo.engine-b#0",
+    "init-fails": ("dynamo.engine-b#0", True),
+    "init-error-in-200": ("dynamo.engine-b#0", True),
+    "admin-redirect": ("dynamo.engine-b#0", False),
 }
 
 
@@ -1117,13 +1118,17 @@ _ADMIN_FAILURES = {
 def check_admin_failure(ctx: ClientContext) -> str | None:
     """A failed admin call (5xx, 200 with status error, 3xx) is a failure, never success."""
     problems: Problems = []
-    for scenario_id, engine in _ADMIN_FAILURES.items():
+    for scenario_id, (engine, init_only) in _ADMIN_FAILURES.items():
         run = ctx.scenario(scenario_id)
-        failing = run.init_calls().get(engine, [])
+        if init_only:
+            failing = run.init_calls().get(engine, [])
+        else:
+            failing = [r for r in run.admin_calls if r.engine == engine]
         if not failing:
+            what = "init" if init_only else "admin call"
             problems.append(
                 Problem(
-                    run, "failing-engine-not-called", f"{engine}, the failing engine, got no init"
+                    run, "failing-engine-not-called", f"{engine}, the failing engine, got no {what}"
                 )
             )
             continue
