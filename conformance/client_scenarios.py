@@ -158,6 +158,13 @@ _ENGINE_FAULTS: tuple[tuple[str, str, str, tuple[str, str, Any]], ...] = (
 )  # fmt: skip
 
 
+def _allow_list(id: str, what: str, *hosts: str) -> Scenario:
+    """The baseline with engine-b advertising ``localhost``, under the allow-list ``hosts``."""
+    fleet = _fleet(_A, {**_B, "admin_host": "localhost"})
+    what = f"allow-list {what}; engine-b advertises localhost"
+    return Scenario(id, "CRED-3", what, fleet, 3, allowed_hosts=hosts)
+
+
 def _listing_fault(id: str, requirement: str, what: str, fault: str, expect: str) -> Scenario:
     timeout = 5.0 if "complete" in expect else 3.0
     return Scenario(id, requirement, what, BASE, 3, expect, (fault,), timeout)
@@ -210,19 +217,13 @@ _SINGLE: tuple[Scenario, ...] = (
              BASE, 3, expect="fatal", userinfo_url=True, timeout=3.0),
     Scenario("api-key-empty", "CRED-2", "the API key is EMPTY (Prime-RL's: no key)", BASE, 3,
              api_key="EMPTY"),
-    Scenario("allow-list", "CRED-3", "allow-list 127.0.0.1; engine-b advertises localhost",
-             _fleet(_A, {**_B, "admin_host": "localhost"}), 3, allowed_hosts=("127.0.0.1",)),
-    Scenario("allow-list-wildcard", "CRED-3", "allow-list 127.0.0.1 and *.localhost; engine-b "
-             "advertises localhost (no label before the suffix)",
-             _fleet(_A, {**_B, "admin_host": "localhost"}), 3,
-             allowed_hosts=("127.0.0.1", "*.localhost")),
-    Scenario("allow-list-cidr", "CRED-3", "allow-list 127.0.0.0/8; engine-b advertises localhost "
-             "(a name: never resolved to match a block)",
-             _fleet(_A, {**_B, "admin_host": "localhost"}), 3, allowed_hosts=("127.0.0.0/8",)),
-    Scenario("allow-list-case", "CRED-3", "allow-list LOCALHOST and 127.0.0.1; engine-b advertises "
-             "localhost (names compare without case)",
-             _fleet(_A, {**_B, "admin_host": "localhost"}), 3,
-             allowed_hosts=("127.0.0.1", "LOCALHOST")),
+    _allow_list("allow-list", "127.0.0.1", "127.0.0.1"),
+    _allow_list("allow-list-wildcard", "127.0.0.1 and *.localhost (no label before the suffix)",
+                "127.0.0.1", "*.localhost"),
+    _allow_list("allow-list-cidr", "127.0.0.0/8 (a name is never resolved to match a block)",
+                "127.0.0.0/8"),
+    _allow_list("allow-list-case", "LOCALHOST and 127.0.0.1 (names compare without case)",
+                "127.0.0.1", "LOCALHOST"),
     Scenario("prefix-scope", "RANK-1", "two namespaces under the scope dynamo; canonical order "
              "(namespace first) differs from (component, instance_id)",
              _fleet({"component": "alpha", "namespace": "dynamo-b", "world_size": 1},
