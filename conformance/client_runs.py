@@ -79,6 +79,10 @@ HUNG_TIMEOUT_S, HUNG_GRACE_S = 1.0, 0.5
 #: The deadline of a rank run: a fleet that is ready from the start needs two polls, the inits
 #: and one update.
 RANK_TIMEOUT_S = 8.0
+#: The deadlines of the real Dynamo runs: a plan on a fleet that is ready (the real frontend probes
+#: every worker on each poll), and a run during which the harness kills, restarts or resizes an
+#: engine (the change itself takes seconds).
+DYNAMO_PLAN_TIMEOUT_S, DYNAMO_CHANGE_TIMEOUT_S = 15.0, 20.0
 #: How the name of every run against real Dynamo starts.
 REAL_DYNAMO = "real Dynamo 1.6.1"
 
@@ -632,7 +636,7 @@ class Runner:
             )
             plan.engines, plan.others = ready, others
             real_listing_problem(plan, ready, others, width)
-            one(fleet, plan, model=topology.model, timeout=self._timeout)
+            one(fleet, plan, model=topology.model, timeout=DYNAMO_PLAN_TIMEOUT_S)
             fleet.kill(key)
             fleet.wait_ready(timeout=30)  # engine-c listed with an error (or gone)
             during(
@@ -703,16 +707,17 @@ def during(
     model: str | None,
     client_run: ClientRun,
     change: Callable[[], object],
+    timeout: float = DYNAMO_CHANGE_TIMEOUT_S,
 ) -> None:
     """Run the client while the harness changes the fleet; a change that raises or outlasts the
     client's deadline is recorded as ``harness_problem`` (an error of the run, never a failure)."""
-    opts = ctx.run.options
+    timeout = min(timeout, ctx.run.options.client_timeout)
     # The harness changes the fleet from this thread; the client runs in another.
     failure: list[BaseException] = []
 
     def client() -> None:
         try:
-            one(fleet, client_run, model=model, timeout=opts.client_timeout)
+            one(fleet, client_run, model=model, timeout=timeout)
         except BaseException as exc:  # reported below, in this thread
             failure.append(exc)
 
@@ -725,12 +730,12 @@ def during(
     except Exception as exc:  # the harness, not the client
         client_run.harness_problem = f"the harness could not change the fleet: {exc}"
     took = time.time() - client_run.ready_at
-    worker.join(opts.client_timeout + 30)
+    worker.join(timeout + 30)
     if failure:
         raise failure[0]
     client_run.engines, client_run.others = listed_engines(fleet, model)
-    if not client_run.harness_problem and took > opts.client_timeout - 2.0:
+    if not client_run.harness_problem and took > timeout - 2.0:
         client_run.harness_problem = (
             f"the harness took {took:.1f} s to change the fleet, longer than the client's "
-            f"{opts.client_timeout:g} s deadline allows (a loaded machine?)"
+            f"{timeout:g} s deadline allows (a loaded machine?)"
         )
