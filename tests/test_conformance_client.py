@@ -72,9 +72,9 @@ def test_the_projects_client_passes() -> None:
             in (report.target["notes"])
         )
         # READY-5 and RANK-1 judged on a real listing with a model-less engine and another model's.
-        by_requirement = {r.requirement: r.message for r in report.results}
-        assert "(and 1 on real Dynamo)" in by_requirement["READY-5"]
-        assert "(and 1 on real Dynamo)" in by_requirement["RANK-1"]
+        by_check = {r.check: r.message for r in report.results}
+        assert "(and 1 on real Dynamo)" in by_check["READY-5::others-left-alone"]
+        assert "(and 1 on real Dynamo)" in by_check["RANK-1::canonical-order"]
 
 
 def test_even_split_fails_naming_colliding_and_missing_ranks() -> None:
