@@ -28,6 +28,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from conformance.options import DEFAULT_CLIENT
+from prime_rl_dynamo.defaults import NO_API_KEY
+
 __all__ = [
     "DEFAULT_CLIENT",
     "ENV_PREFIX",
@@ -43,7 +46,6 @@ __all__ = [
     "write_result",
 ]
 
-DEFAULT_CLIENT = "conformance.examples.project_client:run"
 ENV_PREFIX = "CONFORMANCE_"
 #: The environment variable the suite fills with a secret for ``headers_from_env``.
 SECRET_ENV = "CONFORMANCE_SECRET_TOKEN"
@@ -71,13 +73,13 @@ class Credentials:
         out = {k.lower(): v for k, v in self.headers.items()}
         for header, var in self.headers_from_env.items():
             out[header.lower()] = os.environ.get(var, "")
-        if self.api_key is not None and self.api_key != "EMPTY":
+        if self.api_key is not None and self.api_key != NO_API_KEY:
             out["authorization"] = f"Bearer {self.api_key}"
         return out
 
     def absent_headers(self) -> tuple[str, ...]:
         """Lower-cased headers that must not be sent: ``EMPTY`` is no key (CRED-2, Prime-RL's)."""
-        return ("authorization",) if self.api_key == "EMPTY" else ()
+        return ("authorization",) if self.api_key == NO_API_KEY else ()
 
     def allows(self, host: str) -> bool:
         """Whether credentials may go to ``host`` (SPEC CRED-3: exact, ``*.suffix``, CIDR)."""

@@ -37,9 +37,9 @@ from conformance.client_runs import (
 from conformance.client_scenarios import SCENARIOS, Scenario
 from conformance.client_wire import describe_call
 from conformance.registry import CheckError, CheckFunction, Failed, Skipped, check
-from conformance.results import cut
 from conformance.runner import RunContext, profile_setup, select_checks
-from prime_rl_dynamo.wire import Convention
+from prime_rl_dynamo.plan import Convention
+from prime_rl_dynamo.text import cut
 
 __all__ = [
     "NEEDS",

@@ -44,8 +44,9 @@ from conformance.client_scenarios import (
 from conformance.client_wire import InitRecord, Uninterpretable, init_record, is_init, is_update
 from conformance.registry import CheckError
 from conformance.runner import ProfileContext, RunContext
+from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.recording import RecordedRequest
-from prime_rl_dynamo.wire import Convention, WorkerId
+from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from prime_rl_dynamo.defaults import NO_API_KEY
 from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
 
 __all__ = [
@@ -216,7 +217,7 @@ _SINGLE: tuple[Scenario, ...] = (
     Scenario("userinfo-url", "CRED-1", "the configured discovery URL carries user:password@",
              BASE, 3, expect="fatal", userinfo_url=True, timeout=3.0),
     Scenario("api-key-empty", "CRED-2", "the API key is EMPTY (Prime-RL's: no key)", BASE, 3,
-             api_key="EMPTY"),
+             api_key=NO_API_KEY),
     _allow_list("allow-list", "127.0.0.1", "127.0.0.1"),
     _allow_list("allow-list-wildcard", "127.0.0.1 and *.localhost (no label before the suffix)",
                 "127.0.0.1", "*.localhost"),
@@ -248,7 +249,7 @@ _COMPOSITE: tuple[Scenario, ...] = (
             {"component": "embed", "world_size": 1, "model": OTHER_MODEL, "admin": False},
         ),
         3,
-        api_key="EMPTY",
+        api_key=NO_API_KEY,
         parts=(
             "prefix-scope",
             "model-less",
