@@ -112,7 +112,7 @@ def _client_outcome(name: str, target: str, fleet: Any, topology: Any) -> dict[s
     """Run one contract client against the real fleet; what it did, as the engines saw it."""
     import importlib
 
-    from conformance.client_runs import Credentials
+    from conformance.client_call import Credentials
 
     module, _, function = target.partition(":")
     client = getattr(importlib.import_module(module), function)
@@ -151,7 +151,7 @@ def _client_outcome(name: str, target: str, fleet: Any, topology: Any) -> dict[s
 
 
 def _clients() -> dict[str, Any]:
-    from conformance.client_runs import DYNAMO_TOPOLOGY
+    from conformance.client_scenarios import DYNAMO_TOPOLOGY
     from prime_rl_dynamo.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
