@@ -182,6 +182,43 @@ class AdminPool(AsyncClosing):
                 requirement="ADMIN-2" if operation != "health" else "ADMIN-1",
             )
 
+    async def call_each(
+        self,
+        operation: str,
+        path: str,
+        bodies: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> dict[str, EngineResult]:
+        """``POST path`` on every engine ``bodies`` names (label -> JSON body), concurrently.
+
+        Every call settles; with ``check`` an AdminError (ADMIN-3) names each engine that failed
+        (a non-2xx reply, a redirect, or a 2xx body with ``"status": "error"``).
+        """
+        targets = [e for e in self.engines if e.label in bodies]
+        unknown = sorted(set(bodies) - {e.label for e in targets})
+        if unknown:
+            raise ConfigError(f"{operation}: no such engine(s) in this pool: {', '.join(unknown)}")
+        results = await asyncio.gather(
+            *(
+                self._calls.call(e, operation, "POST", path, json=bodies[e.label], timeout=timeout)
+                for e in targets
+            )
+        )
+        by_label = {r.engine: r for r in results}
+        if check:
+            failed = [r for r in by_label.values() if not r.ok]
+            if failed:
+                lines = "; ".join(f"{r.engine}: {r.error}" for r in failed)
+                raise AdminError(
+                    f"{operation} failed on {len(failed)} of {len(by_label)} engine(s): {lines}",
+                    engine=failed[0].engine,
+                    results={operation: by_label},
+                    requirement="ADMIN-3",
+                )
+        return by_label
+
     # --- operations ----------------------------------------------------------------------------
 
     async def health(self) -> dict[str, EngineResult]:
