@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from conformance import native_lifecycle
 from conformance.client_runs import (
     _BASE,
     _REAL,
@@ -156,6 +157,8 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
             convention = declared[(index - 1 + run.seed) % len(declared)]
             restricted = index % 2 == 0
             data = _heterogeneous(data)
+            if convention == native_lifecycle.NATIVE:
+                data = native_lifecycle.native_fleet(data)
             if restricted:
                 data = _with_disallowed_host(data)
             source = f"generated topology {index}"
@@ -932,3 +935,8 @@ def check_admin_failure(ctx: ClientContext) -> str | None:
     return _verdict(
         problems, f"{len(runs)} failed init(s) (500; 200 with status error) reported as failures"
     )
+
+
+# The native update lifecycle is judged in its own module (pure functions of what was recorded).
+_check("NATIVE-1", "native-init-once")(native_lifecycle.check_init_once)
+_check("NATIVE-2", "native-update-lifecycle")(native_lifecycle.check_update_lifecycle)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from conformance.examples import lifecycle_zoo
 from conformance.examples._contract import ClientFunction, command_main
 from conformance.examples.spec_client import ZOO, zoo_client
 from conformance.kill_matrix import Counterpart
@@ -35,12 +36,17 @@ BY_NAME: dict[str, str] = {
 
 #: The client checks' counterparts in the kill matrix (conformance.kill_matrix).
 COUNTERPARTS: tuple[Counterpart, ...] = ()
+# The native update lifecycle's counterparts (conformance/examples/lifecycle_zoo.py).
+COUNTERPARTS += lifecycle_zoo.COUNTERPARTS
 
 
 def __getattr__(name: str) -> ClientFunction:
-    """``zoo.treats_429_as_fatal`` and each other name of ``BY_NAME``: the client with that bug."""
+    """``zoo.treats_429_as_fatal`` and each other name of ``BY_NAME``: the client with that bug
+    (and the lifecycle deviations of ``lifecycle_zoo.BY_NAME``)."""
     if name in BY_NAME:
         return zoo_client(BY_NAME[name])
+    if name in lifecycle_zoo.BY_NAME:
+        return lifecycle_zoo.client(lifecycle_zoo.BY_NAME[name][0])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
