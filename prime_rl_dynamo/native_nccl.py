@@ -444,6 +444,7 @@ class SyncNativeNcclTrainer:
         """Use :meth:`connect` or :meth:`from_prime_rl`."""
         self._trainer = trainer
         self._loop = loop
+        self._closed = False
 
     @staticmethod
     def _start_loop() -> asyncio.AbstractEventLoop:
@@ -484,6 +485,9 @@ class SyncNativeNcclTrainer:
         return self._trainer.group
 
     def _call(self, work: Awaitable[_T]) -> _T:
+        if self._closed:
+            raise ConfigError("the trainer's client was closed; connect again")
+
         async def run() -> _T:
             return await work
 
@@ -511,9 +515,10 @@ class SyncNativeNcclTrainer:
 
     def close(self) -> None:
         """Close the clients and stop the private loop (idempotent)."""
-        if self._loop.is_closed():
+        if self._closed:
             return
+        self._closed = True
         try:
-            self._call(self._trainer.aclose())
+            self._run(self._loop, self._trainer.aclose())
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
