@@ -274,3 +274,47 @@ def test_a_fleet_without_the_native_routes_is_refused_before_any_engine_call(
             SyncNativeNcclTrainer.from_prime_rl(
                 trainer_weight_broadcast(fleet.discovery_url, 29512, 5.0), environ=ENV
             )
+
+
+@pytest.mark.integration
+def test_orchestrator_owned_native_inits_once_and_runs_vllms_lifecycle(
+    native_fleet: Any, tmp_path: Path
+) -> None:
+    import json
+
+    async def main() -> None:
+        pool = await DynamoInferencePool.from_config(
+            prime_client(native_fleet.frontend_url),
+            MODEL,
+            inference_world_size=7,
+            native_nccl_owner="orchestrator",
+            environ=ENV,
+            poll_interval=0.05,
+        )
+        try:
+            await pool.wait_for_ready(MODEL)
+            await pool.init_nccl_broadcast("127.0.0.1", 29513, 5.0, 7)
+            with pytest.raises(ConfigError, match=r"NCCL_UPDATE_INFO\.json"):
+                await pool.update_weights(tmp_path, step=1, native_nccl=True)
+            info = {"names": ["w"], "dtype_names": ["bfloat16"], "shapes": [[2, 2]]}
+            (tmp_path / "NCCL_UPDATE_INFO.json").write_text(json.dumps(info), encoding="utf-8")
+            await pool.update_weights(tmp_path, step=2, native_nccl=True)
+        finally:
+            await pool.stop()
+
+    asyncio.run(main())
+    calls = native_fleet.recorder.requests()
+    rpc = [r for r in calls if r.server == "admin" and r.path == "/collective_rpc"]
+    assert sorted(r.json["kwargs"]["init_info"]["rank_offset"] for r in rpc) == [1, 3, 7]
+    engines = [{"key": e.key, "label": e.label} for e in native_fleet.engines]
+    assert init_problems(engines, calls) == [] and lifecycle_problems(engines, calls) == []
+    for engine in native_fleet.engines:
+        assert _routes(native_fleet, engine.key) == [
+            "control/pause_generation",
+            "control/is_paused",
+            "update/start_weight_update",
+            "update/update_weights",
+            "update/finish_weight_update",
+            "update/update_weight_version",
+            "control/resume_generation",
+        ]
