@@ -42,6 +42,8 @@ __all__ = [
     "Credentials",
     "EngineResult",
     "host_allowed",
+    "live_workers",
+    "raise_failed",
 ]
 
 _log = logging.getLogger(__name__)
@@ -172,15 +174,8 @@ class AdminPool(AsyncClosing):
     def _raise_on_failure(
         operation: str, results: Mapping[str, EngineResult], extra: str = ""
     ) -> None:
-        failed = [r for r in results.values() if not r.ok]
-        if failed:
-            lines = "; ".join(f"{r.engine}: {r.error}" for r in failed)
-            raise AdminError(
-                f"{operation} failed on {len(failed)} of {len(results)} engine(s): {lines}{extra}",
-                engine=failed[0].engine,
-                results={operation: results},
-                requirement="ADMIN-2" if operation != "health" else "ADMIN-1",
-            )
+        requirement = "ADMIN-2" if operation != "health" else "ADMIN-1"
+        raise_failed(operation, results, extra, requirement=requirement)
 
     async def call_each(
         self,
@@ -208,15 +203,7 @@ class AdminPool(AsyncClosing):
         )
         by_label = {r.engine: r for r in results}
         if check:
-            failed = [r for r in by_label.values() if not r.ok]
-            if failed:
-                lines = "; ".join(f"{r.engine}: {r.error}" for r in failed)
-                raise AdminError(
-                    f"{operation} failed on {len(failed)} of {len(by_label)} engine(s): {lines}",
-                    engine=failed[0].engine,
-                    results={operation: by_label},
-                    requirement="ADMIN-3",
-                )
+            raise_failed(operation, by_label)
         return by_label
 
     # --- operations ----------------------------------------------------------------------------
@@ -380,15 +367,7 @@ class AdminPool(AsyncClosing):
         """
         if self.discovery is None:
             raise ConfigError("verify_topology needs a discovery client (pass discovery=...)")
-        snapshot = await self.discovery.snapshot(timeout=timeout, wait=wait)
-        policy = self.discovery.policy
-        matching, _ = assess_snapshot(
-            snapshot,
-            inference_world_size=None,
-            model=policy.model,
-            components=policy.components,
-            require_admin=False,
-        )
+        matching = await live_workers(self.discovery, timeout=timeout, wait=wait)
         expected = _plan_states(self.plan) if self.plan is not None else _states(self.engines)
         live = [
             EngineState(WorkerId.of(w), w.world_size, w.admin_base_url, w.error) for w in matching
@@ -399,6 +378,42 @@ class AdminPool(AsyncClosing):
                 f"TOPO-1: the fleet at {self.discovery.url} no longer matches the plan:\n{diff}",
                 diff=diff,
             )
+
+
+def raise_failed(
+    operation: str,
+    results: Mapping[str, EngineResult],
+    extra: str = "",
+    *,
+    requirement: str = "ADMIN-3",
+) -> None:
+    """AdminError naming every engine of ``results`` that failed (nothing when none did)."""
+    failed = [r for r in results.values() if not r.ok]
+    if failed:
+        lines = "; ".join(f"{r.engine}: {r.error}" for r in failed)
+        raise AdminError(
+            f"{operation} failed on {len(failed)} of {len(results)} engine(s): {lines}{extra}",
+            engine=failed[0].engine,
+            results={operation: dict(results)},
+            requirement=requirement,
+        )
+
+
+async def live_workers(
+    discovery: DiscoveryClient, *, timeout: float = 30.0, wait: float = 0.0
+) -> tuple[Worker, ...]:
+    """The workers a fresh listing shows for the discovery client's model and components (with
+    or without admin URLs; those reporting error included): what a re-verification compares."""
+    snapshot = await discovery.snapshot(timeout=timeout, wait=wait)
+    policy = discovery.policy
+    matching, _ = assess_snapshot(
+        snapshot,
+        inference_world_size=None,
+        model=policy.model,
+        components=policy.components,
+        require_admin=False,
+    )
+    return matching
 
 
 def _states(engines: Iterable[AdminEngine]) -> list[EngineState]:

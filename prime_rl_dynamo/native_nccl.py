@@ -36,8 +36,8 @@ import httpx
 
 from prime_rl_dynamo._bounded import AsyncClosing
 from prime_rl_dynamo._fanout import AdminEngine, EngineResult
-from prime_rl_dynamo.admin import AdminPool
-from prime_rl_dynamo.client import Discovery, DiscoveryClient, assess_snapshot
+from prime_rl_dynamo.admin import AdminPool, live_workers
+from prime_rl_dynamo.client import Discovery, DiscoveryClient
 from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.errors import ConfigError, TopologyChangedError
 from prime_rl_dynamo.plan import BroadcastPlan
@@ -291,15 +291,7 @@ def engine_states(engines: Sequence[NativeEngine]) -> list[EngineState]:
 async def verify_group(discovery: DiscoveryClient, engines: Sequence[NativeEngine]) -> None:
     """Re-read the listing; TopologyChangedError (TOPO-1) when the matching engines, their world
     sizes or system URLs differ from ``engines`` (an engine now reporting error counts as gone)."""
-    snapshot = await discovery.snapshot()
-    policy = discovery.policy
-    matching, _ = assess_snapshot(
-        snapshot,
-        inference_world_size=None,
-        model=policy.model,
-        components=policy.components,
-        require_admin=False,
-    )
+    matching = await live_workers(discovery)
     live = [EngineState(WorkerId.of(w), w.world_size, w.system_url, w.error) for w in matching]
     diff = TopologyDiff.between(engine_states(engines), live)
     if diff:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 
-from prime_rl_dynamo.admin import AdminPool, EngineResult
+from prime_rl_dynamo.admin import AdminPool, EngineResult, raise_failed
 from prime_rl_dynamo.client import Discovery, DiscoveryClient
 from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.errors import AdminError, ConfigError, DataPlaneMissing, TopologyError
@@ -741,13 +741,7 @@ class DynamoInferencePool:
         session_id: str | None,
     ) -> None:
         self._require_open()
-        world = self.plan.inference_world_size
-        if inference_world_size is not None and inference_world_size != world:
-            raise TopologyError(
-                f"RANK-2: init was asked for inference_world_size {inference_world_size}, but the "
-                f"pool was built and planned for {world}; no engine was initialised",
-                requirement="RANK-2",
-            )
+        world = self._check_world(inference_world_size, "no engine was initialised")
         _check_coordinates(host, port, timeout)
         async with self._mutating:
             await self.admin.verify_topology(timeout=self.config.request_timeout)
@@ -765,6 +759,17 @@ class DynamoInferencePool:
                 via_rpc=self.admin_api == "vllm",
             )
             self.convention = convention
+
+    def _check_world(self, inference_world_size: int | None, consequence: str) -> int:
+        """The pool's W; TopologyError (RANK-2) when an init is asked for another one."""
+        world = self.plan.inference_world_size
+        if inference_world_size is not None and inference_world_size != world:
+            raise TopologyError(
+                f"RANK-2: init was asked for inference_world_size {inference_world_size}, but the "
+                f"pool was built and planned for {world}; {consequence}",
+                requirement="RANK-2",
+            )
+        return world
 
     def _trainer_owned(self, convention: Convention | None) -> bool:
         return convention is Convention.VLLM_NATIVE_NCCL and self.native_nccl_owner == "trainer"
@@ -786,13 +791,7 @@ class DynamoInferencePool:
     ) -> None:
         self._require_open()
         _check_coordinates(host, port, timeout)
-        world = self.plan.inference_world_size
-        if inference_world_size is not None and inference_world_size != world:
-            raise TopologyError(
-                f"RANK-2: init was asked for inference_world_size {inference_world_size}, but the "
-                f"pool was built and planned for {world}; the trainer's group would not complete",
-                requirement="RANK-2",
-            )
+        self._check_world(inference_world_size, "the trainer's group would not complete")
         routes = self._require_routes("vLLM native NCCL owned by the trainer")
         lacking = [
             f"{e.label}: {e.missing((*CONTROL_ROUTES, *TRAINER_ROUTES))}"
@@ -830,7 +829,7 @@ class DynamoInferencePool:
                 PAUSE_ROUTE, {"mode": "keep", "clear_cache": False}, check=False
             )
             paused = [label for label, r in pause.items() if r.ok]
-            _raise_failed(PAUSE_ROUTE, pause)
+            raise_failed(PAUSE_ROUTE, pause)
             confirmed = await routes.post(IS_PAUSED_ROUTE, {})
             running = [
                 label
@@ -853,7 +852,7 @@ class DynamoInferencePool:
                     routes.post(RESUME_ROUTE, {}, engines=paused, check=False)
                 )
                 if not failed:
-                    _raise_failed(RESUME_ROUTE, resumed)
+                    raise_failed(RESUME_ROUTE, resumed)
 
     async def _native_step(self, path: Path, version: str) -> None:
         """Trainer-owned: pause, confirm, ``NCCL_READY``, wait for the version, resume."""
@@ -960,18 +959,6 @@ def _read_update_info(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{file} must hold a JSON object; found {type(data).__name__}")
     return data
-
-
-def _raise_failed(operation: str, results: Mapping[str, EngineResult]) -> None:
-    failed = [r for r in results.values() if not r.ok]
-    if failed:
-        lines = "; ".join(f"{r.engine}: {r.error}" for r in failed)
-        raise AdminError(
-            f"{operation} failed on {len(failed)} of {len(results)} engine(s): {lines}",
-            engine=failed[0].engine,
-            results={operation: dict(results)},
-            requirement="ADMIN-3",
-        )
 
 
 def _worker_id(worker: Any) -> WorkerId:

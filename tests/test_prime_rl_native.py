@@ -309,12 +309,5 @@ def test_orchestrator_owned_native_inits_once_and_runs_vllms_lifecycle(
     engines = [{"key": e.key, "label": e.label} for e in native_fleet.engines]
     assert init_problems(engines, calls) == [] and lifecycle_problems(engines, calls) == []
     for engine in native_fleet.engines:
-        assert _routes(native_fleet, engine.key) == [
-            "control/pause_generation",
-            "control/is_paused",
-            "update/start_weight_update",
-            "update/update_weights",
-            "update/finish_weight_update",
-            "update/update_weight_version",
-            "control/resume_generation",
-        ]
+        # The same step as the trainer-owned order, the orchestrator having initialised instead.
+        assert _routes(native_fleet, engine.key) == list(ENGINE_ORDER[1:])
