@@ -40,9 +40,10 @@ from prime_rl_dynamo.admin import AdminPool, live_workers
 from prime_rl_dynamo.client import Discovery, DiscoveryClient
 from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.errors import ConfigError, TopologyChangedError
-from prime_rl_dynamo.plan import BroadcastPlan
+from prime_rl_dynamo.plan import BroadcastPlan, Convention
+from prime_rl_dynamo.prime_rl_config import trainer_config_from_prime_rl
 from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
-from prime_rl_dynamo.wire import Convention, WorkerId
+from prime_rl_dynamo.wire import WorkerId
 
 __all__ = [
     "CONTROL_ROUTES",
@@ -466,8 +467,6 @@ class SyncNativeNcclTrainer:
         ``dynamo.headers_from_env``, ``dynamo.api_key_var``, ``dynamo.admin_allowed_hosts``,
         ``inference_world_size``, ``host``, ``port`` and ``timeout`` (the discovery deadline and
         each call's budget). ``kwargs``: those of :meth:`NativeNcclTrainer.connect`."""
-        from prime_rl_dynamo.prime_rl import trainer_config_from_prime_rl
-
         config, address, port = trainer_config_from_prime_rl(weight_broadcast)
         return cls.connect(config, master_address=address, master_port=port, **kwargs)
 

@@ -42,6 +42,11 @@ from prime_rl_dynamo.native_nccl import (
     NativeEngine,
 )
 from prime_rl_dynamo.plan import BroadcastPlan, Convention
+from prime_rl_dynamo.prime_rl_config import (
+    client_config_from_prime_rl,
+    nccl_convention_from_prime_rl,
+    trainer_config_from_prime_rl,
+)
 from prime_rl_dynamo.wire import WorkerId
 
 __all__ = [
@@ -57,18 +62,12 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-#: Prime-RL's default for ``client.wait_for_ready_timeout`` and ``client.api_key_var``.
-PRIME_RL_WAIT_FOR_READY_TIMEOUT = 1800.0
-PRIME_RL_API_KEY_VAR = "VLLM_API_KEY"
 #: The file Prime's trainer waits for before it broadcasts a step's weights over NCCL.
 NCCL_READY = "NCCL_READY"
 
 #: The engines' admin APIs the pool can drive: Prime-RL's admin server (SPEC §8.3 routes) or vLLM's
 #: dev-mode server, where init and updates go through ``/collective_rpc``.
 ADMIN_APIS = ("prime", "vllm")
-
-#: Prime-RL's ``weight_broadcast.type`` -> this package's ``DynamoClientConfig.weight_broadcast``.
-_BROADCAST_TYPES = {"nccl": "nccl", "nixl": "nixl", "filesystem": "filesystem"}
 
 #: Who initialises vLLM's native weight-transfer engine under ``vllm-native-nccl``: the trainer
 #: (Prime-RL's latest generation; the pool only pauses, signals and waits for the version) or the
@@ -184,151 +183,6 @@ class DataPlane(Protocol):
     async def score(self, token_ids: Any) -> Any:
         """Prefill log-probs for ``token_ids``."""
         ...
-
-
-def _get(obj: Any, name: str) -> Any:
-    """A field of a config object or mapping (None when absent): Prime-RL's objects, duck-typed."""
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _mapping(value: Any, where: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where} must map header names to strings; found {type(value).__name__}")
-    bad = [k for k, v in value.items() if not isinstance(k, str) or not isinstance(v, str)]
-    if bad:
-        raise ConfigError(f"{where} must map header names to strings; bad entries: {bad}")
-    return dict(value)
-
-
-def client_config_from_prime_rl(
-    client_config: Any = None,
-    *,
-    model_name: str | None = None,
-    inference_world_size: int | None = None,
-    weight_broadcast: Any = None,
-    **settings: Any,
-) -> DynamoClientConfig:
-    """This package's validated config from Prime-RL's ``client`` (and ``weight_broadcast``) config.
-
-    Read by duck typing from objects or mappings: ``dynamo.discovery_url`` (latest Prime-RL) or
-    ``dynamo_discovery_url`` (older), ``api_key_var`` (its value ``EMPTY`` or unset: no key),
-    ``headers``, ``headers_from_env`` (header -> environment variable), ``wait_for_ready_timeout``;
-    ``weight_broadcast.inference_world_size`` and ``weight_broadcast.type``. Plain keyword
-    arguments win: ``discovery_url`` and any ``DynamoClientConfig`` field (``api_key``,
-    ``admin_allowed_hosts``, ``poll_interval``, ...). ConfigError names what is missing.
-    """
-    settings = dict(settings)
-    urls = {
-        "discovery_url (keyword)": settings.pop("discovery_url", None),
-        "client.dynamo.discovery_url": _get(_get(client_config, "dynamo"), "discovery_url"),
-        "client.dynamo_discovery_url": _get(client_config, "dynamo_discovery_url"),
-    }
-    given = {k: v for k, v in urls.items() if v is not None}
-    if not given:
-        raise ConfigError(
-            "no Dynamo discovery URL: set client.dynamo.discovery_url (latest Prime-RL), "
-            "client.dynamo_discovery_url (older) or pass discovery_url=..."
-        )
-    if "discovery_url (keyword)" not in given and len(set(given.values())) > 1:
-        raise ConfigError(
-            "client.dynamo.discovery_url and client.dynamo_discovery_url disagree: "
-            + ", ".join(f"{k}={v!r}" for k, v in given.items())
-        )
-    url = next(iter(given.values()))
-    world = inference_world_size
-    if world is None:
-        world = _get(weight_broadcast, "inference_world_size")
-    if world is None:
-        raise ConfigError(
-            "RANK-2: Dynamo inference requires an explicit inference_world_size (pass "
-            "inference_world_size=..., or set weight_broadcast.inference_world_size); it is never "
-            "derived from the listing",
-            requirement="RANK-2",
-        )
-    kind = _get(weight_broadcast, "type")
-    if kind is not None and kind not in _BROADCAST_TYPES:
-        raise ConfigError(
-            f"weight_broadcast.type must be one of {sorted(_BROADCAST_TYPES)}; found {kind!r}"
-        )
-    api_key_var = _get(client_config, "api_key_var")
-    timeout = _get(client_config, "wait_for_ready_timeout")
-    values: dict[str, Any] = {
-        "dynamo_discovery_url": url,
-        "inference_world_size": world,
-        "model": model_name,
-        "weight_broadcast": _BROADCAST_TYPES[kind] if kind is not None else "nccl",
-        "api_key_var": PRIME_RL_API_KEY_VAR if api_key_var is None else api_key_var,
-        "headers": _mapping(_get(client_config, "headers"), "client.headers"),
-        "headers_from_env": _mapping(
-            _get(client_config, "headers_from_env"), "client.headers_from_env"
-        ),
-        "discovery_timeout": PRIME_RL_WAIT_FOR_READY_TIMEOUT if timeout is None else timeout,
-    }
-    allowed = _get(client_config, "admin_allowed_hosts")
-    if allowed is None:  # the patch of docs/prime-rl/ adds it to Prime-RL's DynamoConfig
-        allowed = _get(_get(client_config, "dynamo"), "admin_allowed_hosts")
-    if allowed is not None:
-        values["admin_allowed_hosts"] = allowed
-    values.update(settings)
-    try:
-        return DynamoClientConfig(**values)
-    except TypeError as exc:  # an unknown keyword: say which settings exist
-        known = ", ".join(sorted(DynamoClientConfig.__dataclass_fields__))
-        raise ConfigError(f"{exc}; the settings are: discovery_url, {known}") from None
-
-
-def nccl_convention_from_prime_rl(client_config: Any, given: Any = None) -> tuple[Convention, str]:
-    """The NCCL convention and where it came from: the keyword ``given``, else
-    ``client.dynamo.nccl_convention`` (the field the patch of docs/prime-rl/ adds), else the
-    generation's own: ``vllm-native-nccl`` for the latest generation's config shape
-    (``client.dynamo``: its Dynamo NCCL is vLLM's native engine, owned by the trainer), else
-    ``prime-nccl`` (older generations' ``client.dynamo_discovery_url``, or no Prime-RL config)."""
-    field = _get(_get(client_config, "dynamo"), "nccl_convention")
-    if given is not None:
-        value, source = given, "nccl_convention="
-    elif field is not None:
-        value, source = field, "client.dynamo.nccl_convention"
-    elif _get(client_config, "dynamo") is not None:
-        value, source = Convention.VLLM_NATIVE_NCCL, "the latest generation's client.dynamo"
-    else:
-        value, source = Convention.PRIME_NCCL, "the default"
-    try:
-        convention = Convention.parse(value)
-    except (ConfigError, ValueError) as exc:
-        raise ConfigError(f"{source}: {exc}") from None
-    if convention is Convention.NIXL:
-        raise ConfigError(f"{source} must be prime-nccl or vllm-native-nccl, not nixl")
-    return convention, source
-
-
-def trainer_config_from_prime_rl(weight_broadcast: Any) -> tuple[DynamoClientConfig, str, int]:
-    """(this package's config, master address, master port) from Prime-RL's trainer
-    ``weight_broadcast`` config (type ``nccl`` with a ``dynamo`` section): the trainer's half of
-    vLLM's native NCCL (prime_rl_dynamo.native_nccl)."""
-    dynamo = _get(weight_broadcast, "dynamo")
-    if dynamo is None:
-        raise ConfigError(
-            "the trainer's Dynamo native NCCL needs weight_broadcast.dynamo (discovery_url, "
-            "model_name, ...)"
-        )
-    timeout = _get(weight_broadcast, "timeout")
-    config = client_config_from_prime_rl(
-        dynamo,
-        discovery_url=_get(dynamo, "discovery_url"),
-        model_name=_get(dynamo, "model_name"),
-        inference_world_size=_get(weight_broadcast, "inference_world_size"),
-        **({} if timeout is None else {"discovery_timeout": timeout, "update_timeout": timeout}),
-    )
-    config = dataclasses.replace(config, weight_broadcast="vllm-native-nccl")
-    host = _get(weight_broadcast, "host")
-    port = _get(weight_broadcast, "port")
-    return config, "localhost" if host is None else host, 29501 if port is None else port
 
 
 class DynamoInferencePool:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.prime_rl import (
     PRIME_RL_REVISION,
     PRIME_RL_SURFACE,
@@ -22,7 +23,6 @@ from prime_rl_dynamo.prime_rl import (
     nccl_convention_from_prime_rl,
     trainer_config_from_prime_rl,
 )
-from prime_rl_dynamo.wire import Convention
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "prime-rl"
 PATCH = DOCS / f"{PRIME_RL_REVISION}.patch"
