@@ -175,6 +175,7 @@ def test_the_config_fields_it_adds_are_the_ones_the_pool_reads() -> None:
     assert tconfig.admin_allowed_hosts == ("10.0.0.0/8",)
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(
     not os.environ.get("PRIME_RL_CHECKOUT"),
     reason="set PRIME_RL_CHECKOUT to a Prime-RL checkout at 73164c322 to apply the patch to it",
