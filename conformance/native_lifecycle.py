@@ -71,7 +71,9 @@ def reloads_from_path(r: RecordedRequest) -> bool:
     if method == "reload_weights":
         return True
     args = body.get("args")
-    return method == "update_weights_from_path" and bool(args) and isinstance(args[0], str)
+    if method != "update_weights_from_path" or not isinstance(args, list) or not args:
+        return False
+    return isinstance(args[0], str)
 
 
 def event(r: RecordedRequest) -> str | None:
