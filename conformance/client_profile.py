@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from conformance import native_lifecycle
 from conformance.client_call import (
     SECRET_ENV,
     ClientCall,
@@ -131,7 +132,7 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
         if "rank" in wanted or "refusal" in wanted:
             runner.rank_runs(refusal="refusal" in wanted, with_plans="rank" in wanted)
         if "rank" in wanted:
-            runner.generated_runs(n_generated)
+            runner.generated_runs(n_generated, shape=native_lifecycle.shape_for)
         runner.scenarios(wanted, lambda s: _parts_failed(ctx, s))
         if "dynamo" in wanted:
             runner.dynamo_runs()
@@ -1198,3 +1199,10 @@ def related_checks(check_id: str) -> list[str]:
         if s.id in own:
             own.update(s.parts)
     return [c for c, needs in NEEDS.items() if set(needs) <= own]
+
+
+# The native update lifecycle is judged in its own module (pure functions of what was recorded).
+_check("NATIVE-1", "native-init-once", needs=("rank",))(native_lifecycle.check_init_once)
+_check("NATIVE-2", "native-update-lifecycle", needs=("rank",))(
+    native_lifecycle.check_update_lifecycle
+)

@@ -498,9 +498,15 @@ class Runner:
                     timeout = 2.0 if kind == "refusal" else RANK_TIMEOUT_S
                     self.one(fleet, run, model=pinned.model, timeout=timeout)
 
-    def generated_runs(self, count: int) -> None:
+    def generated_runs(
+        self,
+        count: int,
+        *,
+        shape: Callable[[dict[str, Any], str], dict[str, Any]] | None = None,
+    ) -> None:
         """``count`` generated heterogeneous topologies (nothing unusual but sizes and hosts),
-        rotating the declared conventions; every second one with an allow-list."""
+        rotating the declared conventions; every second one with an allow-list. ``shape`` may
+        adapt a topology to its convention (the engines a native-NCCL client needs)."""
         from prime_rl_dynamo.reference import start_reference_fleet
         from prime_rl_dynamo.strategies import sample, topologies
         from prime_rl_dynamo.topology import topology_from_dict
@@ -512,6 +518,8 @@ class Runner:
             convention = declared[(index - 1 + seed) % len(declared)]
             restricted = index % 2 == 0
             data = heterogeneous(plain(data))
+            if shape is not None:
+                data = shape(data, convention)
             if restricted:
                 data = with_disallowed_host(data)
             source = f"generated topology {index}"

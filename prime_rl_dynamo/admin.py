@@ -43,6 +43,8 @@ __all__ = [
     "Credentials",
     "EngineResult",
     "host_allowed",
+    "live_workers",
+    "raise_failed",
 ]
 
 _log = logging.getLogger(__name__)
@@ -173,15 +175,37 @@ class AdminPool(AsyncClosing):
     def _raise_on_failure(
         operation: str, results: Mapping[str, EngineResult], extra: str = ""
     ) -> None:
-        failed = [r for r in results.values() if not r.ok]
-        if failed:
-            lines = "; ".join(f"{r.engine}: {r.error}" for r in failed)
-            raise AdminError(
-                f"{operation} failed on {len(failed)} of {len(results)} engine(s): {lines}{extra}",
-                engine=failed[0].engine,
-                results={operation: results},
-                requirement="ADMIN-2" if operation != "health" else "ADMIN-1",
+        requirement = "ADMIN-2" if operation != "health" else "ADMIN-1"
+        raise_failed(operation, results, extra, requirement=requirement)
+
+    async def call_each(
+        self,
+        operation: str,
+        path: str,
+        bodies: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> dict[str, EngineResult]:
+        """``POST path`` on every engine ``bodies`` names (label -> JSON body), concurrently.
+
+        Every call settles; with ``check`` an AdminError (ADMIN-3) names each engine that failed
+        (a non-2xx reply, a redirect, or a 2xx body with ``"status": "error"``).
+        """
+        targets = [e for e in self.engines if e.label in bodies]
+        unknown = sorted(set(bodies) - {e.label for e in targets})
+        if unknown:
+            raise ConfigError(f"{operation}: no such engine(s) in this pool: {', '.join(unknown)}")
+        results = await asyncio.gather(
+            *(
+                self._calls.call(e, operation, "POST", path, json=bodies[e.label], timeout=timeout)
+                for e in targets
             )
+        )
+        by_label = {r.engine: r for r in results}
+        if check:
+            raise_failed(operation, by_label)
+        return by_label
 
     # --- operations ----------------------------------------------------------------------------
 
@@ -344,15 +368,7 @@ class AdminPool(AsyncClosing):
         """
         if self.discovery is None:
             raise ConfigError("verify_topology needs a discovery client (pass discovery=...)")
-        snapshot = await self.discovery.snapshot(timeout=timeout, wait=wait)
-        policy = self.discovery.policy
-        matching, _ = assess_snapshot(
-            snapshot,
-            inference_world_size=None,
-            model=policy.model,
-            components=policy.components,
-            require_admin=False,
-        )
+        matching = await live_workers(self.discovery, timeout=timeout, wait=wait)
         expected = _plan_states(self.plan) if self.plan is not None else _states(self.engines)
         live = [
             EngineState(WorkerId.of(w), w.world_size, w.admin_base_url, w.error) for w in matching
@@ -363,6 +379,42 @@ class AdminPool(AsyncClosing):
                 f"TOPO-1: the fleet at {self.discovery.url} no longer matches the plan:\n{diff}",
                 diff=diff,
             )
+
+
+def raise_failed(
+    operation: str,
+    results: Mapping[str, EngineResult],
+    extra: str = "",
+    *,
+    requirement: str = "ADMIN-3",
+) -> None:
+    """AdminError naming every engine of ``results`` that failed (nothing when none did)."""
+    failed = [r for r in results.values() if not r.ok]
+    if failed:
+        lines = "; ".join(f"{r.engine}: {r.error}" for r in failed)
+        raise AdminError(
+            f"{operation} failed on {len(failed)} of {len(results)} engine(s): {lines}{extra}",
+            engine=failed[0].engine,
+            results={operation: dict(results)},
+            requirement=requirement,
+        )
+
+
+async def live_workers(
+    discovery: DiscoveryClient, *, timeout: float = 30.0, wait: float = 0.0
+) -> tuple[Worker, ...]:
+    """The workers a fresh listing shows for the discovery client's model and components (with
+    or without admin URLs; those reporting error included): what a re-verification compares."""
+    snapshot = await discovery.snapshot(timeout=timeout, wait=wait)
+    policy = discovery.policy
+    matching, _ = assess_snapshot(
+        snapshot,
+        inference_world_size=None,
+        model=policy.model,
+        components=policy.components,
+        require_admin=False,
+    )
+    return matching
 
 
 def _states(engines: Iterable[AdminEngine]) -> list[EngineState]:

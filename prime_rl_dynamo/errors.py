@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AdminError",
     "ConfigError",
+    "DataPlaneMissing",
     "DialectError",
     "HarnessError",
     "NotReadyError",
@@ -62,6 +63,11 @@ class Refusal(PrimeRLDynamoError):
 
 class ConfigError(Refusal, ValueError):
     """The configuration or a URL given by the user cannot be used."""
+
+
+class DataPlaneMissing(ConfigError, AttributeError):
+    """A data-plane member (``train_client``, ``eval_client``) was read on a pool built without the
+    data plane that owns it; an AttributeError too, so ``hasattr`` and protocol checks say no."""
 
 
 class _AtUrl(PrimeRLDynamoError):

@@ -1,45 +1,67 @@
 """A drop-in inference pool for Prime-RL's orchestrator, built on this package's client.
 
-``DynamoInferencePool`` has exactly the surface Prime-RL's orchestrator drives (the
-``InferencePool`` protocol below): discovery, readiness, rank plans, credentials and weight updates
-come from ``client``, ``plan`` and ``admin``. It never imports ``prime_rl``: Prime-RL's config
-objects are read by duck typing. The data plane (``score``, the OpenAI clients) stays Prime-RL's.
+``DynamoInferencePool`` has every member Prime-RL reads on its policy inference pool (the
+``InferencePool`` protocol below; ``PRIME_RL_SURFACE`` lists each with the Prime-RL source lines
+that read it): discovery, readiness, rank plans, credentials and weight updates come from
+``client``, ``plan``, ``admin`` and ``native_nccl``. It never imports ``prime_rl``: Prime-RL's
+config objects are read by duck typing. The data plane (``score``, ``train_client``,
+``eval_client``) stays Prime-RL's and is forwarded to.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 
-from prime_rl_dynamo.admin import AdminPool, EngineResult
+from prime_rl_dynamo.admin import AdminPool, EngineResult, raise_failed
 from prime_rl_dynamo.client import Discovery, DiscoveryClient
 from prime_rl_dynamo.config import DynamoClientConfig
-from prime_rl_dynamo.defaults import API_KEY_VAR, DISCOVERY_TIMEOUT
-from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyError
+from prime_rl_dynamo.errors import AdminError, ConfigError, DataPlaneMissing, TopologyError
+from prime_rl_dynamo.native_nccl import (
+    CONTROL_ROUTES,
+    FINISH_ROUTE,
+    GET_VERSION_ROUTE,
+    IS_PAUSED_ROUTE,
+    PAUSE_ROUTE,
+    RESUME_ROUTE,
+    START_ROUTE,
+    TRAINER_ROUTES,
+    UPDATE_ROUTE,
+    VERSION_ROUTE,
+    EngineRoutes,
+    NativeEngine,
+)
 from prime_rl_dynamo.plan import BroadcastPlan, Convention
-from prime_rl_dynamo.redaction import shown_url
+from prime_rl_dynamo.prime_rl_config import (
+    client_config_from_prime_rl,
+    nccl_convention_from_prime_rl,
+    trainer_config_from_prime_rl,
+)
+from prime_rl_dynamo.wire import WorkerId
 
 __all__ = [
+    "NATIVE_NCCL_OWNERS",
+    "PRIME_RL_REVISION",
+    "PRIME_RL_SURFACE",
     "DataPlane",
     "DynamoInferencePool",
     "InferencePool",
     "client_config_from_prime_rl",
+    "trainer_config_from_prime_rl",
 ]
 
 _log = logging.getLogger(__name__)
 
-#: Prime-RL's default for ``client.wait_for_ready_timeout`` and ``client.api_key_var``.
-PRIME_RL_WAIT_FOR_READY_TIMEOUT = DISCOVERY_TIMEOUT
-PRIME_RL_API_KEY_VAR = API_KEY_VAR
 #: The file Prime's trainer waits for before it broadcasts a step's weights over NCCL.
 NCCL_READY = "NCCL_READY"
 
@@ -47,13 +69,62 @@ NCCL_READY = "NCCL_READY"
 #: dev-mode server, where init and updates go through ``/collective_rpc``.
 ADMIN_APIS = ("prime", "vllm")
 
-#: Prime-RL's ``weight_broadcast.type`` -> this package's ``DynamoClientConfig.weight_broadcast``.
-_BROADCAST_TYPES = {"nccl": "nccl", "nixl": "nixl", "filesystem": "filesystem"}
+#: Who initialises vLLM's native weight-transfer engine under ``vllm-native-nccl``: the trainer
+#: (Prime-RL's latest generation; the pool only pauses, signals and waits for the version) or the
+#: orchestrator's pool (init through ``/collective_rpc``, then the native start/update/finish).
+NATIVE_NCCL_OWNERS = ("trainer", "orchestrator")
+
+#: The Prime-RL revision whose code ``PRIME_RL_SURFACE`` (and docs/prime-rl/) was read from.
+PRIME_RL_REVISION = "73164c322"
+
+#: Every member Prime-RL reads on its policy inference pool at ``PRIME_RL_REVISION``: name ->
+#: the source lines (path:line in PrimeIntellect-ai/prime-rl) that read it. The orchestrator, its
+#: dispatcher, its weight watcher and its algorithms were searched for every ``pool.X`` read on the
+#: object ``setup_inference_pool`` returns; the ``InferencePool`` protocol has exactly these.
+PRIME_RL_SURFACE: Mapping[str, tuple[str, ...]] = {
+    "model_name": (
+        "src/prime_rl/orchestrator/orchestrator.py:266",
+        "src/prime_rl/orchestrator/dispatcher.py:218",
+        "src/prime_rl/orchestrator/algo/opsd.py:51",
+    ),
+    "wait_for_ready": ("src/prime_rl/orchestrator/orchestrator.py:269",),
+    "init_nccl_broadcast": ("src/prime_rl/orchestrator/orchestrator.py:280",),
+    "init_nixl_broadcast": ("src/prime_rl/orchestrator/orchestrator.py:287",),
+    "update_weights": (
+        "src/prime_rl/orchestrator/orchestrator.py:344",
+        "src/prime_rl/orchestrator/watcher.py:139",
+    ),
+    "update_model_name": (
+        "src/prime_rl/orchestrator/orchestrator.py:361",
+        "src/prime_rl/orchestrator/watcher.py:150",
+    ),
+    "admin_clients": ("src/prime_rl/orchestrator/orchestrator.py:401",),
+    "train_client": ("src/prime_rl/orchestrator/dispatcher.py:494",),
+    "eval_client": ("src/prime_rl/orchestrator/dispatcher.py:494",),
+    "score": ("src/prime_rl/orchestrator/algo/opsd.py:72",),
+    "stop": ("src/prime_rl/orchestrator/orchestrator.py:954",),
+}
 
 
 @runtime_checkable
 class InferencePool(Protocol):
-    """What Prime-RL's orchestrator calls on an inference pool, and nothing else."""
+    """Every member Prime-RL's orchestrator, dispatcher, weight watcher and algorithms read on the
+    policy inference pool at ``PRIME_RL_REVISION`` (``PRIME_RL_SURFACE`` names the source lines)."""
+
+    @property
+    def model_name(self) -> str | None:
+        """The served model name (the LoRA adapter's after ``update_model_name``)."""
+        ...
+
+    @property
+    def train_client(self) -> Any:
+        """The data-plane client config train rollouts are pinned to (the dispatcher's)."""
+        ...
+
+    @property
+    def eval_client(self) -> Any:
+        """The data-plane client config eval rollouts are pinned to (the dispatcher's)."""
+        ...
 
     @property
     def admin_clients(self) -> Sequence[httpx.AsyncClient]:
@@ -114,135 +185,6 @@ class DataPlane(Protocol):
         ...
 
 
-def _get(obj: Any, name: str) -> Any:
-    """A field of a config object or mapping (None when absent): Prime-RL's objects, duck-typed."""
-    if obj is None:
-        return None
-    try:
-        if isinstance(obj, Mapping):
-            return obj.get(name)
-        return getattr(obj, name, None)
-    except Exception as exc:  # a property of someone else's config object: refuse, say which
-        raise ConfigError(
-            f"reading {name!r} of the {type(obj).__name__} config raised {type(exc).__name__}; "
-            "expected a plain value"
-        ) from None
-
-
-def _url_text(value: Any, where: str) -> str:
-    """A discovery URL given as text or as a URL object (pydantic's AnyHttpUrl, httpx.URL)."""
-    if isinstance(value, str):
-        return value
-    if type(value).__name__ in ("AnyHttpUrl", "HttpUrl", "AnyUrl", "Url", "URL"):
-        return str(value)
-    raise ConfigError(
-        f"{where} must be a URL string such as http://frontend:8001; found {type(value).__name__}"
-    )
-
-
-def _mapping(value: Any, where: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where} must map header names to strings; found {type(value).__name__}")
-    bad = [k for k, v in value.items() if not isinstance(k, str) or not isinstance(v, str)]
-    if bad:
-        raise ConfigError(f"{where} must map header names to strings; bad entries: {bad}")
-    return dict(value)
-
-
-def client_config_from_prime_rl(
-    client_config: Any = None,
-    *,
-    model_name: str | None = None,
-    inference_world_size: int | None = None,
-    weight_broadcast: Any = None,
-    **settings: Any,
-) -> DynamoClientConfig:
-    """This package's validated config from Prime-RL's ``client`` (and ``weight_broadcast``) config.
-
-    Read by duck typing from objects or mappings: ``dynamo.discovery_url`` (latest Prime-RL) or
-    ``dynamo_discovery_url`` (older), ``api_key_var`` (its value ``EMPTY`` or unset: no key),
-    ``headers``, ``headers_from_env`` (header -> environment variable), ``wait_for_ready_timeout``;
-    ``weight_broadcast.inference_world_size`` and ``weight_broadcast.type``. Plain keyword
-    arguments win: ``discovery_url`` and any ``DynamoClientConfig`` field (``api_key``,
-    ``admin_allowed_hosts``, ``poll_interval``, ...). ConfigError names what is missing.
-    """
-    settings = dict(settings)
-    urls = {
-        "discovery_url (keyword)": settings.pop("discovery_url", None),
-        "client.dynamo.discovery_url": _get(_get(client_config, "dynamo"), "discovery_url"),
-        "client.dynamo_discovery_url": _get(client_config, "dynamo_discovery_url"),
-    }
-    given = {k: _url_text(v, k) for k, v in urls.items() if v is not None}
-    if not given:
-        raise ConfigError(
-            "no Dynamo discovery URL: set client.dynamo.discovery_url (latest Prime-RL), "
-            "client.dynamo_discovery_url (older) or pass discovery_url=..."
-        )
-    if "discovery_url (keyword)" not in given and len(set(given.values())) > 1:
-        raise ConfigError(
-            "client.dynamo.discovery_url and client.dynamo_discovery_url disagree: "
-            + ", ".join(f"{k}={shown_url(v)!r}" for k, v in given.items())
-            + " (user info and queries are not shown)"
-        )
-    url = next(iter(given.values()))
-    world = inference_world_size
-    if world is None:
-        world = _get(weight_broadcast, "inference_world_size")
-    if world is None:
-        raise ConfigError(
-            "RANK-2: Dynamo inference requires an explicit inference_world_size (pass "
-            "inference_world_size=..., or set weight_broadcast.inference_world_size); it is never "
-            "derived from the listing",
-            requirement="RANK-2",
-        )
-    kind = _get(weight_broadcast, "type")
-    if kind is not None and (not isinstance(kind, str) or kind not in _BROADCAST_TYPES):
-        found = repr(kind) if isinstance(kind, str) else f"a {type(kind).__name__}"
-        raise ConfigError(
-            f"weight_broadcast.type must be one of {sorted(_BROADCAST_TYPES)}; found {found}"
-        )
-    api_key_var = _get(client_config, "api_key_var")
-    if api_key_var is not None and not isinstance(api_key_var, str):
-        raise ConfigError(
-            "client.api_key_var must name an environment variable (a string such as "
-            f"{PRIME_RL_API_KEY_VAR!r}); found a {type(api_key_var).__name__}"
-        )
-    timeout = _get(client_config, "wait_for_ready_timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        found = f"{timeout!r} (a {type(timeout).__name__})"
-        raise ConfigError(
-            f"client.wait_for_ready_timeout must be a number of seconds > 0; found {found}"
-        )
-    values: dict[str, Any] = {
-        "dynamo_discovery_url": url,
-        "inference_world_size": world,
-        "model": model_name,
-        "weight_broadcast": _BROADCAST_TYPES[kind] if kind is not None else "nccl",
-        "api_key_var": PRIME_RL_API_KEY_VAR if api_key_var is None else api_key_var,
-        "headers": _mapping(_get(client_config, "headers"), "client.headers"),
-        "headers_from_env": _mapping(
-            _get(client_config, "headers_from_env"), "client.headers_from_env"
-        ),
-        "discovery_timeout": PRIME_RL_WAIT_FOR_READY_TIMEOUT if timeout is None else timeout,
-    }
-    allowed = _get(client_config, "admin_allowed_hosts")
-    if allowed is not None:
-        values["admin_allowed_hosts"] = allowed
-    values.update(settings)
-    try:
-        return DynamoClientConfig(**values)
-    except TypeError as exc:  # an unknown keyword: say which settings exist
-        known = ", ".join(sorted(DynamoClientConfig.__dataclass_fields__))
-        raise ConfigError(f"{exc}; the settings are: discovery_url, {known}") from None
-
-
 class DynamoInferencePool:
     """Prime-RL's inference pool over Dynamo-discovered engines (see ``InferencePool``).
 
@@ -263,9 +205,11 @@ class DynamoInferencePool:
         admin: AdminPool,
         *,
         nccl_convention: Convention = Convention.PRIME_NCCL,
+        native_nccl_owner: str = "trainer",
         admin_api: str = "prime",
         data_plane: DataPlane | None = None,
         deadline: float | None = None,
+        engine_routes: EngineRoutes | None = None,
     ) -> None:
         """Use ``from_config``; this wires already-built parts together."""
         self.config = config
@@ -275,9 +219,19 @@ class DynamoInferencePool:
         self.nccl_convention = nccl_convention
         if admin_api not in ADMIN_APIS:
             raise ConfigError(f"admin_api must be one of {list(ADMIN_APIS)}; found {admin_api!r}")
+        if native_nccl_owner not in NATIVE_NCCL_OWNERS:
+            raise ConfigError(
+                f"native_nccl_owner must be one of {list(NATIVE_NCCL_OWNERS)}; "
+                f"found {native_nccl_owner!r}"
+            )
+        self.native_nccl_owner = native_nccl_owner
         self.admin_api = admin_api
         self.data_plane = data_plane
-        self.model_name = config.model
+        #: The engines' system servers (Dynamo's engine routes); None when an engine lists none.
+        self.engine_routes = engine_routes
+        self._model_name = config.model
+        # The budget of the native lifecycle's wait for the weight version (init's timeout).
+        self._native_timeout = config.update_timeout
         #: The convention of the last broadcast initialised (None before any init).
         self.convention: Convention | None = None
         #: The step of the last successful weight update.
@@ -312,11 +266,15 @@ class DynamoInferencePool:
         for data_plane_only in ("train_client_type", "eval_client_type", "renderer_config"):
             kwargs.pop(data_plane_only, None)
         weight_broadcast = kwargs.pop("weight_broadcast", None)
-        nccl_convention = Convention.parse(
-            kwargs.pop("nccl_convention", None) or Convention.PRIME_NCCL
+        nccl_convention, source = nccl_convention_from_prime_rl(
+            client_config, kwargs.pop("nccl_convention", None)
         )
-        if nccl_convention is Convention.NIXL:
-            raise ConfigError("nccl_convention must be prime-nccl or vllm-native-nccl, not nixl")
+        native_nccl_owner = kwargs.pop("native_nccl_owner", "trainer")
+        if native_nccl_owner not in NATIVE_NCCL_OWNERS:
+            raise ConfigError(
+                f"native_nccl_owner must be one of {list(NATIVE_NCCL_OWNERS)}; "
+                f"found {native_nccl_owner!r}"
+            )
         admin_api = kwargs.pop("admin_api", "prime")
         if admin_api not in ADMIN_APIS:
             raise ConfigError(f"admin_api must be one of {list(ADMIN_APIS)}; found {admin_api!r}")
@@ -365,9 +323,19 @@ class DynamoInferencePool:
                 transport=transport,
                 **options,
             )
+            engine_routes = _engine_routes(
+                discovery, plan, disallowed=disallowed, transport=transport, **options
+            )
         except BaseException:
             await discovery_client.aclose()
             raise
+        if config.weight_broadcast in ("nccl", "vllm-native-nccl"):
+            owner = (
+                f", initialised by the {native_nccl_owner}"
+                if nccl_convention is (Convention.VLLM_NATIVE_NCCL)
+                else ""
+            )
+            _log.info("NCCL convention %s (from %s)%s", nccl_convention.value, source, owner)
         _log.info(
             "ready after %d poll(s) in %.1f s: %d engine(s), offsets %s",
             discovery.polls,
@@ -392,12 +360,43 @@ class DynamoInferencePool:
             discovery,
             admin,
             nccl_convention=nccl_convention,
+            native_nccl_owner=native_nccl_owner,
             admin_api=admin_api,
             data_plane=data_plane,
             deadline=deadline,
+            engine_routes=engine_routes,
         )
 
     # --- the orchestrator's surface ---------------------------------------------------------------
+
+    @property
+    def model_name(self) -> str | None:
+        """The served model name (the pool's model, or the name ``update_model_name`` set)."""
+        return self._model_name
+
+    @property
+    def train_client(self) -> Any:
+        """The data plane's ``train_client`` (Prime-RL's dispatcher pins train rollouts to it)."""
+        return self._data_plane_member("train_client")
+
+    @property
+    def eval_client(self) -> Any:
+        """The data plane's ``eval_client`` (Prime-RL's dispatcher pins eval rollouts to it)."""
+        return self._data_plane_member("eval_client")
+
+    def _data_plane_member(self, name: str) -> Any:
+        if self.data_plane is None or not hasattr(self.data_plane, name):
+            what = (
+                "no data_plane was injected"
+                if self.data_plane is None
+                else (f"the injected data_plane ({type(self.data_plane).__name__}) has no {name}")
+            )
+            raise DataPlaneMissing(
+                f"{name} is the data plane's (the OpenAI client config rollouts are pinned to), "
+                f"which this pool does not replace, and {what}: pass data_plane=<Prime-RL's own "
+                "InferencePool over client.base_url> to DynamoInferencePool.from_config"
+            )
+        return getattr(self.data_plane, name)
 
     @property
     def admin_clients(self) -> list[httpx.AsyncClient]:
@@ -415,7 +414,7 @@ class DynamoInferencePool:
         """The served model name changed (a LoRA adapter); the engines and the plan stay."""
         if not isinstance(model_name, str) or not model_name:
             raise ConfigError(f"model_name must be a non-empty string; found {model_name!r}")
-        self.model_name = model_name
+        self._model_name = model_name
         forward = getattr(self.data_plane, "update_model_name", None)
         if callable(forward):
             forward(model_name)
@@ -463,8 +462,15 @@ class DynamoInferencePool:
     async def init_nccl_broadcast(
         self, host: str, port: int, timeout: float, inference_world_size: int | None = None
     ) -> None:
-        """Send each engine its NCCL rank offset (``nccl_convention``: Prime's broadcaster via
-        ``/init_broadcaster``, RANK-3; or vLLM's native engine via ``/collective_rpc``, RANK-4)."""
+        """The NCCL group, per ``nccl_convention``: Prime's broadcaster (``/init_broadcaster``
+        with each engine's offset, RANK-3), or vLLM's native engine (RANK-4). Native and owned by
+        the trainer (Prime-RL's latest generation): nothing is sent; W, the fleet (TOPO-1) and every
+        engine's native routes are checked, and ``timeout`` becomes the budget of each step's wait
+        for the weight version. Owned by the orchestrator: ``/collective_rpc``
+        ``init_weight_transfer_engine`` with each engine's offset."""
+        if self._trainer_owned(self.nccl_convention):
+            await self._check_trainer_owned(host, port, timeout, inference_world_size)
+            return
         await self._init(self.nccl_convention, host, port, timeout, inference_world_size, None)
 
     async def init_nixl_broadcast(
@@ -509,6 +515,17 @@ class DynamoInferencePool:
         if weight_dir is not None and not isinstance(weight_dir, (str, os.PathLike)):
             raise ConfigError(f"weight_dir must be a path or None; found {weight_dir!r}")
         path = None if weight_dir is None else Path(weight_dir)
+        if self.convention is Convention.VLLM_NATIVE_NCCL:
+            if path is None:
+                raise ConfigError("a native NCCL weight update needs the step's weight_dir")
+            async with self._mutating:
+                await self.admin.verify_topology(timeout=self.config.request_timeout)
+                if self.native_nccl_owner == "trainer":
+                    await self._native_step(path, str(step))
+                else:
+                    await self._orchestrated_step(path, str(step))
+            self.weight_step = step
+            return
         request = self._update_request(path)
         async with self._mutating:
             await self._update(path, nccl, request)
@@ -519,17 +536,7 @@ class DynamoInferencePool:
     ) -> None:
         await self.admin.verify_topology(timeout=self.config.request_timeout)
         if nccl and path is not None:
-            if not path.is_dir():
-                raise ConfigError(
-                    f"weight_dir {str(path)!r} is not a directory; Prime's trainer waits for "
-                    f"{NCCL_READY} there"
-                )
-            try:
-                (path / NCCL_READY).touch()
-            except OSError as exc:
-                raise ConfigError(
-                    f"cannot signal the trainer: touching {path / NCCL_READY} failed: {exc}"
-                ) from None
+            _signal_trainer(path)
         # Already verified above; AdminPool resumes every engine it paused, whatever happens.
         await self.admin.update_weights(
             None if path is None else str(path), verify=False, request=request
@@ -566,6 +573,8 @@ class DynamoInferencePool:
         self._stopped = True
         try:
             await self.admin.aclose()
+            if self.engine_routes is not None:
+                await self.engine_routes.aclose()
             await self.discovery_client.aclose()
         finally:
             stop = getattr(self.data_plane, "stop", None)
@@ -586,19 +595,8 @@ class DynamoInferencePool:
         session_id: str | None,
     ) -> None:
         self._require_open()
-        world = self.plan.inference_world_size
-        if inference_world_size is not None and inference_world_size != world:
-            raise TopologyError(
-                f"RANK-2: init was asked for inference_world_size {inference_world_size}, but the "
-                f"pool was built and planned for {world}; no engine was initialised",
-                requirement="RANK-2",
-            )
-        if not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
-            raise ConfigError(f"timeout must be a finite number > 0; found {timeout!r}")
-        if not isinstance(host, str) or not host:
-            raise ConfigError(f"host must be a non-empty string; found {host!r}")
-        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-            raise ConfigError(f"port must be an integer in 1..65535; found {port!r}")
+        world = self._check_world(inference_world_size, "no engine was initialised")
+        _check_coordinates(host, port, timeout)
         async with self._mutating:
             await self.admin.verify_topology(timeout=self.config.request_timeout)
             plan = self.discovery.plan(
@@ -616,12 +614,231 @@ class DynamoInferencePool:
             )
             self.convention = convention
 
+    def _check_world(self, inference_world_size: int | None, consequence: str) -> int:
+        """The pool's W; TopologyError (RANK-2) when an init is asked for another one."""
+        world = self.plan.inference_world_size
+        if inference_world_size is not None and inference_world_size != world:
+            raise TopologyError(
+                f"RANK-2: init was asked for inference_world_size {inference_world_size}, but the "
+                f"pool was built and planned for {world}; {consequence}",
+                requirement="RANK-2",
+            )
+        return world
+
+    def _trainer_owned(self, convention: Convention | None) -> bool:
+        return convention is Convention.VLLM_NATIVE_NCCL and self.native_nccl_owner == "trainer"
+
+    def _require_routes(self, what: str) -> EngineRoutes:
+        if self.engine_routes is None:
+            lacking = [e.label for e in self.plan.engines if e.label not in self._system_urls()]
+            raise ConfigError(
+                f"{what} drives Dynamo's engine routes on each engine's system_url, and these "
+                f"engines list none: {', '.join(lacking) or 'all'}"
+            )
+        return self.engine_routes
+
+    def _system_urls(self) -> set[str]:
+        return {str(_worker_id(w)) for w in self.discovery.workers if w.system_url}
+
+    async def _check_trainer_owned(
+        self, host: str, port: int, timeout: float, inference_world_size: int | None
+    ) -> None:
+        self._require_open()
+        _check_coordinates(host, port, timeout)
+        self._check_world(inference_world_size, "the trainer's group would not complete")
+        routes = self._require_routes("vLLM native NCCL owned by the trainer")
+        lacking = [
+            f"{e.label}: {e.missing((*CONTROL_ROUTES, *TRAINER_ROUTES))}"
+            for e in routes.engines
+            if e.missing((*CONTROL_ROUTES, *TRAINER_ROUTES))
+        ]
+        if lacking:
+            raise ConfigError(
+                "vLLM native NCCL owned by the trainer needs every engine to list the control "
+                f"and update routes; missing: {'; '.join(lacking)}"
+            )
+        async with self._mutating:
+            await self.admin.verify_topology(timeout=self.config.request_timeout)
+            self._native_timeout = float(timeout)
+            self.convention = Convention.VLLM_NATIVE_NCCL
+        _log.info(
+            "vLLM native NCCL: the trainer initialises the group of %d (no init sent from here)",
+            self.plan.group_world_size,
+        )
+
+    async def _paused(
+        self, routes: EngineRoutes, path: Path, step: Callable[[], Awaitable[None]]
+    ) -> None:
+        """Pause every engine, confirm it, signal the trainer, run ``step``; always resume every
+        engine this paused, whatever happened (even cancellation)."""
+        if not path.is_dir():
+            raise ConfigError(
+                f"weight_dir {str(path)!r} is not a directory; the trainer waits for "
+                f"{NCCL_READY} there"
+            )
+        paused: list[str] = []
+        failed = True
+        try:
+            pause = await routes.post(
+                PAUSE_ROUTE, {"mode": "keep", "clear_cache": False}, check=False
+            )
+            paused = [label for label, r in pause.items() if r.ok]
+            raise_failed(PAUSE_ROUTE, pause)
+            confirmed = await routes.post(IS_PAUSED_ROUTE, {})
+            running = [
+                label
+                for label, r in confirmed.items()
+                if not isinstance(r.body, dict) or r.body.get("is_paused") is not True
+            ]
+            if running:
+                raise AdminError(
+                    f"NATIVE-2: {IS_PAUSED_ROUTE} did not confirm the pause on "
+                    f"{', '.join(running)}; nothing was sent",
+                    engine=running[0],
+                    results={IS_PAUSED_ROUTE: confirmed},
+                    requirement="NATIVE-2",
+                )
+            await step()
+            failed = False
+        finally:
+            if paused:
+                resumed = await asyncio.shield(
+                    routes.post(RESUME_ROUTE, {}, engines=paused, check=False)
+                )
+                if not failed:
+                    raise_failed(RESUME_ROUTE, resumed)
+
+    async def _native_step(self, path: Path, version: str) -> None:
+        """Trainer-owned: pause, confirm, ``NCCL_READY``, wait for the version, resume."""
+        routes = self._require_routes("a native NCCL weight update")
+
+        async def step() -> None:
+            _signal_trainer(path)
+            await self._wait_for_version(routes, version)
+
+        await self._paused(routes, path, step)
+
+    async def _orchestrated_step(self, path: Path, version: str) -> None:
+        """Orchestrator-owned: pause, confirm, ``NCCL_READY``, vLLM's start / update / finish with
+        the trainer's ``update_info`` (its file in the step's directory), the version, resume."""
+        routes = self._require_routes("a native NCCL weight update")
+        update_info = _read_update_info(path)
+
+        async def step() -> None:
+            _signal_trainer(path)
+            budget = self._native_timeout
+            await routes.post(START_ROUTE, {}, timeout=budget)
+            await routes.post(UPDATE_ROUTE, {"update_info": update_info}, timeout=budget)
+            await routes.post(FINISH_ROUTE, {"weight_version": version}, timeout=budget)
+            await routes.post(VERSION_ROUTE, {"new_version": version})
+
+        await self._paused(routes, path, step)
+
+    async def _wait_for_version(self, routes: EngineRoutes, version: str) -> None:
+        deadline = time.monotonic() + self._native_timeout
+        while True:
+            versions = await routes.post(GET_VERSION_ROUTE, {})
+            behind = {
+                label: r.body.get("weight_version") if isinstance(r.body, dict) else None
+                for label, r in versions.items()
+                if not isinstance(r.body, dict) or r.body.get("weight_version") != version
+            }
+            if not behind:
+                return
+            if time.monotonic() + _VERSION_POLL >= deadline:
+                shown = ", ".join(f"{k} reports {v!r}" for k, v in behind.items())
+                raise AdminError(
+                    f"NATIVE-2: the trainer did not commit weight version {version!r} within "
+                    f"{self._native_timeout:g} s ({shown}); every engine is resumed",
+                    engine=next(iter(behind)),
+                    results={GET_VERSION_ROUTE: versions},
+                    requirement="NATIVE-2",
+                )
+            await asyncio.sleep(_VERSION_POLL)
+
     def _budget(self, deadline: float) -> float:
         return max(0.001, deadline - time.monotonic())
 
     def _require_open(self) -> None:
         if self._stopped:
             raise ConfigError("the pool was stopped; build a new one with from_config")
+
+
+#: How often the trainer-owned update reads the weight version (Prime-RL's own interval).
+_VERSION_POLL = 0.1
+#: The file in a step's directory holding the trainer's ``update_info`` (orchestrator-owned).
+UPDATE_INFO_FILE = "NCCL_UPDATE_INFO.json"
+
+
+def _check_coordinates(host: Any, port: Any, timeout: Any) -> None:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ConfigError(f"timeout must be a finite number > 0; found {timeout!r}")
+    if not isinstance(host, str) or not host:
+        raise ConfigError(f"host must be a non-empty string; found {host!r}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ConfigError(f"port must be an integer in 1..65535; found {port!r}")
+
+
+def _signal_trainer(path: Path) -> None:
+    """Touch ``path/NCCL_READY``: Prime's trainer waits for it before it sends a step."""
+    if not path.is_dir():
+        raise ConfigError(
+            f"weight_dir {str(path)!r} is not a directory; Prime's trainer waits for "
+            f"{NCCL_READY} there"
+        )
+    try:
+        (path / NCCL_READY).touch()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot signal the trainer: touching {path / NCCL_READY} failed: {exc}"
+        ) from None
+
+
+def _read_update_info(path: Path) -> dict[str, Any]:
+    file = path / UPDATE_INFO_FILE
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"orchestrator-owned native NCCL needs the trainer's update_info in {file} (the "
+            "tensors' names, dtypes and shapes it sends); none is there"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the trainer's update_info from {file}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file} must hold a JSON object; found {type(data).__name__}")
+    return data
+
+
+def _worker_id(worker: Any) -> WorkerId:
+    return WorkerId.of(worker)
+
+
+def _engine_routes(
+    discovery: Discovery, plan: BroadcastPlan, **options: Any
+) -> EngineRoutes | None:
+    """The engines' system servers in plan order (None when one lists no system_url)."""
+    workers = {WorkerId.of(w): w for w in discovery.workers}
+    engines = []
+    for planned in plan.engines:
+        worker = workers.get(planned.identity)
+        if worker is None or not worker.system_url:
+            return None
+        engines.append(
+            NativeEngine(
+                planned.identity,
+                worker.system_url,
+                planned.world_size,
+                planned.first_rank + 1,
+                tuple(worker.routes),
+            )
+        )
+    return EngineRoutes(engines, **options)
 
 
 def _transient(result: EngineResult) -> bool:

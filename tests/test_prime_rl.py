@@ -22,6 +22,7 @@ from prime_rl_dynamo.errors import (
     TopologyError,
 )
 from prime_rl_dynamo.prime_rl import (
+    PRIME_RL_SURFACE,
     DynamoInferencePool,
     InferencePool,
     client_config_from_prime_rl,
@@ -47,7 +48,8 @@ HETERO: dict[str, Any] = {
 def prime_client(url: str, **fields: Any) -> SimpleNamespace:
     """A stand-in for Prime-RL's latest ClientConfig: only the fields the pool reads."""
     values: dict[str, Any] = {
-        "dynamo": SimpleNamespace(discovery_url=url),
+        # The field the patch of docs/prime-rl/ adds; these tests drive Prime's broadcaster.
+        "dynamo": SimpleNamespace(discovery_url=url, nccl_convention="prime-nccl"),
         "api_key_var": "POOL_KEY",
         "headers": {"X-Static": "static-v"},
         "headers_from_env": {"X-Team": "TEAM_TOKEN"},
@@ -68,18 +70,38 @@ def _members(cls: type) -> dict[str, Any]:
     }
 
 
+#: What Prime-RL's orchestrator reads on the pool at 73164c322, written down here independently of
+#: the module's PRIME_RL_SURFACE (which also names the source lines): both must agree.
+PRIME_RL_READS = {
+    "model_name",
+    "train_client",
+    "eval_client",
+    "admin_clients",
+    "update_model_name",
+    "wait_for_ready",
+    "init_nccl_broadcast",
+    "init_nixl_broadcast",
+    "update_weights",
+    "score",
+    "stop",
+}
+
+
+def test_the_surface_list_is_prime_rls_and_names_its_source_lines() -> None:
+    assert set(PRIME_RL_SURFACE) == PRIME_RL_READS
+    for name, lines in PRIME_RL_SURFACE.items():
+        assert lines, name
+        for line in lines:
+            path, _, number = line.rpartition(":")
+            assert path.startswith("src/prime_rl/") and path.endswith(".py"), line
+            assert number.isdigit(), line
+
+
 def test_the_pool_has_exactly_the_protocols_surface_with_the_same_signatures() -> None:
     wanted = _members(InferencePool)
-    assert set(wanted) == {
-        "admin_clients",
-        "update_model_name",
-        "wait_for_ready",
-        "init_nccl_broadcast",
-        "init_nixl_broadcast",
-        "update_weights",
-        "score",
-        "stop",
-    }
+    assert set(wanted) == set(PRIME_RL_SURFACE)
+    for name in PRIME_RL_SURFACE:
+        assert hasattr(DynamoInferencePool, name), name
     for name, member in wanted.items():
         mine = inspect.getattr_static(DynamoInferencePool, name)
         if isinstance(member, property):
@@ -227,7 +249,6 @@ def test_prime_rl_start_up_order_with_prime_nccl(hetero: Any, tmp_path: Path) ->
     async def main() -> DynamoInferencePool:
         pool = await _pool(hetero)
         try:
-            assert isinstance(pool, InferencePool)
             await pool.wait_for_ready(MODEL)
             await pool.init_nccl_broadcast("127.0.0.1", 29501, 60.0, 7)
             await pool.update_weights(tmp_path, step=1)
@@ -270,7 +291,9 @@ def test_prime_rl_start_up_order_with_prime_nccl(hetero: Any, tmp_path: Path) ->
 @pytest.mark.integration
 def test_nixl_and_vllm_native_send_their_own_wire_forms(hetero: Any) -> None:
     async def main() -> None:
-        pool = await _pool(hetero, nccl_convention="vllm-native-nccl")
+        pool = await _pool(
+            hetero, nccl_convention="vllm-native-nccl", native_nccl_owner="orchestrator"
+        )
         try:
             await pool.init_nixl_broadcast("10.0.0.1", 5555, 30.0, 7, "session-x")
             await pool.init_nccl_broadcast("127.0.0.1", 29502, 30.0)
@@ -409,6 +432,10 @@ def test_score_is_the_injected_data_planes_and_says_what_to_inject(hetero: Any) 
         async def stop(self) -> None:
             self.stopped = True
 
+        # What Prime-RL's own InferencePool builds (vf client configs); the dispatcher pins these.
+        train_client = {"client_type": "renderer", "base_url": "http://frontend:8000/v1"}
+        eval_client = {"client_type": "openai_chat_completions"}
+
     plane = DataPlane()
 
     async def main() -> None:
@@ -416,11 +443,21 @@ def test_score_is_the_injected_data_planes_and_says_what_to_inject(hetero: Any) 
         try:
             with pytest.raises(ConfigError, match="data_plane=<an object with async score"):
                 await bare.score([[1, 2]])
+            # Without the data plane the surface is incomplete, and says so (AttributeError too).
+            assert not isinstance(bare, InferencePool)
+            with pytest.raises(AttributeError, match="train_client is the data plane's"):
+                _ = bare.train_client
         finally:
             await bare.stop()
         pool = await _pool(hetero, data_plane=plane)
+        assert isinstance(pool, InferencePool)
+        # The dispatcher's reads: group.pinned_client = pool.eval_client / pool.train_client.
+        assert pool.train_client is DataPlane.train_client
+        assert pool.eval_client is DataPlane.eval_client
+        assert pool.model_name == MODEL
         assert await pool.score([[1, 2, 3]]) == [[-0.5, -0.5, -0.5]]
         pool.update_model_name("my-lora")
+        assert pool.model_name == "my-lora"
         await pool.wait_for_ready("my-lora")
         with pytest.raises(ConfigError, match="READY-5"):
             await pool.wait_for_ready("another/model")

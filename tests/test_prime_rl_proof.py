@@ -18,6 +18,7 @@ from conformance.examples.prime_rl_pool_client import run
 from conformance.registry import all_checks
 from conformance.results import Status
 from conformance.runner import dynamo_available
+from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.plan import Convention
 from tests._harness_support import HETERO_W, admin_calls, expected_offsets, hetero_fleet
 
@@ -25,7 +26,18 @@ EXAMPLE = "conformance.examples.prime_rl_pool_client"
 # The pinned [2, 4, 1] fleet plus two generated ones: seed 1 draws every convention and an
 # engine of another model, so no check is skipped for want of a topology.
 RUN = {"profiles": ["client"], "topologies": 2, "seed": 1, "client_timeout": 20.0}
-MUST_PASS = {"RANK-2", "RANK-3", "RANK-4", "RANK-5", "RANK-6", "RANK-8", "CRED-2", "CRED-3"}
+MUST_PASS = {
+    "RANK-2",
+    "RANK-3",
+    "RANK-4",
+    "RANK-5",
+    "RANK-6",
+    "RANK-8",
+    "CRED-2",
+    "CRED-3",
+    "NATIVE-1",
+    "NATIVE-2",
+}
 
 
 def _verdicts(report: Any) -> tuple[list[str], set[str]]:
@@ -71,16 +83,17 @@ def test_the_example_becomes_ready_and_plans_right_on_real_dynamo(
         api_key="key-123", headers={"X-Static": "static-v"}, headers_from_env={"X-Env": SECRET_ENV}
     )
     fleet.recorder.clear()
-    run(
-        fleet.discovery_url,
-        W,
-        convention,
-        creds,
-        model=None,
-        master_address="127.0.0.1",
-        master_port=29600,
-        timeout=30.0,
-    )
+    arguments = (fleet.discovery_url, W, convention, creds)
+    options = {"model": None, "master_address": "127.0.0.1", "master_port": 29600, "timeout": 30.0}
+    if convention == "vllm-native-nccl":
+        # Dynamo 1.6.1's workers list pause_generation-style names, not the control/ and update/
+        # routes the trainer-owned native transfer calls: refused before any engine is touched,
+        # as Prime-RL's latest generation never becomes ready on a 1.6.1 listing.
+        with pytest.raises(ConfigError, match=r"routes .*init_weight_transfer_engine"):
+            run(*arguments, **options)
+        assert [r for r in fleet.recorder.requests() if "init" in r.path] == []
+        return
+    run(*arguments, **options)
     conv = Convention.parse(convention)
     # Expected offsets from the fleet's own records: canonical order, exclusive prefix sums.
     expected = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from conformance.examples import lifecycle_zoo
 from conformance.examples._contract import ClientFunction, command_main
 from conformance.examples.spec_client import ZOO, zoo_client
 from conformance.kill_matrix import Counterpart
@@ -154,14 +155,24 @@ COUNTERPARTS: tuple[Counterpart, ...] = tuple(
     for bug, (check, fails, _) in _KILLS.items()
 )
 
+# The native update lifecycle's counterparts (conformance/examples/lifecycle_zoo.py).
+COUNTERPARTS += lifecycle_zoo.COUNTERPARTS
+
 #: Counterpart name -> the reason code its check must give.
-REASONS: dict[str, str] = {_NAME_OF[bug]: reason for bug, (_, _, reason) in _KILLS.items()}
+REASONS: dict[str, str] = {
+    **{_NAME_OF[bug]: reason for bug, (_, _, reason) in _KILLS.items()},
+    "reloads_from_path": "path-reload",
+    "inits_twice": "init-not-once",
+}
 
 
 def __getattr__(name: str) -> ClientFunction:
-    """``zoo.treats_429_as_fatal`` and each other name of ``BY_NAME``: the client with that bug."""
+    """``zoo.treats_429_as_fatal`` and each other name of ``BY_NAME``: the client with that bug
+    (and the lifecycle deviations of ``lifecycle_zoo.BY_NAME``)."""
     if name in BY_NAME:
         return zoo_client(BY_NAME[name])
+    if name in lifecycle_zoo.BY_NAME:
+        return lifecycle_zoo.client(lifecycle_zoo.BY_NAME[name][0])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
