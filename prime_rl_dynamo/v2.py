@@ -71,16 +71,24 @@ def _validator() -> Any:
 
 def check_body_v2(data: bytes | str | Mapping[str, Any]) -> list[Violation]:
     """Every violation of the v2 listing rules (schema, V2-6, and v1's LIST-1..6) in ``data``."""
-    from prime_rl_dynamo.validate import _label_at, _semantic_violations, json_pointer
+    from prime_rl_dynamo.validate import (
+        _label_at,
+        _parse,
+        _repeated_members,
+        _semantic_violations,
+        json_pointer,
+    )
 
+    out: list[Violation] = []
     if isinstance(data, bytes | str):
-        try:
-            parsed: Any = json.loads(data)
-        except ValueError as exc:
-            return [Violation("BODY-1", "", f"expected a JSON document, found ({exc})")]
+        # v1's reading of the text: UTF-8, no NaN or Infinity, bounded nesting (BODY-1), and
+        # every member this document defines written once (BODY-6); json.loads launders both.
+        parsed: Any = _parse(data)
+        if isinstance(parsed, Violation):
+            return [parsed]
+        out.extend(_repeated_members(parsed))
     else:
         parsed = data
-    out: list[Violation] = []
     bad: set[tuple[int, str]] = set()
     for error in _validator().iter_errors(parsed):
         path = list(error.absolute_path)
