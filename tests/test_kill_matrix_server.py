@@ -29,7 +29,7 @@ SERVER_PROFILES = ("frontend", "frontend-v2", "workers", "roundtrip")
 REFERENCE_PROFILES = ("frontend", "frontend-v2", "workers")
 # Small and strict: a SHOULD failure counts as a failure; a load of 4 pollers meets the overload
 # faults, and 3 polls are enough for the first-GET-only faults.
-RUN = {"load_clients": 4, "load_requests": 3, "polls": 3, "seed": 1, "strict": True}
+RUN: dict[str, Any] = {"load_clients": 4, "load_requests": 3, "polls": 3, "seed": 1, "strict": True}
 
 CHECKS = {c.id: c for c in all_checks(list(SERVER_PROFILES))}
 
