@@ -23,6 +23,7 @@ __all__ = ["FrontendV2Context"]
 
 ASK = {"Dynamo-RL-Protocol": "2, 1"}
 WAIT = 1.0  # seconds a ?wait= check asks the server to hold
+STALE_ETAG = '"0000000000000000000000000000000a"'  # a validator no listing has
 
 
 class FrontendV2Context(ProfileContext):
@@ -217,7 +218,7 @@ def check_304(ctx: FrontendV2Context) -> str | None:
     etag = ctx.etag
     # Read off the socket: httpx never reads the bytes a server sends after a 304's headers.
     same = ctx.raw({**ASK, "If-None-Match": etag})
-    other = ctx.get({**ASK, "If-None-Match": '"0000000000000000000000000000000a"'})
+    other = ctx.get({**ASK, "If-None-Match": STALE_ETAG})
     problems = []
     if same.status != 304:
         problems.append(f"If-None-Match {etag}: expected 304, found {same.status}")
@@ -242,6 +243,7 @@ def check_wait(ctx: FrontendV2Context) -> str | None:
     listing = ctx.first().parsed
     held = ctx.get({**ASK, "If-None-Match": etag}, query=f"wait={WAIT:g}")
     at_once = ctx.get(ASK, query=f"wait={WAIT:g}")
+    stale = ctx.get({**ASK, "If-None-Match": STALE_ETAG}, query=f"wait={WAIT:g}")
     problems = []
     changed = None
     if held.status == 200 and held.headers.get("etag") == etag:
@@ -262,14 +264,16 @@ def check_wait(ctx: FrontendV2Context) -> str | None:
         problems.append(
             f"?wait={WAIT:g} answered 304 after {held.elapsed:.2f} s: the request was not held"
         )
-    if at_once.status != 200 or at_once.elapsed >= WAIT:
-        problems.append(
-            f"?wait without If-None-Match must answer at once with 200, found {at_once.status} "
-            f"after {at_once.elapsed:.2f} s"
-        )
+    for reply, what in ((at_once, "without If-None-Match"), (stale, "with a stale If-None-Match")):
+        if reply.status != 200 or reply.elapsed >= WAIT:
+            problems.append(
+                f"?wait={WAIT:g} {what} must answer at once with 200, found {reply.status} "
+                f"after {reply.elapsed:.2f} s"
+            )
     return _verdict(
         ctx,
         problems,
         changed
-        or f"held {held.elapsed:.2f} s then 304; without a validator 200 in {at_once.elapsed:.3f} s",
+        or f"held {held.elapsed:.2f} s then 304; without a validator 200 in "
+        f"{at_once.elapsed:.3f} s, with a stale one in {stale.elapsed:.3f} s",
     )

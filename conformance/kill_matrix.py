@@ -141,6 +141,11 @@ SERVER_COUNTERPARTS: tuple[Counterpart, ...] = (
         "V2-4",
         "V2-5",
     ),
+    _fault(
+        "V2-5::wait",
+        "hold-stale",
+        "holds a ?wait= whose If-None-Match is stale for the whole wait",
+    ),
     _fault("V2-6::body", "break-v2=V2-6", "a parallel layout that does not multiply to world_size"),
     _fault("V2-7::body", "break-v2=V2-7", "a probed worker's health says unhealthy"),
     # --- workers

@@ -47,6 +47,7 @@ FAULTS: dict[str, tuple[str | None, str]] = {
         None,
         "v2: fingerprint and ETag count requests; If-None-Match, ?wait= ignored",
     ),
+    "hold-stale": (None, "v2: ?wait= with a stale If-None-Match is held the whole wait"),
     "body-on-304": (None, "v2: a 304 carries the listing as its body on the wire"),
     "system-health-text": (None, "engines: GET {system_url}/health answers 200 text/plain OK"),
     "engine-status": ("CODE", "engines: POST {system_url}/engine/{route} answers CODE"),

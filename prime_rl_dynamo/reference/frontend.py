@@ -275,6 +275,7 @@ class Frontend:
             broken,
             cache=self._v2_cache,
             faults=tuple(str(f) for f in active),
+            hold_stale=any(f.name == "hold-stale" for f in active),
         )
 
 

@@ -130,9 +130,11 @@ async def serve_v2(
     broken: str | None = None,
     cache: dict[str, Any] | None = None,
     faults: tuple[str, ...] = (),
+    hold_stale: bool = False,
 ) -> V2Answer:
     """Answer one v2 request: 200 with the listing, 304 when If-None-Match holds, waiting first
-    when ``?wait=`` asks (V2-3, V2-4, V2-5). ``build`` gives the v1 status and body."""
+    when ``?wait=`` asks (V2-3, V2-4, V2-5). ``build`` gives the v1 status and body;
+    ``hold_stale`` (fault ``hold-stale``) holds a stale If-None-Match for the whole wait too."""
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
     asked = {t.strip() for t in headers.get("if-none-match", "").split(",") if t.strip()}
     wait = _wait_seconds(scope.get("query_string", b""))
@@ -162,6 +164,8 @@ async def serve_v2(
         return V2Answer(200, body, etag_of(fp), vary=broken != "V2-1")
 
     answer = current()
+    if hold_stale and asked and wait > 0 and answer.etag not in asked:
+        await asyncio.sleep(wait)  # fault hold-stale: a stale validator is held like a fresh one
     if answer.etag is not None and wait > 0 and answer.etag in asked:
         deadline = time.monotonic() + wait
         seen = _token(state, epoch())
