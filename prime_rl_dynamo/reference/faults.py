@@ -37,7 +37,7 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "unknown-fields": (None, "add unknown fields at every level of the body (still valid)"),
     "version": ("N", "send protocol_version N (an integer) in an otherwise valid body"),
     "status": ("CODE", "answer CODE (a 4xx other than 429, say) with an error object"),
-    "overload": ("CODE", "while a listing request is answered (each takes 20 ms), others get CODE"),
+    "overload": ("CODE", "while a listing request is answered (each takes 50 ms), others get CODE"),
     "overload-redirect": ("HOST", "while a listing request is answered, others get 307 to HOST"),
     "head-body": (None, "HEAD answers with the GET body on the wire (bypassing the server)"),
     "head-status": ("CODE", "HEAD answers CODE with no body (GET is unchanged)"),

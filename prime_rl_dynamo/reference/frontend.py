@@ -37,7 +37,7 @@ __all__ = ["DISCOVERY_PATH", "Frontend", "abort_connection"]
 # Status faults, checked in this order: the first active one answers.
 _STATUS_FAULTS = ("reset", "discovery-failed", "rate-limit", "unavailable")
 # How long each listing request takes under the overload faults (concurrent ones meet in it).
-_OVERLOAD_HOLD_S = 0.02
+_OVERLOAD_HOLD_S = 0.05
 
 
 class Frontend:
