@@ -28,6 +28,7 @@ __all__ = [
     "json_media",
     "make_client",
     "raw_exchange",
+    "raw_request",
     "request",
     "same_origin",
     "target_client",
@@ -333,3 +334,26 @@ def raw_exchange(
         if sep:
             fields[name.strip().lower()] = value.strip()
     return RawReply(status=int(parts[1]), headers=fields, trailing=trailing)
+
+
+def raw_request(
+    options: Options, url: str, method: str, headers: Sequence[tuple[str, str]] = ()
+) -> RawReply:
+    """``raw_exchange`` of a check, bounded by the run's options and carrying its ``-H`` headers
+    (``url`` is the target's own): nobody listening is the harness's problem (CheckError), a
+    broken-off exchange fails the check that asked (Failed)."""
+    from conformance.registry import CheckError, Failed
+
+    try:
+        return raw_exchange(
+            url,
+            method,
+            (*options.headers, *headers),
+            timeout=options.timeout,
+            verify=options.verify,
+            max_body_bytes=options.max_body_bytes,
+        )
+    except httpx.ConnectError as exc:
+        raise CheckError(f"{method} {url}: nothing answers: {exc}") from exc
+    except httpx.HTTPError as exc:
+        raise Failed(f"{method} {url}: expected a complete HTTP response, found {exc}") from exc

@@ -25,7 +25,7 @@ from conformance._http import (
     Reply,
     check_bounds,
     json_media,
-    raw_exchange,
+    raw_request,
     request,
     same_origin,
     target_client,
@@ -125,20 +125,7 @@ class FrontendContext(ProfileContext):
     def raw(self, method: str, headers: tuple[tuple[str, str], ...] = ()) -> RawReply:
         """One request of the listing read off the socket (see ``raw_exchange``); a broken-off
         exchange fails the check that asked, nobody listening is the harness's problem."""
-        opts = self.run.options
-        try:
-            return raw_exchange(
-                self.workers_url,
-                method,
-                (*opts.headers, *headers),
-                timeout=opts.timeout,
-                verify=opts.verify,
-                max_body_bytes=opts.max_body_bytes,
-            )
-        except httpx.ConnectError as exc:
-            raise CheckError(f"{method} {self.workers_url}: nothing answers: {exc}") from exc
-        except httpx.HTTPError as exc:
-            raise Failed(f"expected a complete HTTP response, found {exc}") from exc
+        return raw_request(self.run.options, self.workers_url, method, headers)
 
     def main(self) -> Reply:
         """The first GET of the listing (cached; a broken-off exchange is remembered too)."""

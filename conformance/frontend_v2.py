@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from conformance._http import RawReply, Reply, make_client, raw_exchange, request
+from conformance._http import RawReply, Reply, make_client, raw_request, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo.violation import Violation
@@ -51,20 +51,7 @@ class FrontendV2Context(ProfileContext):
 
     def raw(self, headers: dict[str, str]) -> RawReply:
         """One GET of the listing read off the socket (bytes an HTTP library would drop)."""
-        opts = self.run.options
-        try:
-            return raw_exchange(
-                self.url,
-                "GET",
-                (*opts.headers, *headers.items()),
-                timeout=opts.timeout,
-                verify=opts.verify,
-                max_body_bytes=opts.max_body_bytes,
-            )
-        except httpx.ConnectError as exc:
-            raise CheckError(f"GET {self.url}: nothing answers: {exc}") from exc
-        except httpx.HTTPError as exc:
-            raise Failed(f"GET {self.url}: expected a complete HTTP response, found {exc}") from exc
+        return raw_request(self.run.options, self.url, "GET", tuple(headers.items()))
 
     def first(self) -> Reply:
         """The first answer to a request asking for v2; skips when the listener answers v1."""
