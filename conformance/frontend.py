@@ -29,6 +29,7 @@ from conformance._http import (
     request,
     same_origin,
     target_client,
+    unreachable,
 )
 from conformance.registry import CheckError, Failed, Skipped, check, fail_on
 from conformance.runner import ProfileContext, RunContext, profile_setup
@@ -111,7 +112,7 @@ class FrontendContext(ProfileContext):
         try:
             return request(self.client, method, url)
         except httpx.ConnectError as exc:
-            raise CheckError(f"{method} {url}: nothing answers: {exc}") from exc
+            raise CheckError(unreachable(method, url, exc, self.client)) from exc
         except ExchangeBound as exc:
             raise Failed(
                 f"expected a complete HTTP response within the suite's bounds: {exc}"
@@ -551,6 +552,14 @@ async def _load(
     }
 
 
+def _same_origin(url: str, location: str) -> bool:
+    """Whether a Location (absolute, or relative to ``url``) stays on ``url``'s origin."""
+    try:
+        return same_origin(url, httpx.URL(url).join(location))
+    except (httpx.InvalidURL, ValueError):
+        return False
+
+
 def _load_answer_problems(outcome: dict[str, Any], url: str) -> list[str]:
     """HTTP-7's demands on the answers themselves: every concurrent poll is answered with a 200
     listing (no 5xx, no other status, no redirect, above all none to another origin)."""
@@ -565,7 +574,7 @@ def _load_answer_problems(outcome: dict[str, Any], url: str) -> list[str]:
             f"expected a 200 listing to every concurrent poll, found other answers: {others}"
         )
     for where, count in outcome.get("locations", {}).items():
-        if where and not same_origin(url, where):
+        if where and not _same_origin(url, where):
             problems.append(
                 f"{count} concurrent poll(s) redirected to another origin ({where}): a poller "
                 "that followed would send its credentials there"
