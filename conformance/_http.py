@@ -25,10 +25,13 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "ExchangeBound",
     "OriginHeaders",
+    "RawReply",
     "Reply",
     "is_http_url",
     "json_media",
     "make_client",
+    "raw_exchange",
+    "raw_request",
     "request",
     "same_origin",
     "target_client",
@@ -231,3 +234,138 @@ def is_http_url(value: object) -> bool:
     except Exception:
         return False
     return url.scheme in ("http", "https") and bool(url.host)
+
+
+@dataclass(frozen=True)
+class RawReply:
+    """One exchange read off the socket: what an HTTP client library would not show.
+
+    httpx (h11) knows that a ``HEAD`` answer and a ``304`` have no body and never reads bytes a
+    server sends after their headers; ``trailing`` holds exactly those bytes.
+    """
+
+    status: int
+    headers: dict[str, str]  # lower-cased names (a repeated name: the last value)
+    trailing: bytes  # every byte after the header block, until the server closed or went quiet
+
+    @property
+    def content_type(self) -> str:
+        """The Content-Type header ('' when missing)."""
+        return self.headers.get("content-type", "")
+
+
+#: How long a raw exchange waits for more bytes after the header block before it concludes that
+#: the server sent none (a server that honours ``Connection: close`` closes at once).
+RAW_QUIET_S = 0.5
+
+
+def raw_exchange(
+    url: str,
+    method: str,
+    headers: Sequence[tuple[str, str]] = (),
+    *,
+    timeout: float = 10.0,
+    verify: bool | str = True,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> RawReply:
+    """Send one HTTP/1.1 request with ``Connection: close`` over a plain (or TLS) socket and read
+    the answer as bytes: the status line, the headers and whatever follows them.
+
+    ``headers`` go to this URL only (the caller passes the target's own). A broken exchange
+    (refused, reset, no header block within ``timeout``) raises ``httpx.TransportError``, a
+    body past ``max_body_bytes`` ExchangeBound, as ``request`` does.
+    """
+    import socket
+
+    from prime_rl_dynamo.http import tls_context
+
+    target = httpx.URL(url)
+    port = target.port or (443 if target.scheme == "https" else 80)
+    host_header = target.host if target.port is None else f"{target.host}:{target.port}"
+    if ":" in target.host:
+        host_header = f"[{target.host}]" + (f":{target.port}" if target.port else "")
+    path = target.raw_path.decode("ascii") or "/"
+    lines = [
+        f"{method} {path} HTTP/1.1",
+        f"Host: {host_header}",
+        "Connection: close",
+        "Accept-Encoding: identity",
+        "User-Agent: prime-rl-dynamo-conformance",
+        *(f"{name}: {value}" for name, value in headers),
+    ]
+    started = time.perf_counter()
+    try:
+        sock = socket.create_connection((target.host, port), timeout=timeout)
+    except ConnectionRefusedError as exc:
+        raise httpx.ConnectError(f"{method} {url}: connection refused") from exc
+    except OSError as exc:
+        raise httpx.ConnectError(f"{method} {url}: {exc.strerror or exc}") from exc
+    try:
+        if target.scheme == "https":
+            sock = tls_context(verify).wrap_socket(sock, server_hostname=target.host)
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        received = b""
+        while b"\r\n\r\n" not in received:
+            left = timeout - (time.perf_counter() - started)
+            if left <= 0:
+                raise httpx.ReadTimeout(
+                    f"{method} {url}: no complete header block in {timeout:g} s"
+                )
+            sock.settimeout(left)
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise httpx.RemoteProtocolError(
+                    f"{method} {url}: the server closed the connection before its headers ended"
+                )
+            received += chunk
+            check_bounds(method, url, len(received), started, timeout, max_body_bytes)
+        head, _, trailing = received.partition(b"\r\n\r\n")
+        sock.settimeout(RAW_QUIET_S)
+        while len(trailing) <= max_body_bytes:
+            try:
+                chunk = sock.recv(65536)
+            except (TimeoutError, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            trailing += chunk
+        check_bounds(method, url, len(trailing), started, float("inf"), max_body_bytes)
+    except OSError as exc:  # reset, TLS failure, ... while sending or before the headers ended
+        raise httpx.ReadError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+    finally:
+        sock.close()
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    parts = status_line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise httpx.RemoteProtocolError(
+            f"{method} {url}: not an HTTP status line: {status_line!r:.80}"
+        )
+    fields: dict[str, str] = {}
+    for line in header_lines:
+        name, sep, value = line.partition(":")
+        if sep:
+            fields[name.strip().lower()] = value.strip()
+    return RawReply(status=int(parts[1]), headers=fields, trailing=trailing)
+
+
+def raw_request(
+    options: Options, url: str, method: str, headers: Sequence[tuple[str, str]] = ()
+) -> RawReply:
+    """``raw_exchange`` of a check, bounded by the run's options and carrying its ``-H`` headers
+    (``url`` is the target's own): nobody listening is the harness's problem (CheckError), a
+    broken-off exchange fails the check that asked (Failed)."""
+    from conformance.registry import CheckError, Failed
+
+    try:
+        return raw_exchange(
+            url,
+            method,
+            (*options.headers, *headers),
+            timeout=options.timeout,
+            verify=options.verify,
+            max_body_bytes=options.max_body_bytes,
+        )
+    except httpx.ConnectError as exc:
+        raise CheckError(f"{method} {url}: nothing answers: {exc}") from exc
+    except httpx.HTTPError as exc:
+        raise Failed(f"{method} {url}: expected a complete HTTP response, found {exc}") from exc

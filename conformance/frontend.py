@@ -21,10 +21,13 @@ import httpx
 
 from conformance._http import (
     ExchangeBound,
+    RawReply,
     Reply,
     check_bounds,
     json_media,
+    raw_request,
     request,
+    same_origin,
     target_client,
     unreachable,
 )
@@ -119,6 +122,11 @@ class FrontendContext(ProfileContext):
                 f"{method} {url}: expected a complete HTTP response, found "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
+
+    def raw(self, method: str, headers: tuple[tuple[str, str], ...] = ()) -> RawReply:
+        """One request of the listing read off the socket (see ``raw_exchange``); a broken-off
+        exchange fails the check that asked, nobody listening is the harness's problem."""
+        return raw_request(self.run.options, self.workers_url, method, headers)
 
     def main(self) -> Reply:
         """The first GET of the listing (cached; a broken-off exchange is remembered too)."""
@@ -324,7 +332,14 @@ def check_dialect(ctx: FrontendContext) -> str | None:
             "control_url), not Dynamo's /v1/rl/workers protocol; point the suite at Dynamo's RL "
             "listener (DYN_RL_PORT). Body checks are skipped."
         )
-    return f"dialect {dialect}"
+    if dialect != "dynamo-v1":
+        # Neither Dynamo's markers (a namespace, its worker fields) nor SMG's: the body checks
+        # name what is wrong with it; this check cannot say which protocol it speaks.
+        raise Skipped(
+            f"the listing carries neither Dynamo's markers nor SMG's (dialect {dialect}): "
+            "not judged here, the body checks say what it breaks (BODY-1, BODY-2, BODY-4)"
+        )
+    return "dialect dynamo-v1"
 
 
 # --- known v1 variants, by name, before the field checks --------------------------------------
@@ -402,16 +417,20 @@ def check_failure_body(ctx: FrontendContext) -> str | None:
 @frontend_check("HTTP-2", "head", "HEAD answers like GET, without a body")
 def check_head(ctx: FrontendContext) -> str | None:
     get = ctx.main()
-    head = ctx.get(method="HEAD")
+    # Read off the socket: an HTTP client library never reads bytes after a HEAD answer's headers.
+    head = ctx.raw("HEAD")
     problems = []
     if head.status != get.status:
         problems.append(f"HEAD status {head.status}, GET status {get.status}")
     if head.content_type.split(";")[0].strip() != get.content_type.split(";")[0].strip():
         problems.append(f"HEAD Content-Type {head.content_type!r}, GET {get.content_type!r}")
-    if head.content:
-        problems.append(f"HEAD carried a body of {len(head.content)} bytes")
+    if head.trailing:
+        excerpt = head.trailing[:60].decode("utf-8", "replace")
+        problems.append(
+            f"expected no body, found {len(head.trailing)} bytes after the headers: {excerpt!r}"
+        )
     fail_on(problems, f"HEAD {ctx.workers_url}")
-    return f"{head.status} {head.content_type}"
+    return f"{head.status} {head.content_type}, no bytes after the headers (read off the socket)"
 
 
 @frontend_check("HTTP-3", "method-not-allowed", "Other methods answer 405 with Allow: GET, HEAD")
@@ -485,6 +504,7 @@ async def _load(
     statuses: dict[int, int] = {}
     bodies: dict[bytes, int] = {}
     errors: list[str] = []
+    locations: dict[str, int] = {}  # Location of every 3xx answer
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(
         timeout=timeout,
@@ -512,6 +532,9 @@ async def _load(
                     continue
                 latencies.append(time.perf_counter() - started)
                 statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+                if 300 <= response.status_code < 400:
+                    where = response.headers.get("location", "")
+                    locations[where] = locations.get(where, 0) + 1
                 if response.status_code == 200:
                     content = b"".join(chunks)
                     bodies[content] = bodies.get(content, 0) + 1
@@ -524,8 +547,43 @@ async def _load(
         "statuses": statuses,
         "bodies": bodies,
         "errors": errors,
+        "locations": locations,
         "wall": wall,
     }
+
+
+def _same_origin(url: str, location: str) -> bool:
+    """Whether a Location (absolute, or relative to ``url``) stays on ``url``'s origin."""
+    try:
+        return same_origin(url, httpx.URL(url).join(location))
+    except (httpx.InvalidURL, ValueError):
+        return False
+
+
+def _load_answer_problems(outcome: dict[str, Any], url: str) -> list[str]:
+    """HTTP-7's demands on the answers themselves: every concurrent poll is answered with a 200
+    listing (no 5xx, no other status, no redirect, above all none to another origin)."""
+    problems = []
+    statuses: dict[int, int] = outcome["statuses"]
+    server_errors = {k: v for k, v in statuses.items() if k >= 500}
+    if server_errors:
+        problems.append(f"5xx answers under load: {server_errors}")
+    others = {k: v for k, v in statuses.items() if k != 200 and k < 500}
+    if others:
+        problems.append(
+            f"expected a 200 listing to every concurrent poll, found other answers: {others}"
+        )
+    for where, count in outcome.get("locations", {}).items():
+        if where and not _same_origin(url, where):
+            problems.append(
+                f"{count} concurrent poll(s) redirected to another origin ({where}): a poller "
+                "that followed would send its credentials there"
+            )
+    if outcome["errors"]:
+        problems.append(f"{len(outcome['errors'])} transport errors, first: {outcome['errors'][0]}")
+    if not statuses.get(200) and not outcome["errors"]:
+        problems.append("no concurrent poll was answered with a listing")
+    return problems
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -561,12 +619,7 @@ def check_load(ctx: FrontendContext) -> str | None:
     }
     ctx.add_details("HTTP-7::concurrent-polls", **figures)
     expected = sorted(_identities(first))
-    problems = []
-    server_errors = {k: v for k, v in outcome["statuses"].items() if k >= 500}
-    if server_errors:
-        problems.append(f"5xx answers under load: {server_errors}")
-    if outcome["errors"]:
-        problems.append(f"{len(outcome['errors'])} transport errors, first: {outcome['errors'][0]}")
+    problems = _load_answer_problems(outcome, ctx.workers_url)
     for content in outcome["bodies"]:
         try:
             parsed = json.loads(content)

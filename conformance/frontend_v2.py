@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from conformance._http import Reply, request, target_client, unreachable
+from conformance._http import RawReply, Reply, raw_request, request, target_client, unreachable
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo.violation import Violation
@@ -23,6 +23,7 @@ __all__ = ["FrontendV2Context"]
 
 ASK = {"Dynamo-RL-Protocol": "2, 1"}
 WAIT = 1.0  # seconds a ?wait= check asks the server to hold
+STALE_ETAG = '"0000000000000000000000000000000a"'  # a validator no listing has
 
 
 class FrontendV2Context(ProfileContext):
@@ -32,6 +33,7 @@ class FrontendV2Context(ProfileContext):
         super().__init__()
         if not run.url:
             raise CheckError("the frontend-v2 profile needs an RL listener URL")
+        self.run = run
         self.url = run.url + DISCOVERY_PATH
         self.client = client
         self._first: Reply | None = None
@@ -46,6 +48,10 @@ class FrontendV2Context(ProfileContext):
             raise CheckError(unreachable("GET", url, exc, self.client)) from exc
         except httpx.HTTPError as exc:
             raise Failed(f"GET {url}: expected a complete HTTP response, found {exc!r}") from exc
+
+    def raw(self, headers: dict[str, str]) -> RawReply:
+        """One GET of the listing read off the socket (bytes an HTTP library would drop)."""
+        return raw_request(self.run.options, self.url, "GET", tuple(headers.items()))
 
     def first(self) -> Reply:
         """The first answer to a request asking for v2; skips when the listener answers v1."""
@@ -160,6 +166,14 @@ _body_check("V2-6", "parallel layout multiplies to world_size")
 _body_check("V2-7", "health: ready on probed workers, unhealthy on error workers")
 
 
+def _planned(body: Any) -> Any:
+    """A v2 listing without its fingerprint: what the fingerprint is judged against (comparing
+    whole bodies would compare the fingerprint with itself)."""
+    if isinstance(body, dict):
+        return {k: v for k, v in body.items() if k != "fingerprint"}
+    return body
+
+
 @check("frontend-v2", "V2-3", "etag", "A strong ETag equal to the quoted fingerprint, stable")
 def check_etag(ctx: FrontendV2Context) -> str | None:
     etag = ctx.etag
@@ -171,47 +185,66 @@ def check_etag(ctx: FrontendV2Context) -> str | None:
     if etag != f'"{fp}"':
         problems.append(f"expected ETag '\"{fp}\"' (the fingerprint quoted), found {etag!r}")
     again = ctx.get(ASK)
-    if again.headers.get("etag") != etag and again.parsed == body:
-        problems.append(f"the same listing came with another ETag {again.headers.get('etag')!r}")
-    if again.headers.get("etag") == etag and again.parsed != body:
+    same = _planned(again.parsed) == _planned(body)
+    if again.headers.get("etag") != etag and same:
+        problems.append(
+            f"the same listing (fingerprint aside) came with another ETag "
+            f"{again.headers.get('etag')!r}: the ETag is not a function of the listing"
+        )
+    if again.headers.get("etag") == etag and not same:
         problems.append("a different listing came with the same ETag")
     return _verdict(
         ctx,
         problems,
-        f"ETag {etag} (a change of the fleet changes it: checked by the project's tests)",
+        f"ETag {etag}, the same for the same listing (a change of the fleet changes it: checked "
+        "by the project's tests)",
     )
 
 
 @check("frontend-v2", "V2-4", "not-modified", "If-None-Match with the current ETag answers 304")
 def check_304(ctx: FrontendV2Context) -> str | None:
     etag = ctx.etag
-    same = ctx.get({**ASK, "If-None-Match": etag})
-    other = ctx.get({**ASK, "If-None-Match": '"0000000000000000000000000000000a"'})
+    # Read off the socket: httpx never reads the bytes a server sends after a 304's headers.
+    same = ctx.raw({**ASK, "If-None-Match": etag})
+    other = ctx.get({**ASK, "If-None-Match": STALE_ETAG})
     problems = []
     if same.status != 304:
         problems.append(f"If-None-Match {etag}: expected 304, found {same.status}")
-    elif same.content:
-        problems.append(f"the 304 carried a body of {len(same.content)} bytes")
+    elif same.trailing:
+        excerpt = same.trailing[:60].decode("utf-8", "replace")
+        problems.append(
+            f"expected a 304 without a body, found {len(same.trailing)} bytes after its headers: "
+            f"{excerpt!r}"
+        )
     elif same.headers.get("etag") != etag:
         problems.append(f"the 304 carried ETag {same.headers.get('etag')!r}, expected {etag}")
     if other.status != 200:
         problems.append(f"If-None-Match with another ETag: expected 200, found {other.status}")
     return _verdict(
-        ctx, problems, f"304 in {same.elapsed * 1000:.1f} ms, no body; another validator gets 200"
+        ctx, problems, "304 with no bytes after its headers; another validator gets 200"
     )
 
 
 @check("frontend-v2", "V2-5", "wait", "?wait= holds an unchanged listing, then answers 304")
 def check_wait(ctx: FrontendV2Context) -> str | None:
     etag = ctx.etag
+    listing = ctx.first().parsed
     held = ctx.get({**ASK, "If-None-Match": etag}, query=f"wait={WAIT:g}")
     at_once = ctx.get(ASK, query=f"wait={WAIT:g}")
+    stale = ctx.get({**ASK, "If-None-Match": STALE_ETAG}, query=f"wait={WAIT:g}")
     problems = []
-    if held.status == 200 and held.headers.get("etag") != etag:
-        return f"the listing changed while held (answered 200 after {held.elapsed:.2f} s)"
-    if held.status == 200:
+    changed = None
+    if held.status == 200 and held.headers.get("etag") == etag:
         raise Skipped("the server answers a matching If-None-Match with 200 (see V2-4): no feed")
-    if held.status != 304:
+    if held.status == 200 and _planned(held.parsed) == _planned(listing):
+        problems.append(
+            f"?wait={WAIT:g} answered 200 after {held.elapsed:.2f} s with the same listing "
+            f"(fingerprint aside) under another ETag {held.headers.get('etag')!r}: an unchanged "
+            "listing must be held, then answered 304"
+        )
+    elif held.status == 200:
+        changed = f"the listing changed while held (answered 200 after {held.elapsed:.2f} s)"
+    elif held.status != 304:
         problems.append(
             f"?wait={WAIT:g} on an unchanged listing: expected 304, found {held.status}"
         )
@@ -219,13 +252,16 @@ def check_wait(ctx: FrontendV2Context) -> str | None:
         problems.append(
             f"?wait={WAIT:g} answered 304 after {held.elapsed:.2f} s: the request was not held"
         )
-    if at_once.status != 200 or at_once.elapsed >= WAIT:
-        problems.append(
-            f"?wait without If-None-Match must answer at once with 200, found {at_once.status} "
-            f"after {at_once.elapsed:.2f} s"
-        )
+    for reply, what in ((at_once, "without If-None-Match"), (stale, "with a stale If-None-Match")):
+        if reply.status != 200 or reply.elapsed >= WAIT:
+            problems.append(
+                f"?wait={WAIT:g} {what} must answer at once with 200, found {reply.status} "
+                f"after {reply.elapsed:.2f} s"
+            )
     return _verdict(
         ctx,
         problems,
-        f"held {held.elapsed:.2f} s then 304; without a validator 200 in {at_once.elapsed:.3f} s",
+        changed
+        or f"held {held.elapsed:.2f} s then 304; without a validator 200 in "
+        f"{at_once.elapsed:.3f} s, with a stale one in {stale.elapsed:.3f} s",
     )

@@ -167,6 +167,22 @@ def test_reference_passes_frontend_v2() -> None:
 
 
 @pytest.mark.integration
+def test_v2_body_text_is_read_as_v1_reads_it_nan_and_repeated_members_are_refused() -> None:
+    # json.loads takes NaN and keeps the last of two same-named members: V2-2 must not (issue 22
+    # item 20). The bytes come from the reference, so the listing is otherwise valid.
+    with start_reference_fleet() as fleet:
+        body = httpx.get(fleet.frontend_url + "/v1/rl/workers", headers={PROTOCOL_HEADER: "2"})
+    assert check_body_v2(body.content) == []
+    nan = body.content.replace(b'{"protocol_version":2,', b'{"protocol_version":2,"x_load":NaN,')
+    repeated = body.content.replace(
+        b'{"protocol_version":2,', b'{"protocol_version":2,"namespace":"other",'
+    )
+    (refused,) = check_body_v2(nan)
+    assert refused.requirement == "BODY-1" and "NaN" in refused.message
+    assert [(v.requirement, v.pointer) for v in check_body_v2(repeated)] == [("BODY-6", "")]
+
+
+@pytest.mark.integration
 def test_a_v1_listener_is_skipped_by_frontend_v2_saying_why() -> None:
     with start_reference_fleet(faults=["v1-only"]) as fleet:
         report = conformance.run(url=fleet.frontend_url, profiles=["frontend-v2"])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from prime_rl_dynamo.errors import ConfigError
 
-__all__ = ["FAULTS", "Fault", "parse_fault", "parse_faults"]
+__all__ = ["ENGINE_FAULTS", "FAULTS", "Fault", "parse_fault", "parse_faults"]
 
 #: Every fault name, with what its value means (None: takes no value) and a one-line description.
 FAULTS: dict[str, tuple[str | None, str]] = {
@@ -41,7 +41,27 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "unknown-fields": (None, "add unknown fields at every level of the body (still valid)"),
     "version": ("N", "send protocol_version N (an integer) in an otherwise valid body"),
     "status": ("CODE", "answer CODE (a 4xx other than 429, say) with an error object"),
+    "overload": ("CODE", "while a listing request is answered (each takes 50 ms), others get CODE"),
+    "overload-redirect": ("HOST", "while a listing request is answered, others get 307 to HOST"),
+    "head-body": (None, "HEAD answers with the GET body on the wire (bypassing the server)"),
+    "head-status": ("CODE", "HEAD answers CODE with no body (GET is unchanged)"),
+    "no-allow": (None, "other methods answer 405 without an Allow header"),
+    "catch-all": (None, "every other path on the listener answers the listing with 200"),
+    "etag-counter": (
+        None,
+        "v2: fingerprint and ETag count requests; If-None-Match, ?wait= ignored",
+    ),
+    "hold-stale": (None, "v2: ?wait= with a stale If-None-Match is held the whole wait"),
+    "body-on-304": (None, "v2: a 304 carries the listing as its body on the wire"),
+    "system-health-text": (None, "engines: GET {system_url}/health answers 200 text/plain OK"),
+    "engine-status": ("CODE", "engines: POST {system_url}/engine/{route} answers CODE"),
+    "engine-text": (None, "engines: engine route replies carry Content-Type text/plain"),
+    "admin-health": ("CODE", "engines: GET {admin_base_url}/health answers CODE"),
 }
+
+#: Faults that act on the engines' servers rather than on listing requests (``:COUNT`` does not
+#: apply to them: they act on every request of their kind).
+ENGINE_FAULTS = ("system-health-text", "engine-status", "engine-text", "admin-health")
 
 # Faults whose value is a number, with the smallest value that makes sense.
 _NUMERIC: dict[str, float] = {
@@ -54,6 +74,10 @@ _NUMERIC: dict[str, float] = {
     "slow": 1,
     "version": 0,
     "status": 100,
+    "overload": 100,
+    "head-status": 100,
+    "engine-status": 100,
+    "admin-health": 100,
 }
 
 # And the largest: past these a fault stops being a misbehaviour a client can be seen to survive
@@ -68,6 +92,10 @@ _MAXIMUM: dict[str, float] = {
     "slow": 1 << 30,
     "version": 1_000_000,  # a protocol_version far past any the catalog names
     "status": 599,  # the last HTTP status code
+    "overload": 599,
+    "head-status": 599,
+    "engine-status": 599,
+    "admin-health": 599,
 }
 
 _SYNTAX = re.compile(

@@ -24,7 +24,7 @@ from prime_rl_dynamo.errors import ConfigError, TransportError
 from prime_rl_dynamo.fleet import Fleet, FleetEngine, started
 from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
-from prime_rl_dynamo.reference.faults import Fault, parse_faults
+from prime_rl_dynamo.reference.faults import ENGINE_FAULTS, Fault, parse_faults
 from prime_rl_dynamo.reference.frontend import Frontend, abort_connection
 from prime_rl_dynamo.reference.recording_asgi import Dispatcher, serve_recorded
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
@@ -103,7 +103,7 @@ class _Dispatcher(Dispatcher):
             server = "admin"
             path = path[len(ADMIN_PREFIX) :] or "/"
         await serve_recorded(
-            self.engine_app,
+            self._engine_faults,
             scope,
             receive,
             send,
@@ -113,9 +113,44 @@ class _Dispatcher(Dispatcher):
             path=path,
         )
 
+    async def _engine_faults(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The engine app, unless a fleet fault of the engines' servers answers instead."""
+        faults = {f.name: f for f in self.fleet.frontend.faults if f.name in ENGINE_FAULTS}
+        path, method = scope["path"], scope["method"]
+        error = b'{"status":"error","message":"injected fault"}'
+        if method == "GET" and path == "/health" and "system-health-text" in faults:
+            await _plain(send, 200, b"OK", b"text/plain")
+            return
+        if method == "GET" and path == ADMIN_PREFIX + "/health" and "admin-health" in faults:
+            await _plain(send, int(faults["admin-health"].number), error, b"application/json")
+            return
+        if method == "POST" and path.startswith("/engine/"):
+            if "engine-status" in faults:
+                code = int(faults["engine-status"].number)
+                await _plain(send, code, error, b"application/json")
+                return
+            if "engine-text" in faults:
+                await self.engine_app(scope, receive, _as_text(send))
+                return
+        await self.engine_app(scope, receive, send)
 
-async def _plain(send: Send, status: int, body: bytes) -> None:
+
+def _as_text(send: Send) -> Send:
+    """``send`` with the response's Content-Type rewritten to text/plain (the body unchanged)."""
+
+    async def rewritten(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message["headers"] if k.lower() != b"content-type"]
+            message = {**message, "headers": [*headers, (b"content-type", b"text/plain")]}
+        await send(message)
+
+    return rewritten
+
+
+async def _plain(send: Send, status: int, body: bytes, content_type: bytes | None = None) -> None:
     headers = [(b"content-length", str(len(body)).encode())]
+    if content_type is not None:
+        headers.append((b"content-type", content_type))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

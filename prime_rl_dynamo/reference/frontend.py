@@ -36,6 +36,8 @@ __all__ = ["DISCOVERY_PATH", "Frontend", "abort_connection"]
 
 # Status faults, checked in this order: the first active one answers.
 _STATUS_FAULTS = ("reset", "discovery-failed", "rate-limit", "unavailable")
+# How long each listing request takes under the overload faults (concurrent ones meet in it).
+_OVERLOAD_HOLD_S = 0.05
 
 
 class Frontend:
@@ -62,6 +64,7 @@ class Frontend:
         #: client that takes a while to start still sees the fleet before its changes).
         self.schedule_from_first_listing = False
         self._v2_cache: dict[str, Any] = {}  # the last v2 answer and the state it came from
+        self._in_flight = 0  # listing requests being answered (the overload faults)
 
     def set_faults(self, faults: tuple[Fault, ...] | list[str]) -> None:
         """Replace the faults; restart the request count (``:COUNT``) and the churn clock."""
@@ -113,11 +116,17 @@ class Frontend:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        every = {f.name for f in self.faults}  # faults of other requests: :COUNT does not apply
         if scope["path"] != DISCOVERY_PATH:
+            if "catch-all" in every:
+                status, value = self.body([])
+                await _json(send, status, dumps(value))
+                return
             await _empty(send, 404)
             return
         if scope["method"] not in ("GET", "HEAD"):
-            await _empty(send, 405, [(b"allow", b"GET,HEAD")])
+            allow = [] if "no-allow" in every else [(b"allow", b"GET,HEAD")]
+            await _empty(send, 405, allow)
             return
         self.listing_requests += 1
         number = self.listing_requests
@@ -126,7 +135,36 @@ class Frontend:
             self.started = self._clock()
         active = [f for f in self.faults if f.active(number)]
         by_name = {f.name: f for f in active}
+        crowded = by_name.get("overload") or by_name.get("overload-redirect")
+        if crowded is None:
+            await self._listing(scope, send, number, active, by_name)
+            return
+        if self._in_flight:
+            # A listener that serves one listing request at a time and sheds the others.
+            if crowded.name == "overload-redirect":
+                location = _moved(scope, str(crowded.value))
+                await _empty(send, 307, [(b"location", location)])
+            else:
+                code = int(crowded.number)
+                payload = {"error": "overloaded", "message": f"injected fault overload={code}"}
+                await _json(send, code, dumps(payload), [(b"retry-after", b"1")])
+            return
+        self._in_flight += 1
+        try:
+            await asyncio.sleep(_OVERLOAD_HOLD_S)  # long enough for concurrent pollers to meet
+            await self._listing(scope, send, number, active, by_name)
+        finally:
+            self._in_flight -= 1
 
+    async def _listing(
+        self,
+        scope: Scope,
+        send: Send,
+        number: int,
+        active: list[Fault],
+        by_name: dict[str, Fault],
+    ) -> None:
+        """Answer one listing request (GET or HEAD) under its active faults."""
         if "latency" in by_name:
             await asyncio.sleep(by_name["latency"].number / 1000.0)
         forced = by_name.get("status")
@@ -137,9 +175,11 @@ class Frontend:
             return
         moved = by_name.get("redirect-host")
         if moved is not None and moved.value and _host(scope) != moved.value:
-            port = scope["server"][1] if scope.get("server") else 80
-            location = f"http://{moved.value}:{port}{DISCOVERY_PATH}".encode()
-            await _empty(send, 307, [(b"location", location)])
+            await _empty(send, 307, [(b"location", _moved(scope, moved.value))])
+            return
+        head = by_name.get("head-status")
+        if head is not None and scope["method"] == "HEAD":
+            await _empty(send, int(head.number))
             return
         for name in _STATUS_FAULTS:
             fault = by_name.get(name)
@@ -163,16 +203,28 @@ class Frontend:
             return
 
         headers: list[tuple[bytes, bytes]] = []
+        v2_broken: str | None = None
         # break=, variant=, version= and unknown-fields bodies break (or stretch) v1's rules: they
         # are served as v1 whatever is asked.
         v1_only = {"v1-only", "break", "variant", "version", "unknown-fields"} & by_name.keys()
         if not v1_only and 2 in _asked_versions(scope):
-            answer = await self._answer_v2(scope, active)
+            answer = await self._answer_v2(scope, active, number)
+            if answer.status == 304 and "body-on-304" in by_name:
+                cached = self._v2_cache.get("answer")
+                listing = dumps(cached.body if cached is not None else {})
+                await _raw(
+                    scope,
+                    b"304 Not Modified",
+                    [*_json_headers(listing), *answer.headers()],
+                    listing,
+                )
+                return
             if answer.status == 304:
                 await _empty(send, 304, answer.headers())
                 return
             status, value = answer.status, answer.body
             headers.extend(answer.headers())
+            v2_broken = by_name["break-v2"].value if "break-v2" in by_name else None
         else:
             status, value = self.body(active)
             if "version" in by_name and isinstance(value, dict):
@@ -180,6 +232,10 @@ class Frontend:
             if "unknown-fields" in by_name and isinstance(value, dict):
                 value = _with_unknown_fields(value)
         data = dumps(value)
+        if v2_broken == "V2-2":
+            from prime_rl_dynamo.reference.v2 import repeat_member
+
+            data = repeat_member(data)
         if "oversized" in by_name:
             data = _pad(value, data, int(by_name["oversized"].number))
         if "padded" in by_name:
@@ -190,6 +246,11 @@ class Frontend:
         if "gzip" in by_name:
             data = gzip.compress(data, mtime=0)
             headers.append((b"content-encoding", b"gzip"))
+        if "head-body" in by_name and scope["method"] == "HEAD":
+            # The server would drop a HEAD body: these bytes go to the wire behind its back.
+            reason = b"200 OK" if status == 200 else str(status).encode()
+            await _raw(scope, reason, [*_json_headers(data), *headers], data)
+            return
         if "truncate" in by_name:
             await _truncated(scope, send, status, data, headers)
             return
@@ -198,9 +259,12 @@ class Frontend:
             return
         await _json(send, status, data, headers)
 
-    async def _answer_v2(self, scope: Scope, active: list[Fault]) -> Any:
+    async def _answer_v2(self, scope: Scope, active: list[Fault], number: int) -> Any:
         """Protocol 2 (SPEC-v2.md): the v2 listing, its ETag, 304 and the ``?wait=`` change feed."""
-        from prime_rl_dynamo.reference.v2 import serve_v2
+        from prime_rl_dynamo.reference.v2 import counter_answer, serve_v2
+
+        if any(f.name == "etag-counter" for f in active):
+            return counter_answer(self.body(active), self.state, number)
 
         churn = next((f for f in active if f.name == "churn"), None)
 
@@ -219,6 +283,7 @@ class Frontend:
             broken,
             cache=self._v2_cache,
             faults=tuple(str(f) for f in active),
+            hold_stale=any(f.name == "hold-stale" for f in active),
         )
 
 
@@ -242,6 +307,31 @@ def _with_error_workers(views: list[WorkerView], count: int, seed: int) -> list[
         replace(v, error="injected fault error-workers: worker probe failed") if i in chosen else v
         for i, v in enumerate(views)
     ]
+
+
+def _moved(scope: Scope, host: str) -> bytes:
+    """The listing's URL under another host name (same port): another origin."""
+    port = scope["server"][1] if scope.get("server") else 80
+    return f"http://{host}:{port}{DISCOVERY_PATH}".encode()
+
+
+def _json_headers(data: bytes) -> list[tuple[bytes, bytes]]:
+    return [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+
+
+async def _raw(
+    scope: Scope, status_line: bytes, headers: list[tuple[bytes, bytes]], body: bytes
+) -> None:
+    """Write a whole response to the connection as bytes, then close it: the HTTP server would
+    drop a body that HEAD or 304 must not carry, and these faults put it on the wire anyway."""
+    transport = scope.get("prd.transport")
+    if transport is None:
+        raise ConnectionAbortedError("reference fault: no transport to write to")
+    lines = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
+    transport.write(
+        b"HTTP/1.1 " + status_line + b"\r\n" + lines + b"connection: close\r\n\r\n" + body
+    )
+    await abort_connection(scope, reset=False)
 
 
 def _host(scope: Scope) -> str:

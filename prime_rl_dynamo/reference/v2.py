@@ -19,7 +19,7 @@ from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
 from prime_rl_dynamo.v2 import MAX_WAIT, PROTOCOL_HEADER, etag_of, fingerprint
 from prime_rl_dynamo.wire import WorkerId
 
-__all__ = ["V2_BREAKS", "V2Answer", "serve_v2", "v2_body"]
+__all__ = ["V2_BREAKS", "V2Answer", "counter_answer", "repeat_member", "serve_v2", "v2_body"]
 
 _TICK = 0.005  # seconds between two looks at the fleet state while a wait is held
 
@@ -37,6 +37,8 @@ def _layout(engine: ReferenceEngine | None, world_size: int) -> dict[str, int]:
 
 #: V2 requirement -> what the ``break-v2=ID`` fault does to break exactly it.
 V2_BREAKS = {
+    "V2-1": "v2 answers without Vary: Dynamo-RL-Protocol",
+    "V2-2": "the v2 listing's text writes its namespace member twice (same value)",
     "V2-3": "an ETag that is not the quoted fingerprint",
     "V2-4": "If-None-Match ignored: always 200",
     "V2-5": "?wait= ignored: an unchanged listing answers 304 at once",
@@ -84,14 +86,19 @@ def _break_body(workers: list[dict[str, Any]], broken: str | None) -> None:
 class V2Answer:
     """What a v2 request gets: a status, the v2 body (None for 304) and the headers."""
 
-    def __init__(self, status: int, body: dict[str, Any] | None, etag: str | None) -> None:
+    def __init__(
+        self, status: int, body: dict[str, Any] | None, etag: str | None, *, vary: bool = True
+    ) -> None:
         self.status = status
         self.body = body
         self.etag = etag
+        self.vary = vary
 
     def headers(self) -> list[tuple[bytes, bytes]]:
-        """Response headers: the protocol, Vary, and the ETag when there is one."""
-        out = [(PROTOCOL_HEADER.lower().encode(), b"2"), (b"vary", PROTOCOL_HEADER.encode())]
+        """Response headers: the protocol, Vary (unless broken), and the ETag if there is one."""
+        out = [(PROTOCOL_HEADER.lower().encode(), b"2")]
+        if self.vary:
+            out.append((b"vary", PROTOCOL_HEADER.encode()))
         if self.etag is not None:
             out.append((b"etag", self.etag.encode()))
         return out
@@ -123,9 +130,11 @@ async def serve_v2(
     broken: str | None = None,
     cache: dict[str, Any] | None = None,
     faults: tuple[str, ...] = (),
+    hold_stale: bool = False,
 ) -> V2Answer:
     """Answer one v2 request: 200 with the listing, 304 when If-None-Match holds, waiting first
-    when ``?wait=`` asks (V2-3, V2-4, V2-5). ``build`` gives the v1 status and body."""
+    when ``?wait=`` asks (V2-3, V2-4, V2-5). ``build`` gives the v1 status and body;
+    ``hold_stale`` (fault ``hold-stale``) holds a stale If-None-Match for the whole wait too."""
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
     asked = {t.strip() for t in headers.get("if-none-match", "").split(",") if t.strip()}
     wait = _wait_seconds(scope.get("query_string", b""))
@@ -152,9 +161,11 @@ async def serve_v2(
             return V2Answer(status, value, None)
         body = v2_body(value, state, broken)
         fp = body["fingerprint"][::-1] if broken == "V2-3" else body["fingerprint"]
-        return V2Answer(200, body, etag_of(fp))
+        return V2Answer(200, body, etag_of(fp), vary=broken != "V2-1")
 
     answer = current()
+    if hold_stale and asked and wait > 0 and answer.etag not in asked:
+        await asyncio.sleep(wait)  # fault hold-stale: a stale validator is held like a fresh one
     if answer.etag is not None and wait > 0 and answer.etag in asked:
         deadline = time.monotonic() + wait
         seen = _token(state, epoch())
@@ -169,5 +180,26 @@ async def serve_v2(
             if answer.etag not in asked:
                 break
     if answer.etag is not None and answer.etag in asked:
-        return V2Answer(304, None, answer.etag)
+        return V2Answer(304, None, answer.etag, vary=answer.vary)
     return answer
+
+
+def counter_answer(v1: tuple[int, Any], state: FleetState, number: int) -> V2Answer:
+    """Fault ``etag-counter``: the v2 listing whose fingerprint (and ETag) is the request's number,
+    a new one on every answer, with If-None-Match and ``?wait=`` ignored: always 200 at once."""
+    status, value = v1
+    if status != 200 or not isinstance(value, dict) or "workers" not in value:
+        return V2Answer(status, value, None)
+    body = v2_body(value, state)
+    body["fingerprint"] = f"{number:032x}"
+    return V2Answer(200, body, etag_of(body["fingerprint"]))
+
+
+def repeat_member(data: bytes) -> bytes:
+    """Fault ``break-v2=V2-2``: the listing's text with its top-level namespace written twice."""
+    start = data.find(b'"namespace":')
+    end = data.find(b",", start)
+    if start < 0 or end < 0:
+        return data
+    member = data[start : end + 1]
+    return data[:start] + member + data[start:]
