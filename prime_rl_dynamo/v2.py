@@ -77,7 +77,7 @@ def check_body_v2(data: bytes | str | Mapping[str, Any]) -> list[Violation]:
         try:
             parsed: Any = json.loads(data)
         except ValueError as exc:
-            return [Violation("BODY-1", "", f"expected a JSON document, found ({exc})")]
+            return [Violation("BODY-1", "", expected="a JSON document", found=f"({exc})")]
     else:
         parsed = data
     out: list[Violation] = []
@@ -94,7 +94,8 @@ def check_body_v2(data: bytes | str | Mapping[str, Any]) -> list[Violation]:
             Violation(
                 requirement,
                 json_pointer(path),
-                f"expected {description}, found {found}",
+                expected=description,
+                found=found,
                 worker=_label_at(parsed, path),
             )
         )
@@ -125,8 +126,8 @@ def _layout_violations(parsed: Any, bad: set[tuple[int, str]]) -> list[Violation
                 Violation(
                     "V2-6",
                     json_pointer(["workers", i, "parallel"]),
-                    f"expected tensor * pipeline * data * context = world_size {size}, found "
-                    f"{' * '.join(map(str, parts))} = {product}",
+                    expected=f"tensor * pipeline * data * context = world_size {size}",
+                    found=f"{' * '.join(map(str, parts))} = {product}",
                     worker=entry_label(w),
                 )
             )
