@@ -397,13 +397,11 @@ def _located_violations(
         quotes += text.count(b'"')
     if quotes + 2 * held.strings != raw.count(b'"'):
         raise _Fallback  # a string the decoded entries do not account for: unknown or repeated
-    validator, items = _validator(), _worker_schema()
+    entry = _entry_validator()
     listed = {**body, "workers": workers}
-    violations, bad = _schema_violations(listed, validator.iter_errors({**body, "workers": []}))
+    violations, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
     for i in suspects:
-        found, touched = _schema_violations(
-            listed, validator.descend(workers[i], items, path=i), ("workers",)
-        )
+        found, touched = _schema_violations(listed, entry.iter_errors(workers[i]), ("workers", i))
         violations += found
         bad |= touched
     violations += _semantic(_Listing(workers, suspects, bad, scope))
@@ -476,9 +474,34 @@ def _exhaustive(parsed: object) -> tuple[list[Violation], Snapshot | None]:
     return [], _to_snapshot(parsed)
 
 
-def _worker_schema() -> Any:
-    """The subschema every entry of ``workers`` is judged by (the root's items)."""
-    return _validator().schema["properties"]["workers"]["items"]
+@cache
+def _entry_validator() -> Any:
+    """The validator of one entry of ``workers``: the root's items subschema with every ``$ref``
+    replaced by ``allOf: [its target]`` (the same errors, from the same subschemas' keywords,
+    without a reference lookup per keyword: a third of jsonschema's time on one entry)."""
+    root = _validator().schema
+    inlined: dict[str, Any] = {}
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, value in node.items():
+            if key == "$ref":
+                name = value.removeprefix("#/$defs/")
+                if name not in inlined:
+                    inlined[name] = inline(root["$defs"][name])
+                out["allOf"] = [inlined[name]]
+            else:
+                out[key] = inline(value)
+        if "$ref" in node and "allOf" in node:  # both would land in one key
+            raise ImportError("the schema puts $ref next to allOf: _entry_validator needs work")
+        return out
+
+    schema = inline(root["properties"]["workers"]["items"])
+    return type(_validator())(schema, format_checker=_validator().format_checker)
 
 
 def _schema_violations(
