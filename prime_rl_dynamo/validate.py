@@ -505,7 +505,7 @@ def _entry_validator() -> Any:
 
 
 def _schema_violations(
-    parsed: object, errors: Iterable[Any], prefix: tuple[str, ...] = ()
+    parsed: object, errors: Iterable[Any], prefix: tuple[str | int, ...] = ()
 ) -> tuple[list[Violation], set[tuple[int, str]]]:
     """The violations of jsonschema's ``errors`` about ``parsed`` (found at ``prefix`` + their
     path), and the (worker index, field) pairs they touch."""
