@@ -111,3 +111,17 @@ def test_measure_reports_every_goal_with_the_defective_bodies_and_strict_pydanti
     doc["workers"][0]["instance_id"] = "1"  # strict: no coercion
     with pytest.raises(ValueError):
         parse(json.dumps(doc).encode())
+
+
+def test_a_partial_run_replaces_its_section_only_and_says_where_it_came_from() -> None:
+    from tools.bench.merge import merge_section
+
+    report = {"command": "full", "validation": {"status": "ok", "points": [1]}, "suite": {"x": 1}}
+    partial = {"command": "bench --only validation", "machine": {"cpu_count": 2}, "wall_s": 9.0}
+    partial["validation"] = {"status": "ok", "points": [2]}
+    merged = merge_section(report, partial, "validation")
+    assert merged["suite"] == {"x": 1} and merged["command"] == "full"
+    assert merged["validation"]["points"] == [2]
+    assert merged["validation"]["run"]["command"] == "bench --only validation"
+    with pytest.raises(ValueError):
+        merge_section(report, {"validation": {"status": "skipped"}}, "validation")
