@@ -134,6 +134,7 @@ if _WORKER_COLUMNS[:4] != WorkerId._fields or len(_WORKER_COLUMNS) != 12:
     raise ImportError(f"validate.py reads Worker rows as {_WORKER_COLUMNS}: regenerate or adapt")
 _ROW = msgspec.structs.astuple
 _NO_TRANSPORT = (None, None, None)
+_COUNT_NONE = operator.methodcaller("count", None)
 _IDENTITY = operator.attrgetter(*WorkerId._fields)
 if request_plane_url("n", "c", "e") != "dyn://n.c.e":  # _entries_hold spells it inline
     raise ImportError("validate.py's request_plane_url form disagrees with wire.py")
@@ -244,9 +245,9 @@ def _fast(raw: bytes) -> Snapshot | None:
     return snapshot
 
 
-@dataclass(frozen=True, slots=True)
-class _Held:
-    """What the per-entry rules leave for the listing-wide ones, when every entry holds them."""
+class _Held(typing.NamedTuple):
+    """What the per-entry rules leave for the listing-wide ones, when every entry holds them
+    (a NamedTuple: built once per body, and cheaper to build than a frozen dataclass)."""
 
     strings: int  # JSON strings (member names included) the entries were decoded from
     identities: list[tuple[str, str, str, int]]  # each entry's, in listing order
@@ -283,7 +284,7 @@ def _entries_hold(workers: Sequence[Worker], scope: str | None) -> _Held | None:
     )
     # Exactly one transport key each: 2n absent keys in all and no entry without any.
     transports = list(map(_ROW, transport))
-    absent = sum(map(operator.methodcaller("count", None), zip(*transports, strict=True)))
+    absent = sum(map(_COUNT_NONE, zip(*transports, strict=True)))
     if absent != 2 * n or _NO_TRANSPORT in transports:
         return None
     errors = n - error.count(None)
