@@ -582,7 +582,15 @@ class _Listing:
             )
         return self._names_ok[i]
 
+    def violation(
+        self, requirement: str, i: int, where: Sequence[str | int], expected: str, found: str
+    ) -> Violation:
+        """``requirement`` broken at ``where`` inside worker ``i``, naming the worker."""
+        pointer = json_pointer(["workers", i, *where])
+        return Violation(requirement, pointer, expected=expected, found=found, worker=self.label(i))
+
     def label(self, i: int) -> str | None:
+        """Worker ``i``'s label, as far as it can be named."""
         w = self.workers[i]
         return str(WorkerId(*_IDENTITY(w))) if isinstance(w, Worker) else entry_label(w)
 
@@ -642,12 +650,12 @@ def _sorted_by_identity(listing: _Listing) -> Iterator[Violation]:
         seen.add(key)
         if previous is not None and key < previous[1]:
             k = previous[0]
-            yield Violation(
+            yield listing.violation(
                 "LIST-1",
-                json_pointer(["workers", i]),
-                expected="workers sorted by (namespace, component, endpoint, instance_id)",
-                found=f"{listing.label(i)} after {listing.label(k)} (/workers/{k})",
-                worker=listing.label(i),
+                i,
+                [],
+                "workers sorted by (namespace, component, endpoint, instance_id)",
+                f"{listing.label(i)} after {listing.label(k)} (/workers/{k})",
             )
         previous = (i, key)
 
@@ -661,12 +669,12 @@ def _unique_identity(listing: _Listing) -> Iterator[Violation]:
         j = first.setdefault(key, i)
         if j != i:
             label = listing.label(i)
-            yield Violation(
+            yield listing.violation(
                 "LIST-2",
-                json_pointer(["workers", i]),
-                expected="a unique (namespace, component, endpoint, instance_id)",
-                found=f"the same identity {label} as /workers/{j}",
-                worker=label,
+                i,
+                [],
+                "a unique (namespace, component, endpoint, instance_id)",
+                f"the same identity {label} as /workers/{j}",
             )
 
 
@@ -676,12 +684,12 @@ def _request_plane_url_matches(listing: _Listing) -> Iterator[Violation]:
         if listing.names_ok(i) and listing.good(i, "request_plane_url", str):
             expected = request_plane_url(w["namespace"], w["component"], w["endpoint"])
             if w["request_plane_url"] != expected:
-                yield Violation(
+                yield listing.violation(
                     "LIST-3",
-                    json_pointer(["workers", i, "request_plane_url"]),
-                    expected=f"{expected!r} (dyn://namespace.component.endpoint of this worker)",
-                    found=repr(w["request_plane_url"]),
-                    worker=listing.label(i),
+                    i,
+                    ["request_plane_url"],
+                    f"{expected!r} (dyn://namespace.component.endpoint of this worker)",
+                    repr(w["request_plane_url"]),
                 )
 
 
@@ -692,12 +700,12 @@ def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
         if listing.good(i, "routes", list) and all(isinstance(r, str) for r in routes):
             for j in range(1, len(routes)):
                 if routes[j] < routes[j - 1]:
-                    yield Violation(
+                    yield listing.violation(
                         "LIST-4",
-                        json_pointer(["workers", i, "routes", j]),
-                        expected="routes sorted ascending by code point",
-                        found=f"{routes[j]!r} after {routes[j - 1]!r}",
-                        worker=listing.label(i),
+                        i,
+                        ["routes", j],
+                        "routes sorted ascending by code point",
+                        f"{routes[j]!r} after {routes[j - 1]!r}",
                     )
                     break
 
@@ -709,12 +717,12 @@ def _namespace_in_scope(listing: _Listing) -> Iterator[Violation]:
         return
     for i, w in listing.parsed():
         if listing.good(i, "namespace", str) and not w["namespace"].startswith(scope):
-            yield Violation(
+            yield listing.violation(
                 "LIST-5",
-                json_pointer(["workers", i, "namespace"]),
-                expected=f"the body's namespace {scope!r} or a namespace starting with it",
-                found=repr(w["namespace"]),
-                worker=listing.label(i),
+                i,
+                ["namespace"],
+                f"the body's namespace {scope!r} or a namespace starting with it",
+                repr(w["namespace"]),
             )
 
 
@@ -722,12 +730,12 @@ def _admin_host_usable(listing: _Listing) -> Iterator[Violation]:
     """WORKER-8 (its part the pattern cannot say): an admin_base_url host the admin pool can use."""
     for i, admin, problem, _ in listing.admins:
         if problem is not None:
-            yield Violation(
+            yield listing.violation(
                 "WORKER-8",
-                json_pointer(["workers", i, "admin_base_url"]),
-                expected="an admin_base_url the admin pool can use",
-                found=f"{_clip(admin)!r}: {_clip(problem)}",
-                worker=listing.label(i),
+                i,
+                ["admin_base_url"],
+                "an admin_base_url the admin pool can use",
+                f"{_clip(admin)!r}: {_clip(problem)}",
             )
 
 
@@ -743,13 +751,13 @@ def _unique_admin_endpoint(listing: _Listing) -> Iterator[Violation]:
             continue
         j, other = seen[endpoint]
         same = "" if other == admin else f" as {_clip(other)!r}"
-        yield Violation(
+        yield listing.violation(
             "LIST-6",
-            json_pointer(["workers", i, "admin_base_url"]),
-            expected="an admin_base_url no other worker advertises",
-            found=f"{_clip(admin)!r}, the same endpoint ({_clip(endpoint)}){same} advertised by "
+            i,
+            ["admin_base_url"],
+            "an admin_base_url no other worker advertises",
+            f"{_clip(admin)!r}, the same endpoint ({_clip(endpoint)}){same} advertised by "
             f"{listing.label(j)} (/workers/{j})",
-            worker=listing.label(i),
         )
 
 
