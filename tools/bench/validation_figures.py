@@ -39,12 +39,10 @@ def _ratio_of_medians(times: dict[str, Any], numerator: str, denominator: str) -
 
 
 def _point(entry: dict[str, Any], validator: str, yardstick: str, pydantic: str) -> dict[str, Any]:
-    from tools.bench.validation import ALL_DEFECTIVE, ONE_DEFECTIVE
-
     times = entry["seconds"]
     ratios: dict[str, Any] = {}
     for other in times:
-        if other in (validator, ONE_DEFECTIVE, ALL_DEFECTIVE):  # those are the goals' rows
+        if other == validator:
             continue
         key = f"{validator} / {other}"
         if other == yardstick:
