@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, dynamo_available, profile_setup
-from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.text import plural
 from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:

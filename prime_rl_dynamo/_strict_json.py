@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
+from prime_rl_dynamo.text import clip
 from prime_rl_dynamo.violation import Violation
 
-__all__ = ["MAX_DEPTH", "BigInt", "Number", "Object", "clip", "depth", "parse", "too_deep"]
+__all__ = ["MAX_DEPTH", "BigInt", "Number", "Object", "depth", "parse", "too_deep"]
 
 #: Deepest nesting of arrays and objects a body may have (the body object is level 1): BODY-1.
 MAX_DEPTH = 128
@@ -77,11 +78,6 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _int(text: str) -> int | Decimal:
     return int(text) if len(text) <= _INT_DIGITS else BigInt(text)
-
-
-def clip(text: str, limit: int = 120) -> str:
-    """``text`` cut to ``limit`` characters: a message quotes what it found, never all of it."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _parse_error(found: str) -> Violation:

@@ -27,12 +27,12 @@ from typing import Any
 import msgspec
 
 from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
-from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._strict_json import MAX_DEPTH, BigInt, Number, Object, depth, parse, too_deep
-from prime_rl_dynamo._strict_json import clip as _clip
 from prime_rl_dynamo._urls import admin_key, url_host_problem
-from prime_rl_dynamo._variants import may_be_variant, version_violations
 from prime_rl_dynamo.errors import DialectError, ProtocolError
+from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.text import clip
+from prime_rl_dynamo.variants import detect_dialect, may_be_variant, version_violations
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import (
     U64_MAX,
@@ -44,6 +44,7 @@ from prime_rl_dynamo.wire import (
 
 __all__ = [
     "MAX_DEPTH",
+    "PATTERNS",
     "SCHEMA_NAME",
     "SEMANTIC_RULES",
     "Snapshot",
@@ -121,13 +122,6 @@ _CANONICAL_ADMIN = (
 )  # fmt: skip
 _CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*\Z").match
 
-# Keys only the SMG gateway's shape of the discovery path carries (another protocol, same path).
-_SMG_TOP_KEYS = frozenset({"total"})
-_SMG_WORKER_KEYS = frozenset(
-    {"id", "engine", "control_url", "capabilities", "health", "connection_mode", "base_url"}
-)
-_DYNAMO_WORKER_KEYS = frozenset({"request_plane_url", "component", "instance_id", "transport"})
-
 # A Worker's fields in declaration order: msgspec.structs.astuple gives a row, zip(*rows) columns.
 _WORKER_COLUMNS = tuple(f.name for f in msgspec.structs.fields(Worker))
 if _WORKER_COLUMNS[:4] != WorkerId._fields or len(_WORKER_COLUMNS) != 12:
@@ -165,24 +159,6 @@ def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]
 def check_body(data: object) -> list[Violation]:
     """Every violation of the discovery contract in ``data`` (empty when valid); never raises for content."""
     return _check(data)[0]
-
-
-def detect_dialect(parsed: object) -> str:
-    """Which protocol a parsed body speaks: ``"dynamo-v1"``, ``"smg"`` or ``"unknown"``."""
-    if not isinstance(parsed, Mapping):
-        return "unknown"
-    workers = parsed.get("workers")
-    worker_keys: set[str] = set()
-    if isinstance(workers, list):
-        for worker in workers:
-            if isinstance(worker, Mapping):
-                worker_keys.update(k for k in worker if isinstance(k, str))
-    # Dynamo markers win: a Dynamo body with a new unknown field named like an SMG one stays Dynamo.
-    if "namespace" in parsed or worker_keys & _DYNAMO_WORKER_KEYS:
-        return "dynamo-v1"
-    if _SMG_TOP_KEYS & parsed.keys() or worker_keys & _SMG_WORKER_KEYS:
-        return "smg"
-    return "unknown"
 
 
 def json_pointer(parts: Iterable[str | int]) -> str:
@@ -443,7 +419,7 @@ def _repeated_members(parsed: Any, entries: Iterable[int] | None = None) -> Iter
                     "BODY-6",
                     json_pointer(path),
                     expected="each member name once per object",
-                    found=f"{_clip(listed)} (a parser keeps one value silently: which one "
+                    found=f"{clip(listed)} (a parser keeps one value silently: which one "
                     "differs between parsers)",
                     worker=entry_label(obj) if path else None,
                 )
@@ -735,7 +711,7 @@ def _admin_host_usable(listing: _Listing) -> Iterator[Violation]:
                 i,
                 ["admin_base_url"],
                 "an admin_base_url the admin pool can use",
-                f"{_clip(admin)!r}: {_clip(problem)}",
+                f"{clip(admin)!r}: {clip(problem)}",
             )
 
 
@@ -750,13 +726,13 @@ def _unique_admin_endpoint(listing: _Listing) -> Iterator[Violation]:
             seen[endpoint] = (i, admin)
             continue
         j, other = seen[endpoint]
-        same = "" if other == admin else f" as {_clip(other)!r}"
+        same = "" if other == admin else f" as {clip(other)!r}"
         yield listing.violation(
             "LIST-6",
             i,
             ["admin_base_url"],
             "an admin_base_url no other worker advertises",
-            f"{_clip(admin)!r}, the same endpoint ({_clip(endpoint)}){same} advertised by "
+            f"{clip(admin)!r}, the same endpoint ({clip(endpoint)}){same} advertised by "
             f"{listing.label(j)} (/workers/{j})",
         )
 
@@ -912,15 +888,13 @@ def _render(value: Any, keyword: str) -> str:
     if value is None:
         return "null"
     if isinstance(value, Number | BigInt):
-        return _clip(value.text)
+        return clip(value.text)
     if isinstance(value, Decimal):
-        return _clip(str(value))
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) > 120:
-        text = text[:117] + "..."
+        return clip(str(value))
+    text = clip(json.dumps(value, ensure_ascii=False, default=str))
     if keyword == "uniqueItems" and isinstance(value, list):
         dupes = _repeated(value)
-        shown = ", ".join(_clip(json.dumps(v, default=str), 60) for v in dupes[:5])
+        shown = ", ".join(clip(json.dumps(v, default=str), 60) for v in dupes[:5])
         more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
         return f"{text} (repeated: {shown}{more})"
     return text

@@ -1,6 +1,6 @@
 """Put one section of a partial benchmark run into the committed report.
 
-``prime-rl-dynamo bench --only validation --json FILE`` measures one section; ``python -m
+``python -m tools.bench --only validation --json FILE`` measures one section; ``python -m
 tools.bench.merge FILE`` puts that section into docs/bench/bench.json (keeping the others) and
 records, in the section, the command, machine and date of the run it came from. Then
 ``python -m tools.bench.docs`` regenerates the figures (and ``tools.bench.plot.plot_report`` the
@@ -37,7 +37,7 @@ def merge_section(report: dict[str, Any], partial: dict[str, Any], section: str)
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tools.bench.merge PARTIAL.json [--section validation] [--into REPORT]``."""
     parser = argparse.ArgumentParser(prog="python -m tools.bench.merge", description=__doc__)
-    parser.add_argument("partial", type=Path, help="the JSON of a `bench --only SECTION` run")
+    parser.add_argument("partial", type=Path, help="the JSON of a `python -m tools.bench --only SECTION` run")
     parser.add_argument("--section", default="validation", choices=SECTIONS)
     parser.add_argument("--into", type=Path, default=REPO / "docs/bench/bench.json")
     args = parser.parse_args(argv)
