@@ -118,6 +118,13 @@ def _readme_validation(report: dict[str, Any]) -> str:
             f"| {goal('one defective worker / valid body')} "
             f"| {goal('every worker defective / valid body')} |"
         )
+    run = section.get("run")
+    if run and run.get("machine"):  # merged from its own run (python -m tools.bench.merge)
+        load = run["machine"].get("load_average") or [0.0]
+        lines.append(
+            f"\nThese validation figures come from their own run, `{run.get('command')}` "
+            f"({run.get('wall_s', 0) / 60:.1f} min, load average {load[0]:.1f} before)."
+        )
     return "\n".join(lines)
 
 
