@@ -37,7 +37,9 @@ def merge_section(report: dict[str, Any], partial: dict[str, Any], section: str)
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tools.bench.merge PARTIAL.json [--section validation] [--into REPORT]``."""
     parser = argparse.ArgumentParser(prog="python -m tools.bench.merge", description=__doc__)
-    parser.add_argument("partial", type=Path, help="the JSON of a `python -m tools.bench --only SECTION` run")
+    parser.add_argument(
+        "partial", type=Path, help="the JSON of a `python -m tools.bench --only SECTION` run"
+    )
     parser.add_argument("--section", default="validation", choices=SECTIONS)
     parser.add_argument("--into", type=Path, default=REPO / "docs/bench/bench.json")
     args = parser.parse_args(argv)
