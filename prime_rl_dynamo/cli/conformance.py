@@ -31,11 +31,14 @@ def _description() -> str:
     }
     exits.update(_OTHER_EXITS)
     codes = ", ".join(f"{code} {meaning}" for code, meaning in sorted(exits.items()))
+    from prime_rl_dynamo.harness import release_label
+
     return (
         "Run the conformance suite. Every check carries a requirement ID of "
         "schema/requirements.v1.json; MUST failures fail the run, SHOULD failures warn "
         "(--strict makes them fail). Without URL: every profile against a real Dynamo fleet "
-        f"(dynamo extra) or the embedded reference frontend. Exit codes: {codes}."
+        f"(dynamo extra; installed: {release_label()}) or the embedded reference frontend. "
+        f"Exit codes: {codes}."
     )
 
 
