@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import re
 import statistics
 import time
 from collections.abc import Iterator
@@ -287,19 +286,15 @@ def _setup(run: RunContext) -> Iterator[FrontendContext]:
         yield FrontendContext(run, client)
 
 
-_EXPECTED_FOUND = re.compile(r"expected (?P<expected>.+?), found (?P<found>.+)", re.DOTALL)
-
-
 def structured(violation: Violation, source: str) -> dict[str, Any]:
     """A violation as the JSON report holds it: requirement, pointer, worker, expected, found."""
-    match = _EXPECTED_FOUND.search(violation.message)
     return {
         "requirement": violation.requirement,
         "level": violation.level,
         "pointer": violation.pointer,
         "worker": violation.worker,
-        "expected": match.group("expected") if match else None,
-        "found": match.group("found") if match else None,
+        "expected": violation.expected,
+        "found": violation.found,
         "message": violation.message,
         "source": source,
     }

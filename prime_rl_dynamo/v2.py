@@ -93,15 +93,16 @@ def parse_v2(data: bytes | str) -> tuple[Any, list[Violation]]:
     try:
         parsed = json.loads(raw, object_pairs_hook=pairs)
     except (ValueError, RecursionError) as exc:
-        return None, [Violation("BODY-1", "", f"expected a JSON document, found ({exc})")]
+        return None, [Violation("BODY-1", "", expected="a JSON document", found=f"({exc})")]
     if repeated:
         names = ", ".join(repr(n) for n in dict.fromkeys(repeated))
         return None, [
             Violation(
                 "BODY-6",
                 "",
-                f"expected each member name once per object, found {names} more than once (a "
-                "parser keeps one value silently: which one differs between parsers)",
+                expected="each member name once per object",
+                found=f"{names} more than once (a parser keeps one value silently: which one "
+                "differs between parsers)",
             )
         ]
     return parsed, text_rules
@@ -132,7 +133,8 @@ def check_body_v2(data: bytes | str | Mapping[str, Any]) -> list[Violation]:
             Violation(
                 requirement,
                 json_pointer(path),
-                f"expected {description}, found {found}",
+                expected=description,
+                found=found,
                 worker=_label_at(parsed, path),
             )
         )
@@ -163,8 +165,8 @@ def _layout_violations(parsed: Any, bad: set[tuple[int, str]]) -> list[Violation
                 Violation(
                     "V2-6",
                     json_pointer(["workers", i, "parallel"]),
-                    f"expected tensor * pipeline * data * context = world_size {size}, found "
-                    f"{' * '.join(map(str, parts))} = {product}",
+                    expected=f"tensor * pipeline * data * context = world_size {size}",
+                    found=f"{' * '.join(map(str, parts))} = {product}",
                     worker=entry_label(w),
                 )
             )

@@ -1,11 +1,13 @@
 """The discovery-body validator: bytes or parsed JSON -> an immutable typed Snapshot, or every violation.
 
-A fast path decodes straight into the generated msgspec models and checks the rest in a few lines;
-anything it does not accept goes to the exhaustive path (jsonschema on the bundled schema, mapping
-each error to the ``x-requirement`` of its subschema, plus the semantic checks), which lists EVERY
-violation with its requirement ID, JSON pointer, worker label and an expected/found message.
-Both judge the text the same way first (``_parse``): UTF-8 only, no lone surrogate, nesting at most
-MAX_DEPTH, numbers of any length, no repeated member this document defines (BODY-6). Hostile bodies
+Three roads, one verdict. The fast path decodes once into the generated msgspec models (types
+checked in the same C pass) and judges what msgspec cannot express over whole columns of the
+decoded workers. When that fails, the located path decodes entry by entry, so only the defective
+workers are parsed strictly and judged by jsonschema; the rest are known good. Anything either
+cannot vouch for goes to the exhaustive path: the strict text parser (``_strict_json``), jsonschema
+on the bundled schema (each error mapped to the ``x-requirement`` of its subschema) and the
+semantic rules (``SEMANTIC_RULES``, one function per requirement ID). Every road lists EVERY
+violation with its requirement ID, JSON pointer, worker label and expected/found. Hostile bodies
 cost time linear in their size, and every message quotes at most a clipped excerpt.
 """
 
@@ -15,14 +17,17 @@ import json
 import operator
 import re
 import typing
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import cache
+from functools import cache, cached_property
+from itertools import islice
 from typing import Any
 
 import msgspec
 
 from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
+from prime_rl_dynamo._strict_json import MAX_DEPTH, BigInt, Number, Object, depth, parse, too_deep
 from prime_rl_dynamo._urls import admin_key, url_host_problem
 from prime_rl_dynamo.errors import DialectError, ProtocolError
 from prime_rl_dynamo.resources import load_json
@@ -38,8 +43,10 @@ from prime_rl_dynamo.wire import (
 )
 
 __all__ = [
+    "MAX_DEPTH",
     "PATTERNS",
     "SCHEMA_NAME",
+    "SEMANTIC_RULES",
     "Snapshot",
     "Transport",
     "Worker",
@@ -51,12 +58,8 @@ __all__ = [
 
 SCHEMA_NAME = "rl-workers.v1.schema.json"
 
-#: Deepest nesting of arrays and objects a body may have (the body object is level 1): BODY-1.
-MAX_DEPTH = 128
 # Item errors of one routes array reported one by one; the rest are counted in the last message.
 _ITEM_ERRORS = 20
-# Python's int() refuses longer digit strings (CVE-2020-10735); such integers stay Decimal.
-_INT_DIGITS = 4000
 
 # A JSON null *value* is always preceded by ':', '[' or ',' (plus whitespace). msgspec's Optional
 # fields take null for "absent", so when such bytes occur the body is decoded once more into probe
@@ -66,6 +69,10 @@ _INT_DIGITS = 4000
 _NULL_VALUE = re.compile(rb"[:\[,][ \t\r\n]*null")
 
 _DECODER = msgspec.json.Decoder(Snapshot)
+# The located path: the top level with its values undecoded, the workers array entry by entry.
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ENTRIES = msgspec.json.Decoder(list[msgspec.Raw])
+_ENTRY = msgspec.json.Decoder(Worker)
 
 
 def _or_unset(kind: Any) -> Any:
@@ -115,7 +122,17 @@ _CANONICAL_ADMIN = (
 )  # fmt: skip
 _CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*\Z").match
 
+# A Worker's fields in declaration order: msgspec.structs.astuple gives a row, zip(*rows) columns.
+_WORKER_COLUMNS = tuple(f.name for f in msgspec.structs.fields(Worker))
+if _WORKER_COLUMNS[:4] != WorkerId._fields or len(_WORKER_COLUMNS) != 12:
+    raise ImportError(f"validate.py reads Worker rows as {_WORKER_COLUMNS}: regenerate or adapt")
+_ROW = msgspec.structs.astuple
+_NO_TRANSPORT = (None, None, None)
+_COUNT_NONE = operator.methodcaller("count", None)
 _INSTANCE_ID = operator.attrgetter("instance_id")
+_IDENTITY = operator.attrgetter(*WorkerId._fields)
+if request_plane_url("n", "c", "e") != "dyn://n.c.e":  # _entries_hold spells it inline
+    raise ImportError("validate.py's request_plane_url form disagrees with wire.py")
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,11 +190,19 @@ def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
     snapshot = _fast(raw)
     if snapshot is not None and not may_be_variant(raw):
         return [], snapshot
+    if snapshot is None:
+        located = _located(raw)
+        if located is not None:
+            return located, None
     return _exhaustive_text(raw)
 
 
+# --------------------------------------------------------------------------------------------
+# Fast path
+
+
 def _fast(raw: bytes) -> Snapshot | None:
-    """The snapshot if ``raw`` is certainly valid, else None (then the exhaustive path decides)."""
+    """The snapshot if ``raw`` is certainly valid, else None (then another path decides)."""
     try:
         if b"null" in raw and _NULL_VALUE.search(raw):
             _NULL_PROBE.decode(raw)  # raises when a known optional field holds null
@@ -191,16 +216,26 @@ def _fast(raw: bytes) -> Snapshot | None:
     # win silently. When the body holds exactly the strings the snapshot has, nothing was skipped
     # or repeated. Otherwise (unknown members, escaped quotes) one parse settles it.
     if raw.count(b'"') != 2 * strings:
-        parsed = _parse(raw)
+        parsed = parse(raw)
         if isinstance(parsed, Violation) or next(_repeated_members(parsed), None) is not None:
             return None
     return snapshot
 
 
+class _Held(typing.NamedTuple):
+    """What the per-entry rules leave for the listing-wide ones, when every entry holds them
+    (a NamedTuple: built once per body, and cheaper to build than a frozen dataclass)."""
+
+    strings: int  # JSON strings (member names included) the entries were decoded from
+    identities: list[tuple[str, str, str, int]]  # each entry's, in listing order
+    admin_keys: list[str]  # the endpoint each admin_base_url names (LIST-6 compares these)
+
+
 def _fast_rules_hold(snapshot: Snapshot) -> int | None:
-    """What msgspec cannot express: exactly one transport, error-worker rules, u64 bound, URL
-    patterns, routes strictly increasing (unique and sorted), request_plane_url, scope, order,
-    unique admin URLs. Any doubt returns None: the exhaustive path then decides. When they hold,
+    """What msgspec cannot express, worker by worker: exactly one transport, error-worker rules,
+    u64 bound, URL patterns, routes strictly increasing (unique and sorted), request_plane_url,
+    scope, order, unique admin URLs. (A plain loop allocates nothing per worker; the column
+    checks of ``_entries_hold``, which the located path uses, measured slower on large bodies.) Any doubt returns None: the exhaustive path then decides. When they hold,
     the number of JSON strings (member names included) the snapshot was decoded from."""
     scope = snapshot.namespace
     # top level: 3 names + namespace; per worker: 7 names, 4 string values, transport name + value
@@ -263,174 +298,158 @@ def _fast_rules_hold(snapshot: Snapshot) -> int | None:
     return strings + 2 * (len(admins) + len(systems))
 
 
+def _entries_hold(workers: Sequence[Worker], scope: str | None) -> _Held | None:
+    """The per-entry rules msgspec cannot express, judged column by column in C: exactly one
+    transport, error-worker rules, admin_base_url with world_size, the u64 bound, URL patterns and
+    usable admin hosts, routes strictly increasing, request_plane_url and the namespace scope
+    (when ``scope`` is a string). None when any entry may break one."""
+    if not workers:
+        return _Held(0, [], [])
+    n = len(workers)
+    rows = list(map(_ROW, workers))
+    ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = zip(
+        *rows, strict=True
+    )
+    # Exactly one transport key each: 2n absent keys in all and no entry without any.
+    transports = list(map(_ROW, transport))
+    absent = sum(map(_COUNT_NONE, zip(*transports, strict=True)))
+    if absent != 2 * n or _NO_TRANSPORT in transports:
+        return None
+    errors = n - error.count(None)
+    if errors:
+        for r, s, a, w, e in zip(routes, system, admin, size, error, strict=True):
+            if e is not None and (r or s is not None or a is not None or w is not None):
+                return None
+    sizes = n - size.count(None)
+    if sizes != n and any(a is not None and w is None for a, w in zip(admin, size, strict=True)):
+        return None  # WORKER-10
+    if max(iid) > U64_MAX:
+        return None
+    distinct_routes = set(routes)  # most workers advertise the same routes
+    lt = operator.lt
+    for r in distinct_routes:
+        if len(r) > 1 and not all(map(lt, r, r[1:])):
+            return None
+    if list(rpu) != [f"dyn://{a}.{b}.{c}" for a, b, c in zip(ns, comp, ep, strict=True)]:
+        return None  # LIST-3 (an f-string per worker costs half a mapped str.format)
+    if scope is not None and not all(name.startswith(scope) for name in set(ns)):
+        return None
+    systems = [s for s in system if s is not None] if system.count(None) != n else []
+    if not all(map(_SYSTEM_URL, systems)):
+        return None
+    admins = [a for a in admin if a is not None] if admin.count(None) != n else []
+    joined = "\n".join(admins) + "\n"
+    if joined.count("\n") == len(admins) and _CANONICAL_ADMINS(joined) is not None:
+        keys = admins
+    elif not all(map(_ADMIN_BASE_URL, admins)) or any(map(url_host_problem, admins)):
+        return None
+    else:
+        keys = list(map(admin_key, admins))
+    # Per entry: 7 names, 4 string values, transport name + value; then the optional members.
+    strings = 13 * n + sum(map(len, routes)) + 2 * errors + sizes
+    strings += 2 * (n - model.count(None)) + 2 * (len(admins) + len(systems))
+    return _Held(strings, list(zip(ns, comp, ep, iid, strict=True)), keys)
+
+
+# --------------------------------------------------------------------------------------------
+# Located path
+
+
+class _Fallback(Exception):
+    """The located path cannot vouch for this body: the exhaustive path decides."""
+
+
+def _fragment(text: bytes) -> Any:
+    """One value of the body parsed strictly, or _Fallback when only the whole text can say."""
+    if text.count(b"[") + text.count(b"{") > MAX_DEPTH - 3:  # depth is judged on the body
+        raise _Fallback
+    parsed = parse(text)
+    if isinstance(parsed, Violation):  # its offsets are the fragment's, not the body's
+        raise _Fallback
+    return parsed
+
+
+def _located(raw: bytes) -> list[Violation] | None:
+    """Every violation of a body whose defects lie inside some worker entries, or None.
+
+    The top level is decoded with its values left as text and the workers array entry by entry
+    into the Worker model. Entries that decode and hold every per-entry rule are known good; only
+    the others are parsed strictly and judged by jsonschema, with the paths of the whole body.
+    Listing-wide rules (order, uniqueness, LIST-6) then run over all entries. Whatever the text
+    could hide (known variants, null, repeated or unknown members, deep nesting, text errors)
+    returns None: the exhaustive path gives the verdict."""
+    if b"system_routes" in raw or b"weight_transfer_backend" in raw:
+        return None  # the variants' markers (VERSION-1): judged on the whole body
+    if b"null" in raw and _NULL_VALUE.search(raw):
+        return None
+    try:
+        top = _TOP.decode(raw)
+        if "namespace" not in top or "workers" not in top:
+            return None
+        entries = _ENTRIES.decode(top["workers"])
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    try:
+        return _located_violations(raw, top, entries)
+    except _Fallback:
+        return None
+
+
+def _located_violations(
+    raw: bytes, top: dict[str, msgspec.Raw], entries: list[msgspec.Raw]
+) -> list[Violation] | None:
+    quotes = 2 * len(top)
+    body: dict[str, Any] = {}
+    for name, value in top.items():
+        if name != "workers":
+            text = bytes(value)
+            body[name] = _fragment(text)
+            quotes += text.count(b'"')
+    scope = body["namespace"] if isinstance(body["namespace"], str) else None
+    workers: list[Any] = []
+    for entry in entries:
+        try:
+            workers.append(_ENTRY.decode(entry))
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            workers.append(None)
+    good = [w for w in workers if w is not None]
+    held = _entries_hold(good, scope)
+    if held is None:  # some decoded entries break a per-entry rule: find them one by one
+        workers = [w if w is None or _entries_hold((w,), scope) else None for w in workers]
+        held = _entries_hold([w for w in workers if w is not None], scope)
+        if held is None:
+            raise _Fallback
+    suspects = [i for i, w in enumerate(workers) if w is None]
+    for i in suspects:
+        text = bytes(entries[i])
+        workers[i] = _fragment(text)
+        quotes += text.count(b'"')
+    if quotes + 2 * held.strings != raw.count(b'"'):
+        raise _Fallback  # a string the decoded entries do not account for: unknown or repeated
+    entry = _entry_validator()
+    listed = {**body, "workers": workers}
+    violations, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
+    for i in suspects:
+        found, touched = _schema_violations(listed, entry.iter_errors(workers[i]), ("workers", i))
+        violations += found
+        bad |= touched
+    violations += _semantic(_Listing(workers, suspects, bad, scope))
+    violations += _repeated_members(listed, suspects)
+    if not violations:
+        raise _Fallback
+    violations.sort(key=lambda v: _pointer_sort_key(v.pointer))
+    return violations
+
+
 # --------------------------------------------------------------------------------------------
 # Exhaustive path
 
 
-class _NotJSON(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NotJSON(f"{name} is not a JSON value")
-
-
-class _Number(Decimal):
-    """A JSON number written with a fraction or an exponent, exact, remembering how it was written
-    (``1.0e19`` is integral, yet not an integer literal: WORKER-2 says how it must be written)."""
-
-    text: str
-
-    def __new__(cls, text: str) -> _Number:
-        number = super().__new__(cls, text)
-        number.text = text
-        return number
-
-
 def _exhaustive_text(raw: bytes | str) -> tuple[list[Violation], Snapshot | None]:
-    parsed = _parse(raw)
+    parsed = parse(raw)
     if isinstance(parsed, Violation):
         return [parsed], None
     return _exhaustive(parsed)
-
-
-class _Object(dict[str, Any]):
-    """A parsed JSON object whose text repeated member names (the last value kept, as json does)."""
-
-    repeated: dict[str, int]
-
-
-class _BigInt(Decimal):
-    """An integer literal longer than int() takes, exact, remembering its text."""
-
-    text: str
-
-    def __new__(cls, text: str) -> _BigInt:
-        number = super().__new__(cls, text)
-        number.text = text
-        return number
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
-    repeated = _Object(obj)
-    counts: dict[str, int] = {}
-    for name, _ in pairs:
-        counts[name] = counts.get(name, 0) + 1
-    repeated.repeated = {name: n for name, n in counts.items() if n > 1}
-    return repeated
-
-
-def _int(text: str) -> int | Decimal:
-    return int(text) if len(text) <= _INT_DIGITS else _BigInt(text)
-
-
-# An escape sequence, read left to right so that an escaped backslash is consumed whole.
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|.)", re.DOTALL)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _parse_error(message: str) -> Violation:
-    return Violation("BODY-1", "", f"expected a JSON document in UTF-8 (RFC 8259), found {message}")
-
-
-def _parse(raw: bytes | str) -> Any:
-    """The parsed body, or the one BODY-1 violation that stops it: not UTF-8 (RFC 8259 section
-    8.1), a lone surrogate, nesting deeper than MAX_DEPTH, or text that does not parse."""
-    if isinstance(raw, bytes):
-        if raw[:3] == b"\xef\xbb\xbf":
-            return _parse_error("a UTF-8 byte order mark at byte offset 0 (not allowed)")
-        if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in raw[:4]:
-            return _parse_error(
-                "UTF-16 or UTF-32 text (a zero byte or byte order mark at the start)"
-            )
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            bad = raw[exc.start : exc.start + 3].hex(" ")
-            return _parse_error(f"bytes {bad} at byte offset {exc.start}, which are not UTF-8")
-    else:
-        text = raw
-        lone = _SURROGATE.search(text)
-        if lone is not None:
-            return _parse_error(
-                f"a lone surrogate U+{ord(lone.group()):04X} at character offset {lone.start()}"
-            )
-    if "\\u" in text and (problem := _lone_escape(text)) is not None:
-        return _parse_error(problem)
-    try:
-        parsed = json.loads(
-            text,
-            parse_float=_Number,
-            parse_int=_int,
-            parse_constant=_reject_constant,
-            object_pairs_hook=_object,
-        )
-    except RecursionError:
-        return _too_deep()
-    except ValueError as exc:
-        found = text[:60]
-        return Violation(
-            "BODY-1",
-            "",
-            f"expected a JSON document, found text that does not parse ({clip(str(exc))}): "
-            f"{found!r}",
-        )
-    # Fewer openers than the limit cannot nest deeper (the common case: one count, no walk).
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(parsed) > MAX_DEPTH:
-        return _too_deep()
-    return parsed
-
-
-def _too_deep() -> Violation:
-    return Violation(
-        "BODY-1",
-        "",
-        f"expected arrays and objects nested at most {MAX_DEPTH} deep, found "
-        f"nesting deeper than {MAX_DEPTH}",
-    )
-
-
-def _lone_escape(text: str) -> str | None:
-    """Where ``text`` escapes a lone surrogate (``\\ud800`` not followed by a low one), if it does."""
-    pending: re.Match[str] | None = None
-    for m in _ESCAPE.finditer(text):
-        code = int(m.group(1), 16) if m.group(1) else None
-        if pending is not None:
-            if code is not None and 0xDC00 <= code <= 0xDFFF and m.start() == pending.end():
-                pending = None
-                continue
-            break
-        if code is not None and 0xD800 <= code <= 0xDFFF:
-            if code >= 0xDC00:
-                pending = m
-                break
-            pending = m
-    if pending is None:
-        return None
-    offset = len(text[: pending.start()].encode("utf-8", "surrogatepass"))
-    return f"an escaped lone surrogate {pending.group()} at byte offset {offset}"
-
-
-def _depth(parsed: Any) -> int:
-    """How deep arrays and objects nest in ``parsed`` (iterative: deep input cannot recurse)."""
-    deepest = 0
-    stack = [(parsed, 1)]
-    while stack:
-        value, level = stack.pop()
-        if isinstance(value, dict):
-            children: Iterable[Any] = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        deepest = max(deepest, level)
-        if deepest > MAX_DEPTH:
-            return deepest
-        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
-    return deepest
 
 
 _DEFINED_TOP = frozenset({"protocol_version", "namespace", "workers"})
@@ -438,27 +457,30 @@ _DEFINED_WORKER = frozenset(WORKER_FIELDS)
 _DEFINED_TRANSPORT = frozenset({"tcp", "nats_tcp", "http"})
 
 
-def _repeated_members(parsed: Any) -> Iterator[Violation]:
+def _repeated_members(parsed: Any, entries: Iterable[int] | None = None) -> Iterator[Violation]:
     """BODY-6: a member this document defines written twice in one of its objects (the body, a
-    worker, a transport). Names inside unknown members are not judged (BODY-5), as serde does."""
+    worker, a transport). Names inside unknown members are not judged (BODY-5), as serde does.
+    ``entries``: only these workers' objects (the located path knows the others are clean)."""
 
     def check(obj: Any, defined: frozenset[str], path: list[str | int]) -> Iterator[Violation]:
-        if isinstance(obj, _Object):
+        if isinstance(obj, Object):
             names = {n: c for n, c in obj.repeated.items() if n in defined}
             if names:
                 listed = ", ".join(f"{n!r} {c} times" for n, c in sorted(names.items()))
                 yield Violation(
                     "BODY-6",
                     json_pointer(path),
-                    f"expected each member name once per object, found {clip(listed)} (a "
-                    "parser keeps one value silently: which one differs between parsers)",
+                    expected="each member name once per object",
+                    found=f"{clip(listed)} (a parser keeps one value silently: which one "
+                    "differs between parsers)",
                     worker=entry_label(obj) if path else None,
                 )
 
     yield from check(parsed, _DEFINED_TOP, [])
     workers = parsed.get("workers") if isinstance(parsed, dict) else None
     if isinstance(workers, list):
-        for i, w in enumerate(workers):
+        for i in range(len(workers)) if entries is None else entries:
+            w = workers[i]
             yield from check(w, _DEFINED_WORKER, ["workers", i])
             if isinstance(w, dict):
                 yield from check(
@@ -467,12 +489,12 @@ def _repeated_members(parsed: Any) -> Iterator[Violation]:
 
 
 def _exhaustive(parsed: object) -> tuple[list[Violation], Snapshot | None]:
-    if _depth(parsed) > MAX_DEPTH:
-        return [_too_deep()], None
+    if depth(parsed) > MAX_DEPTH:
+        return [too_deep()], None
     variants = version_violations(parsed)  # known v1 variants by name first (VERSION-1)
     if detect_dialect(parsed) == "smg":
         return [*variants, _dialect_violation(parsed)], None
-    schema_violations, bad = _schema_violations(parsed)
+    schema_violations, bad = _schema_violations(parsed, _validator().iter_errors(parsed))
     violations = schema_violations + list(_semantic_violations(parsed, bad))
     violations += _repeated_members(parsed)
     if violations or variants:
@@ -481,15 +503,335 @@ def _exhaustive(parsed: object) -> tuple[list[Violation], Snapshot | None]:
     return [], _to_snapshot(parsed)
 
 
+@cache
+def _entry_validator() -> Any:
+    """The validator of one entry of ``workers``: the root's items subschema with every ``$ref``
+    replaced by ``allOf: [its target]`` (the same errors, from the same subschemas' keywords,
+    without a reference lookup per keyword: a third of jsonschema's time on one entry)."""
+    root = _validator().schema
+    inlined: dict[str, Any] = {}
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, value in node.items():
+            if key == "$ref":
+                name = value.removeprefix("#/$defs/")
+                if name not in inlined:
+                    inlined[name] = inline(root["$defs"][name])
+                out["allOf"] = [inlined[name]]
+            else:
+                out[key] = inline(value)
+        if "$ref" in node and "allOf" in node:  # both would land in one key
+            raise ImportError("the schema puts $ref next to allOf: _entry_validator needs work")
+        return out
+
+    schema = inline(root["properties"]["workers"]["items"])
+    return type(_validator())(schema, format_checker=_validator().format_checker)
+
+
+def _schema_violations(
+    parsed: object, errors: Iterable[Any], prefix: tuple[str | int, ...] = ()
+) -> tuple[list[Violation], set[tuple[int, str]]]:
+    """The violations of jsonschema's ``errors`` about ``parsed`` (found at ``prefix`` + their
+    path), and the (worker index, field) pairs they touch."""
+    out: list[Violation] = []
+    seen: set[tuple[str, str]] = set()
+    bad: set[tuple[int, str]] = set()
+    for error in errors:
+        path = [*prefix, *error.absolute_path]
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        requirement = schema.get("x-requirement") or "BODY-1"
+        description = schema.get("description", "a value the schema allows")
+        if error.validator == "required":
+            instance = error.instance if isinstance(error.instance, Mapping) else {}
+            missing = [p for p in error.validator_value if p not in instance]
+            items = [([*path, p], f"property {p!r} ({description})", "it missing") for p in missing]
+        else:
+            found = _render(error.instance, error.validator)
+            more = getattr(error, "more_items", 0)
+            found += f" (and {more} more such items after it, not listed)" if more else ""
+            items = [(path, description, found)]
+        for where, expected, what in items:
+            pointer = json_pointer(where)
+            if (requirement, pointer) in seen:
+                continue  # e.g. transport "x": both "type" and "oneOf" fail; one defect, one entry
+            seen.add((requirement, pointer))
+            if len(where) >= 2 and where[0] == "workers" and isinstance(where[1], int):
+                bad.add((where[1], str(where[2]) if len(where) > 2 else ""))
+            out.append(
+                Violation(
+                    requirement,
+                    pointer,
+                    expected=expected,
+                    found=what,
+                    worker=_label_at(parsed, where),
+                )
+            )
+    return out, bad
+
+
+# --------------------------------------------------------------------------------------------
+# Semantic rules: what JSON Schema cannot say, one function per requirement ID
+
+
+@dataclass
+class _Listing:
+    """The workers as the semantic rules read them.
+
+    ``workers`` holds parsed JSON values (any shape) and, on the located path, Worker structs
+    already known to hold every per-entry rule. ``suspects`` are the indices of the parsed ones:
+    per-entry rules judge only those; listing-wide rules (order, uniqueness) judge all. ``bad``:
+    the (worker index, field) pairs the schema refused, skipped here so that one defect is
+    reported under one requirement.
+    """
+
+    workers: list[Any]
+    suspects: list[int]
+    bad: set[tuple[int, str]]
+    scope: str | None
+    _names_ok: dict[int, bool] = field(default_factory=dict)
+
+    def good(self, i: int, name: str, kind: type) -> bool:
+        """Whether worker ``i``'s field ``name`` is a ``kind`` the schema did not refuse."""
+        if (i, name) in self.bad:
+            return False
+        value = self.workers[i].get(name)
+        return isinstance(value, kind) and not isinstance(value, bool)
+
+    def names_ok(self, i: int) -> bool:
+        """Whether worker ``i``'s namespace, component and endpoint are usable strings."""
+        if i not in self._names_ok:
+            self._names_ok[i] = all(
+                self.good(i, f, str) for f in ("namespace", "component", "endpoint")
+            )
+        return self._names_ok[i]
+
+    def violation(
+        self, requirement: str, i: int, where: Sequence[str | int], expected: str, found: str
+    ) -> Violation:
+        """``requirement`` broken at ``where`` inside worker ``i``, naming the worker."""
+        pointer = json_pointer(["workers", i, *where])
+        return Violation(requirement, pointer, expected=expected, found=found, worker=self.label(i))
+
+    def label(self, i: int) -> str | None:
+        """Worker ``i``'s label, as far as it can be named."""
+        w = self.workers[i]
+        return str(WorkerId(*_IDENTITY(w))) if isinstance(w, Worker) else entry_label(w)
+
+    def parsed(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
+        """The suspects that are JSON objects."""
+        for i in self.suspects:
+            w = self.workers[i]
+            if isinstance(w, Mapping):
+                yield i, w
+
+    @cached_property
+    def identities(self) -> list[tuple[int, tuple[Any, ...]]]:
+        """(index, identity) of every worker whose identity can be read, in listing order.
+        Judged even when WORKER-2 refused how instance_id is written (1.0): its value still
+        places the worker in the order and may repeat another identity."""
+        out = []
+        for i, w in enumerate(self.workers):
+            if isinstance(w, Worker):
+                out.append((i, _IDENTITY(w)))
+            elif isinstance(w, Mapping) and self.names_ok(i):
+                instance_id = _integral(w.get("instance_id"))
+                if instance_id is not None:
+                    out.append((i, (w["namespace"], w["component"], w["endpoint"], instance_id)))
+        return out
+
+    @cached_property
+    def increasing(self) -> bool:
+        """Whether the identities strictly increase (then neither LIST-1 nor LIST-2 is broken)."""
+        keys = [key for _, key in self.identities]
+        return all(map(operator.lt, keys, islice(keys, 1, None)))
+
+    @cached_property
+    def admins(self) -> list[tuple[int, str, str | None, str]]:
+        """(index, admin_base_url, host problem or None, endpoint) of every usable admin URL."""
+        out: list[tuple[int, str, str | None, str]] = []
+        for i, w in enumerate(self.workers):
+            if isinstance(w, Worker):
+                admin = w.admin_base_url
+                if admin is not None:  # known good: no host problem
+                    canonical = _CANONICAL_ADMINS(admin + "\n") is not None
+                    out.append((i, admin, None, admin if canonical else admin_key(admin)))
+            elif isinstance(w, Mapping) and self.good(i, "admin_base_url", str):
+                admin = w["admin_base_url"]
+                out.append((i, admin, url_host_problem(admin), admin_key(admin)))
+        return out
+
+
+def _sorted_by_identity(listing: _Listing) -> Iterator[Violation]:
+    """LIST-1: workers sorted by (namespace, component, endpoint, instance_id); a repeat is LIST-2's."""
+    if listing.increasing:
+        return
+    seen: set[tuple[Any, ...]] = set()
+    previous: tuple[int, tuple[Any, ...]] | None = None
+    for i, key in listing.identities:
+        if key in seen:
+            continue
+        seen.add(key)
+        if previous is not None and key < previous[1]:
+            k = previous[0]
+            yield listing.violation(
+                "LIST-1",
+                i,
+                [],
+                "workers sorted by (namespace, component, endpoint, instance_id)",
+                f"{listing.label(i)} after {listing.label(k)} (/workers/{k})",
+            )
+        previous = (i, key)
+
+
+def _unique_identity(listing: _Listing) -> Iterator[Violation]:
+    """LIST-2: no (namespace, component, endpoint, instance_id) listed twice."""
+    if listing.increasing:
+        return
+    first: dict[tuple[Any, ...], int] = {}
+    for i, key in listing.identities:
+        j = first.setdefault(key, i)
+        if j != i:
+            label = listing.label(i)
+            yield listing.violation(
+                "LIST-2",
+                i,
+                [],
+                "a unique (namespace, component, endpoint, instance_id)",
+                f"the same identity {label} as /workers/{j}",
+            )
+
+
+def _request_plane_url_matches(listing: _Listing) -> Iterator[Violation]:
+    """LIST-3: request_plane_url is dyn://namespace.component.endpoint of the worker."""
+    for i, w in listing.parsed():
+        if listing.names_ok(i) and listing.good(i, "request_plane_url", str):
+            expected = request_plane_url(w["namespace"], w["component"], w["endpoint"])
+            if w["request_plane_url"] != expected:
+                yield listing.violation(
+                    "LIST-3",
+                    i,
+                    ["request_plane_url"],
+                    f"{expected!r} (dyn://namespace.component.endpoint of this worker)",
+                    repr(w["request_plane_url"]),
+                )
+
+
+def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
+    """LIST-4: routes sorted ascending by code point (the first step down is reported)."""
+    for i, w in listing.parsed():
+        routes: Any = w.get("routes")
+        if listing.good(i, "routes", list) and all(isinstance(r, str) for r in routes):
+            for j in range(1, len(routes)):
+                if routes[j] < routes[j - 1]:
+                    yield listing.violation(
+                        "LIST-4",
+                        i,
+                        ["routes", j],
+                        "routes sorted ascending by code point",
+                        f"{routes[j]!r} after {routes[j - 1]!r}",
+                    )
+                    break
+
+
+def _namespace_in_scope(listing: _Listing) -> Iterator[Violation]:
+    """LIST-5: every worker's namespace is the body's namespace or starts with it."""
+    scope = listing.scope
+    if scope is None:
+        return
+    for i, w in listing.parsed():
+        if listing.good(i, "namespace", str) and not w["namespace"].startswith(scope):
+            yield listing.violation(
+                "LIST-5",
+                i,
+                ["namespace"],
+                f"the body's namespace {scope!r} or a namespace starting with it",
+                repr(w["namespace"]),
+            )
+
+
+def _admin_host_usable(listing: _Listing) -> Iterator[Violation]:
+    """WORKER-8 (its part the pattern cannot say): an admin_base_url host the admin pool can use."""
+    for i, admin, problem, _ in listing.admins:
+        if problem is not None:
+            yield listing.violation(
+                "WORKER-8",
+                i,
+                ["admin_base_url"],
+                "an admin_base_url the admin pool can use",
+                f"{clip(admin)!r}: {clip(problem)}",
+            )
+
+
+def _unique_admin_endpoint(listing: _Listing) -> Iterator[Violation]:
+    """LIST-6: no two workers advertise the same admin endpoint (compared as the pool calls it)."""
+    usable = [(i, a, key) for i, a, problem, key in listing.admins if problem is None]
+    if len({endpoint for _, _, endpoint in usable}) == len(usable):
+        return
+    seen: dict[str, tuple[int, str]] = {}
+    for i, admin, endpoint in usable:
+        if endpoint not in seen:
+            seen[endpoint] = (i, admin)
+            continue
+        j, other = seen[endpoint]
+        same = "" if other == admin else f" as {clip(other)!r}"
+        yield listing.violation(
+            "LIST-6",
+            i,
+            ["admin_base_url"],
+            "an admin_base_url no other worker advertises",
+            f"{clip(admin)!r}, the same endpoint ({clip(endpoint)}){same} advertised by "
+            f"{listing.label(j)} (/workers/{j})",
+        )
+
+
+#: The semantic rules, keyed by the requirement each enforces (one function per requirement, as
+#: jsonschema has one per keyword). Their violations never share a pointer, so the order of the
+#: table does not change a verdict (violations are sorted by pointer).
+SEMANTIC_RULES: dict[str, Callable[[_Listing], Iterator[Violation]]] = {
+    "LIST-1": _sorted_by_identity,
+    "LIST-2": _unique_identity,
+    "LIST-3": _request_plane_url_matches,
+    "LIST-4": _routes_sorted,
+    "LIST-5": _namespace_in_scope,
+    "LIST-6": _unique_admin_endpoint,
+    "WORKER-8": _admin_host_usable,
+}
+
+
+def _semantic(listing: _Listing) -> list[Violation]:
+    return [v for rule in SEMANTIC_RULES.values() for v in rule(listing)]
+
+
+def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[Violation]:
+    """Every semantic rule over a parsed body; fields the schema already refused are skipped."""
+    if not isinstance(parsed, Mapping) or not isinstance(parsed.get("workers"), list):
+        return
+    workers: list[Any] = parsed["workers"]
+    scope = parsed.get("namespace")
+    listing = _Listing(
+        workers,
+        [i for i, w in enumerate(workers) if isinstance(w, Mapping)],
+        bad,
+        scope if isinstance(scope, str) else None,
+    )
+    yield from _semantic(listing)
+
+
 def _dialect_violation(parsed: Any) -> Violation:
     keys = sorted(k for k in parsed if isinstance(k, str))
     return Violation(
         "DIALECT-1",
         "",
-        "expected a Dynamo discovery body (namespace; workers with component, instance_id, "
-        "transport, request_plane_url), found the SMG gateway's shape (total; workers with id, "
-        f"engine, control_url, capabilities, health); top-level keys {keys}. This is another "
-        "protocol served at the same path, not a broken Dynamo body",
+        expected="a Dynamo discovery body (namespace; workers with component, instance_id, "
+        "transport, request_plane_url)",
+        found="the SMG gateway's shape (total; workers with id, engine, control_url, "
+        f"capabilities, health); top-level keys {keys}. This is another protocol served at the "
+        "same path, not a broken Dynamo body",
     )
 
 
@@ -512,7 +854,7 @@ def _validator() -> Any:
     # format "uint64" (instance_id) asserts an integer literal: 1.0 and 1e0 are integral numbers, but
     # a u64 written as a float is what WORKER-2 forbids (a parser may round it through binary64).
     formats = FormatChecker(formats=())
-    formats.checks("uint64")(lambda instance: not isinstance(instance, float | _Number))
+    formats.checks("uint64")(lambda instance: not isinstance(instance, float | Number))
 
     def unique_items(validator: Any, unique: Any, instance: Any, _schema: Any) -> Iterator[Any]:
         # jsonschema compares unsortable items pairwise (quadratic); JSON equality keys are linear.
@@ -543,146 +885,6 @@ def _validator() -> Any:
         type_checker=type_checker,
     )
     return cls(load_json(SCHEMA_NAME), format_checker=formats)
-
-
-def _schema_violations(parsed: object) -> tuple[list[Violation], set[tuple[int, str]]]:
-    """Violations the bundled schema finds, and the (worker index, field) pairs they touch."""
-    out: list[Violation] = []
-    seen: set[tuple[str, str]] = set()
-    bad: set[tuple[int, str]] = set()
-    for error in _validator().iter_errors(parsed):
-        path = list(error.absolute_path)
-        schema = error.schema if isinstance(error.schema, dict) else {}
-        requirement = schema.get("x-requirement") or "BODY-1"
-        description = schema.get("description", "a value the schema allows")
-        if error.validator == "required":
-            instance = error.instance if isinstance(error.instance, Mapping) else {}
-            missing = [p for p in error.validator_value if p not in instance]
-            items = [
-                ([*path, p], f"expected property {p!r} ({description}), found it missing")
-                for p in missing
-            ]
-        else:
-            found = _render(error.instance, error.validator)
-            more = getattr(error, "more_items", 0)
-            found += f" (and {more} more such items after it, not listed)" if more else ""
-            items = [(path, f"expected {description}, found {found}")]
-        for where, message in items:
-            pointer = json_pointer(where)
-            if (requirement, pointer) in seen:
-                continue  # e.g. transport "x": both "type" and "oneOf" fail; one defect, one entry
-            seen.add((requirement, pointer))
-            if len(where) >= 2 and where[0] == "workers" and isinstance(where[1], int):
-                bad.add((where[1], str(where[2]) if len(where) > 2 else ""))
-            out.append(Violation(requirement, pointer, message, worker=_label_at(parsed, where)))
-    return out, bad
-
-
-def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[Violation]:
-    """LIST-1..6: what JSON Schema cannot say. Fields the schema already refused are skipped, so
-    one defect is reported under one requirement."""
-    if not isinstance(parsed, Mapping) or not isinstance(parsed.get("workers"), list):
-        return
-    workers: list[Any] = parsed["workers"]
-    scope = parsed.get("namespace")
-    scope_ok = isinstance(scope, str)
-
-    def good(i: int, w: Mapping[str, Any], field: str, kind: type) -> bool:
-        value = w.get(field)
-        if (i, field) in bad:
-            return False
-        return isinstance(value, kind) and not isinstance(value, bool)
-
-    first_seen: dict[tuple[Any, ...], int] = {}
-    admin_seen: dict[str, tuple[int, str]] = {}
-    previous: tuple[int, tuple[Any, ...]] | None = None
-    for i, w in enumerate(workers):
-        if not isinstance(w, Mapping):
-            continue
-        label = entry_label(w)
-        names_ok = all(good(i, w, f, str) for f in ("namespace", "component", "endpoint"))
-        if names_ok and good(i, w, "request_plane_url", str):
-            expected = request_plane_url(w["namespace"], w["component"], w["endpoint"])
-            if w["request_plane_url"] != expected:
-                yield Violation(
-                    "LIST-3",
-                    json_pointer(["workers", i, "request_plane_url"]),
-                    f"expected {expected!r} (dyn://namespace.component.endpoint of this worker), "
-                    f"found {w['request_plane_url']!r}",
-                    worker=label,
-                )
-        routes: Any = w.get("routes")
-        if good(i, w, "routes", list) and all(isinstance(r, str) for r in routes):
-            for j in range(1, len(routes)):
-                if routes[j] < routes[j - 1]:
-                    yield Violation(
-                        "LIST-4",
-                        json_pointer(["workers", i, "routes", j]),
-                        f"expected routes sorted ascending by code point, found {routes[j]!r} "
-                        f"after {routes[j - 1]!r}",
-                        worker=label,
-                    )
-                    break
-        if scope_ok and good(i, w, "namespace", str) and not w["namespace"].startswith(scope):
-            yield Violation(
-                "LIST-5",
-                json_pointer(["workers", i, "namespace"]),
-                f"expected the body's namespace {scope!r} or a namespace starting with it, "
-                f"found {w['namespace']!r}",
-                worker=label,
-            )
-        instance_id = _integral(w.get("instance_id"))
-        if names_ok and instance_id is not None:
-            # Judged even when WORKER-2 refused how the number is written (1.0): its value still
-            # places the worker in the order and may repeat another identity.
-            key = WorkerId(w["namespace"], w["component"], w["endpoint"], instance_id)
-            if key in first_seen:
-                j = first_seen[key]
-                yield Violation(
-                    "LIST-2",
-                    json_pointer(["workers", i]),
-                    f"expected a unique (namespace, component, endpoint, instance_id), found the "
-                    f"same identity {label} as /workers/{j}",
-                    worker=label,
-                )
-            else:
-                first_seen[key] = i
-                if previous is not None and key < previous[1]:
-                    k = previous[0]
-                    yield Violation(
-                        "LIST-1",
-                        json_pointer(["workers", i]),
-                        "expected workers sorted by (namespace, component, endpoint, instance_id), "
-                        f"found {label} after {entry_label(workers[k])} (/workers/{k})",
-                        worker=label,
-                    )
-                previous = (i, key)
-        admin: Any = w.get("admin_base_url")
-        if good(i, w, "admin_base_url", str):
-            pointer = json_pointer(["workers", i, "admin_base_url"])
-            problem = url_host_problem(admin)
-            endpoint = admin_key(admin)
-            if problem is not None:
-                yield Violation(
-                    "WORKER-8",
-                    pointer,
-                    f"expected an admin_base_url the admin pool can use, found {clip(admin)!r}: "
-                    f"{clip(problem)}",
-                    worker=label,
-                )
-            elif endpoint in admin_seen:
-                j, other = admin_seen[endpoint]
-                same = "" if other == admin else f" as {clip(other)!r}"
-                yield Violation(
-                    "LIST-6",
-                    pointer,
-                    f"expected an admin_base_url no other worker advertises, found {clip(admin)!r}, "
-                    f"the same endpoint ({clip(endpoint)}){same} advertised by {entry_label(workers[j])} "
-                    f"(/workers/{j})",
-                    worker=label,
-                )
-            else:
-                admin_seen[endpoint] = (i, admin)
 
 
 def _to_snapshot(parsed: Any) -> Snapshot:
@@ -737,7 +939,7 @@ def _label_at(parsed: Any, path: list[Any]) -> str | None:
 def _render(value: Any, keyword: str) -> str:
     if value is None:
         return "null"
-    if isinstance(value, _Number | _BigInt):
+    if isinstance(value, Number | BigInt):
         return clip(value.text)
     if isinstance(value, Decimal):
         return clip(str(value))

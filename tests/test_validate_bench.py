@@ -95,3 +95,34 @@ def test_report_tables_show_the_worst_hostile_row_next_to_the_valid_one() -> Non
     assert header[1] == "body" and rows[0][1] == "valid"
     assert rows[1][1].startswith("worst hostile: ")
     assert hostile_rows({}) == (header, [])
+
+
+def test_measure_reports_every_goal_with_the_defective_bodies_and_strict_pydantic() -> None:
+    report = validation.measure([64], repetitions=1)
+    (entry,) = report["sizes"]
+    for name in (validation.PYDANTIC_STRICT, validation.ONE_DEFECTIVE, validation.ALL_DEFECTIVE):
+        assert entry["seconds"][name]["median"] > 0, name
+    goals = {g["goal"]: g for g in entry["goals"]}
+    assert set(goals) == {goal for goal, _, _, bars in validation.GOALS if 64 in bars}
+    for goal in goals.values():
+        assert goal["ok"] == (goal["ratio"]["median"] <= goal["bar"])
+    assert "goal valid body / orjson.loads" in validation.format_table(report)
+    parse = validation.strict_pydantic_parser()
+    doc = json.loads(validation.make_body(2))
+    doc["workers"][0]["instance_id"] = "1"  # strict: no coercion
+    with pytest.raises(ValueError):
+        parse(json.dumps(doc).encode())
+
+
+def test_a_partial_run_replaces_its_section_only_and_says_where_it_came_from() -> None:
+    from tools.bench.merge import merge_section
+
+    report = {"command": "full", "validation": {"status": "ok", "points": [1]}, "suite": {"x": 1}}
+    partial = {"command": "bench --only validation", "machine": {"cpu_count": 2}, "wall_s": 9.0}
+    partial["validation"] = {"status": "ok", "points": [2]}
+    merged = merge_section(report, partial, "validation")
+    assert merged["suite"] == {"x": 1} and merged["command"] == "full"
+    assert merged["validation"]["points"] == [2]
+    assert merged["validation"]["run"]["command"] == "bench --only validation"
+    with pytest.raises(ValueError):
+        merge_section(report, {"validation": {"status": "skipped"}}, "validation")

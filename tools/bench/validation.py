@@ -3,7 +3,10 @@
 Contenders run interleaved on the same bytes: ``json.loads`` (the yardstick), ``orjson.loads``,
 ``validate_body`` (schema + semantic checks + typed snapshot), a plain pydantic parser of the listing
 (the model-per-object design this project is measured against), the same with pydantic's own JSON
-parser, and pure-Python jsonschema (small bodies only). Run ``python -m tools.bench.validation`` for a table; ``measure()`` returns the data.
+parser, pydantic's ``validate_json`` with a strict model of every field, pure-Python jsonschema,
+and ``check_body`` on the same body with one defective worker and with every worker defective.
+``GOALS`` are the ratios the validator is held to, each a ratio of two contenders' samples in one
+run. Run ``python -m tools.bench.validation`` for a table; ``measure()`` returns the data.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from tools.bench.stats import interleaved, paired_ratio, summarize
 
 __all__ = [
     "CRITERIA",
+    "GOALS",
     "contenders",
     "format_hostile",
     "hostile_bodies",
@@ -42,8 +46,39 @@ CRITERIA: dict[str, Any] = {
 MODEL = "Qwen/Qwen3-0.6B"
 VALIDATOR = "validate_body"
 YARDSTICK = "json.loads"
+ORJSON = "orjson.loads"
 #: The pydantic parser's name in reports (a key of every stored report, so it stays as written).
 PYDANTIC = "pydantic (original change)"
+#: pydantic-core's validate_json with a strict model of every field (what a user reaches for).
+PYDANTIC_STRICT = "pydantic (strict model, validate_json)"
+#: check_body on the body with its last worker defective (world_size 0), and with every worker
+#: defective (world_size 0 and routes out of order: two violations each).
+ONE_DEFECTIVE = "check_body (one defective worker)"
+ALL_DEFECTIVE = "check_body (every worker defective)"
+
+#: The goals, each ``(name, numerator, denominator, {workers: bar})``: the median of the paired
+#: ratio numerator / denominator in one interleaved run must not exceed the bar at that size.
+GOALS: tuple[tuple[str, str, str, dict[int, float]], ...] = (
+    ("valid body / orjson.loads", VALIDATOR, ORJSON, {64: 2.0, 1024: 1.0, 8192: 1.0}),
+    (
+        "valid body / strict pydantic",
+        VALIDATOR,
+        PYDANTIC_STRICT,
+        {1: 0.5, 64: 0.5, 1024: 0.5, 8192: 0.5},
+    ),
+    (
+        "one defective worker / valid body",
+        ONE_DEFECTIVE,
+        VALIDATOR,
+        {64: 5.0, 1024: 5.0, 8192: 5.0},
+    ),
+    (
+        "every worker defective / valid body",
+        ALL_DEFECTIVE,
+        VALIDATOR,
+        {64: 10.0, 1024: 10.0, 8192: 10.0},
+    ),
+)
 
 
 def make_body(workers: int, *, seed: int = 0) -> bytes:
@@ -207,6 +242,62 @@ def _pydantic_models() -> tuple[Any, Any, Any]:
     return DiscoverySnapshot, DiscoveredWorker, TypedSnapshot
 
 
+def strict_pydantic_parser() -> Callable[[bytes], Any]:
+    """pydantic's validate_json with a strict model of every field of the listing.
+
+    Types, bounds and lengths as the schema has them, in strict mode (no coercion), extra fields
+    ignored. Not the URL patterns (pydantic's Rust regex engine has no look-ahead) nor the rules
+    across fields or workers: a lighter job than the validator's.
+    """
+    from typing import Annotated
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    strict = ConfigDict(strict=True, extra="ignore", frozen=True)
+    name = Annotated[str, Field(min_length=1)]
+
+    class StrictTransport(BaseModel):
+        """The transport: each address optional."""
+
+        model_config = strict
+        tcp: str | None = None
+        nats_tcp: str | None = None
+        http: str | None = None
+
+    class StrictWorker(BaseModel):
+        """One worker: every field of the schema, strictly typed."""
+
+        model_config = strict
+        namespace: name
+        component: name
+        endpoint: name
+        instance_id: int = Field(ge=0, le=U64_MAX)
+        transport: StrictTransport
+        request_plane_url: str = Field(pattern=r"^dyn://")
+        routes: tuple[name, ...]
+        system_url: str | None = None
+        admin_base_url: str | None = None
+        model: name | None = None
+        world_size: int | None = Field(default=None, ge=1, le=2**32 - 1)
+        error: name | None = None
+
+    class StrictSnapshot(BaseModel):
+        """The top level."""
+
+        model_config = strict
+        protocol_version: int = Field(ge=1, le=1)
+        namespace: str
+        workers: tuple[StrictWorker, ...]
+
+    return StrictSnapshot.model_validate_json
+
+
+def defective_bodies(workers: int) -> tuple[bytes, bytes]:
+    """The valid body with its last worker defective, and with every worker defective."""
+    bodies = hostile_bodies(workers)
+    return bodies["one defect, last worker"], bodies["two defects per worker"]
+
+
 def _checked(workers: Sequence[Any]) -> list[Any]:
     """Duplicate identities and admin URLs are fatal; the result is sorted (component, instance_id)."""
     identities = {(w.component, w.instance_id) for w in workers}
@@ -247,7 +338,7 @@ def _pydantic_json_parser() -> Callable[[bytes], list[Any]]:
 
 def contenders(body: bytes, *, with_jsonschema: bool = False) -> dict[str, Callable[[], object]]:
     """Zero-argument callables over ``body``, each checked once to do the full job."""
-    from prime_rl_dynamo.validate import validate_body
+    from prime_rl_dynamo.validate import check_body, validate_body
 
     expected = len(json.loads(body)["workers"])
     found: dict[str, Callable[[], object]] = {
@@ -257,16 +348,23 @@ def contenders(body: bytes, *, with_jsonschema: bool = False) -> dict[str, Calla
     try:
         import orjson
 
-        found["orjson.loads"] = lambda: orjson.loads(body)
+        found[ORJSON] = lambda: orjson.loads(body)
     except ImportError:  # optional: the bench extra brings it
         pass
     try:
         parse = pydantic_parser()
         parse_json = _pydantic_json_parser()
+        parse_strict = strict_pydantic_parser()
         found[PYDANTIC] = lambda: parse(body)
         found["pydantic (validate_json)"] = lambda: parse_json(body)
+        found[PYDANTIC_STRICT] = lambda: parse_strict(body)
     except ImportError:
         pass
+    if expected:
+        one, every = defective_bodies(expected)
+        found[ONE_DEFECTIVE] = lambda: check_body(one)
+        found[ALL_DEFECTIVE] = lambda: check_body(every)
+        assert len(check_body(one)) == 1 and len(check_body(every)) == 2 * expected
     if with_jsonschema:
         from jsonschema import Draft202012Validator
 
@@ -279,6 +377,8 @@ def contenders(body: bytes, *, with_jsonschema: bool = False) -> dict[str, Calla
         if name in found:
             result = found[name]()
             assert isinstance(result, list) and len(result) == expected, name
+    if PYDANTIC_STRICT in found:
+        assert len(found[PYDANTIC_STRICT]().workers) == expected  # type: ignore[attr-defined]
     return found
 
 
@@ -318,6 +418,16 @@ def measure(
         }
         if PYDANTIC in samples:
             entry["validator_vs_pydantic"] = paired_ratio(samples[VALIDATOR], samples[PYDANTIC])
+        entry["goals"] = [
+            {
+                "goal": goal,
+                "bar": bars[n],
+                "ratio": paired_ratio(samples[numerator], samples[denominator]),
+                "ok": paired_ratio(samples[numerator], samples[denominator])["median"] <= bars[n],
+            }
+            for goal, numerator, denominator, bars in GOALS
+            if n in bars and numerator in samples and denominator in samples
+        ]
         results.append(entry)
     return {
         "criteria": dict(CRITERIA),
@@ -371,6 +481,11 @@ def format_table(report: dict[str, Any]) -> str:
             lines.append(
                 f"  validate_body / pydantic (original change): {r['median']:.2f}x "
                 f"({r['min']:.2f}-{r['max']:.2f})"
+            )
+        for goal in entry.get("goals", []):
+            lines.append(
+                f"  goal {goal['goal']}: {goal['ratio']['median']:.2f}x (bar <= {goal['bar']}x): "
+                f"{'met' if goal['ok'] else 'NOT met'}"
             )
     v = report["verdict"]
     lines.append("")

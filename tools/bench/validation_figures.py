@@ -59,6 +59,7 @@ def _point(entry: dict[str, Any], validator: str, yardstick: str, pydantic: str)
         "times_s": times,
         "ratios": ratios,
         "ratios_vs_json_loads": entry["ratio_vs_json_loads"],
+        "goals": entry.get("goals", []),
     }
 
 
@@ -99,7 +100,8 @@ def run_validation(
     for entry in entries:
         contenders.extend(name for name in entry["seconds"] if name not in contenders)
     points = [_point(entry, validator, yardstick, pydantic) for entry in entries]
-    ratio_columns = [f"{validator} / {name}" for name in contenders if name != validator]
+    ratio_columns = [key for p in points for key in p["ratios"]]
+    ratio_columns = list(dict.fromkeys(ratio_columns))
     verdict = validation.verdict(entries)
     verdicts = [
         f"{check['workers']:,} workers: {validator} = {check['over_json_loads']:.2f}x json.loads "
@@ -111,6 +113,11 @@ def run_validation(
         )
         + f": {'met' if check['ok'] else 'NOT met'}"
         for check in verdict["checks"]
+    ] + [
+        f"{p['workers']:,} workers, goal {goal['goal']}: {goal['ratio']['median']:.2f}x "
+        f"(bar <= {goal['bar']}x): {'met' if goal['ok'] else 'NOT met'}"
+        for p in points
+        for goal in p["goals"]
     ]
     curves = {
         name: [
@@ -142,4 +149,5 @@ def run_validation(
         },
         "verdict": verdict,
         "verdicts": verdicts,
+        "goals_met": all(goal["ok"] for p in points for goal in p["goals"]),
     }

@@ -1,0 +1,181 @@
+"""The strict JSON text parser of the exhaustive path: what the JSON data model cannot carry.
+
+``parse`` reads a body the way RFC 8259 and SPEC.md section 4 read it: UTF-8 only (no byte order
+mark), no lone surrogate, nesting at most MAX_DEPTH, numbers of any length kept exactly, and the
+member names an object repeats remembered (BODY-6). Linear in the size of the text; no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any
+
+from prime_rl_dynamo.text import clip
+from prime_rl_dynamo.violation import Violation
+
+__all__ = ["MAX_DEPTH", "BigInt", "Number", "Object", "depth", "parse", "too_deep"]
+
+#: Deepest nesting of arrays and objects a body may have (the body object is level 1): BODY-1.
+MAX_DEPTH = 128
+# Python's int() refuses longer digit strings (CVE-2020-10735); such integers stay Decimal.
+_INT_DIGITS = 4000
+# An escape sequence, read left to right so that an escaped backslash is consumed whole.
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|.)", re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _NotJSON(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotJSON(f"{name} is not a JSON value")
+
+
+class Number(Decimal):
+    """A JSON number written with a fraction or an exponent, exact, remembering how it was written
+    (``1.0e19`` is integral, yet not an integer literal: WORKER-2 says how it must be written)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> Number:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+class BigInt(Decimal):
+    """An integer literal longer than int() takes, exact, remembering its text."""
+
+    text: str
+
+    def __new__(cls, text: str) -> BigInt:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+class Object(dict[str, Any]):
+    """A parsed JSON object whose text repeated member names (the last value kept, as json does)."""
+
+    repeated: dict[str, int]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    repeated = Object(obj)
+    counts: dict[str, int] = {}
+    for name, _ in pairs:
+        counts[name] = counts.get(name, 0) + 1
+    repeated.repeated = {name: n for name, n in counts.items() if n > 1}
+    return repeated
+
+
+def _int(text: str) -> int | Decimal:
+    return int(text) if len(text) <= _INT_DIGITS else BigInt(text)
+
+
+def _parse_error(found: str) -> Violation:
+    return Violation("BODY-1", "", expected="a JSON document in UTF-8 (RFC 8259)", found=found)
+
+
+def parse(raw: bytes | str) -> Any:
+    """The parsed body, or the one BODY-1 violation that stops it: not UTF-8 (RFC 8259 section
+    8.1), a lone surrogate, nesting deeper than MAX_DEPTH, or text that does not parse."""
+    if isinstance(raw, bytes):
+        if raw[:3] == b"\xef\xbb\xbf":
+            return _parse_error("a UTF-8 byte order mark at byte offset 0 (not allowed)")
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in raw[:4]:
+            return _parse_error(
+                "UTF-16 or UTF-32 text (a zero byte or byte order mark at the start)"
+            )
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start : exc.start + 3].hex(" ")
+            return _parse_error(f"bytes {bad} at byte offset {exc.start}, which are not UTF-8")
+    else:
+        text = raw
+        lone = _SURROGATE.search(text)
+        if lone is not None:
+            return _parse_error(
+                f"a lone surrogate U+{ord(lone.group()):04X} at character offset {lone.start()}"
+            )
+    if "\\u" in text and (problem := _lone_escape(text)) is not None:
+        return _parse_error(problem)
+    try:
+        parsed = json.loads(
+            text,
+            parse_float=Number,
+            parse_int=_int,
+            parse_constant=_reject_constant,
+            object_pairs_hook=_object,
+        )
+    except RecursionError:
+        return too_deep()
+    except ValueError as exc:
+        return Violation(
+            "BODY-1",
+            "",
+            expected="a JSON document",
+            found=f"text that does not parse ({clip(str(exc))}): {text[:60]!r}",
+        )
+    # Fewer openers than the limit cannot nest deeper (the common case: one count, no walk).
+    if text.count("[") + text.count("{") > MAX_DEPTH and depth(parsed) > MAX_DEPTH:
+        return too_deep()
+    return parsed
+
+
+def too_deep() -> Violation:
+    """The BODY-1 violation of a body nested deeper than MAX_DEPTH."""
+    return Violation(
+        "BODY-1",
+        "",
+        expected=f"arrays and objects nested at most {MAX_DEPTH} deep",
+        found=f"nesting deeper than {MAX_DEPTH}",
+    )
+
+
+def _lone_escape(text: str) -> str | None:
+    """Where ``text`` escapes a lone surrogate (``\\ud800`` not followed by a low one), if it does."""
+    pending: re.Match[str] | None = None
+    for m in _ESCAPE.finditer(text):
+        code = int(m.group(1), 16) if m.group(1) else None
+        if pending is not None:
+            if code is not None and 0xDC00 <= code <= 0xDFFF and m.start() == pending.end():
+                pending = None
+                continue
+            break
+        if code is not None and 0xD800 <= code <= 0xDFFF:
+            if code >= 0xDC00:
+                pending = m
+                break
+            pending = m
+    if pending is None:
+        return None
+    offset = len(text[: pending.start()].encode("utf-8", "surrogatepass"))
+    return f"an escaped lone surrogate {pending.group()} at byte offset {offset}"
+
+
+def depth(parsed: Any) -> int:
+    """How deep arrays and objects nest in ``parsed`` (iterative: deep input cannot recurse)."""
+    deepest = 0
+    stack = [(parsed, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            children: Iterable[Any] = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest

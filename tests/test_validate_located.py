@@ -1,0 +1,150 @@
+"""The located path (entry-by-entry decode; jsonschema on the defective entries alone) and the
+columnar fast path must give the exhaustive path's verdict, violation for violation. Also: the
+semantic rules are keyed by catalog requirement IDs, and a Violation's expected/found fields are
+what its message and the JSON report say."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from test_validate_fastpath import mutated_bodies, valid_bodies
+
+from conformance.frontend import structured
+from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.validate import (
+    SEMANTIC_RULES,
+    _exhaustive_text,
+    _fast,
+    _located,
+    check_body,
+)
+from prime_rl_dynamo.violation import Violation
+
+
+def _worker(i: int, **fields: Any) -> dict[str, Any]:
+    w: dict[str, Any] = {
+        "namespace": "dynamo",
+        "component": "decode",
+        "endpoint": "rl",
+        "instance_id": 100 + i,
+        "transport": {"tcp": f"10.0.0.{i}:4000"},
+        "request_plane_url": "dyn://dynamo.decode.rl",
+        "routes": ["pause_generation", "resume_generation"],
+        "admin_base_url": f"http://10.1.0.{i}:9000/engine",
+        "world_size": 2,
+    }
+    w.update(fields)
+    return {k: v for k, v in w.items() if v is not None}
+
+
+def _body(workers: list[dict[str, Any]]) -> bytes:
+    doc = {"protocol_version": 1, "namespace": "dynamo", "workers": workers}
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+#: One defect in one entry of a 12-worker body, each a different requirement; the identity and
+#: admin cases break a rule across entries (entry 5 against entry 4).
+ONE_DEFECT: dict[str, dict[str, Any] | None] = {
+    "world_size 0": {"world_size": 0},
+    "two transports": {"transport": {"tcp": "a", "http": "b"}},
+    "routes reversed": {"routes": ["resume_generation", "pause_generation"]},
+    "wrong request_plane_url": {"request_plane_url": "dyn://dynamo.x.rl"},
+    "out of scope": {"namespace": "other", "request_plane_url": "dyn://other.decode.rl"},
+    "admin without world_size": {"world_size": None},
+    "same identity, other admin": {"instance_id": 104},
+    "same admin as entry 4": {"admin_base_url": "http://10.1.0.4:9000/engine"},
+    "same admin endpoint, other spelling": {"admin_base_url": "HTTP://10.1.0.4:9000/engine/"},
+    "unusable admin host": {"admin_base_url": "http://999.1.1.1:9000/engine"},
+    "error worker with routes": {"error": "boom", "admin_base_url": None, "world_size": None},
+    "instance_id as a float": {"instance_id": 105.0},
+    "instance_id beyond u64": {"instance_id": 2**64},
+    "out of order": {"instance_id": 1},
+    "not an object": None,
+}
+
+
+def test_one_defective_entry_is_located_and_judged_as_the_exhaustive_path_judges_it() -> None:
+    for name, change in ONE_DEFECT.items():
+        workers: list[Any] = [_worker(i) for i in range(12)]
+        workers[5] = _worker(5, **change) if change is not None else 7
+        raw = _body(workers)
+        assert _fast(raw) is None, name
+        expected = _exhaustive_text(raw)[0]
+        assert expected, name
+        located = _located(raw)
+        assert located is not None, f"{name}: the located path should vouch for this body"
+        assert located == expected, name
+        assert check_body(raw) == expected, name
+
+
+def test_the_located_path_hands_over_what_only_the_whole_text_can_say() -> None:
+    valid = _body([_worker(i) for i in range(3)])
+    repeated = valid.replace(b'"world_size":2', b'"world_size":3,"world_size":2', 1)
+    unknown_null = valid.replace(b'"world_size":2', b'"world_size":0,"x":null', 1)
+    lone = valid.replace(b'"rl"', b'"\\ud800"', 1)
+    for raw in (repeated, unknown_null, lone, b"[]", b'{"namespace":"d"}'):
+        assert _located(raw) is None, raw
+        assert check_body(raw) == _exhaustive_text(raw)[0]
+
+
+@settings(max_examples=200)
+@given(mutated_bodies())
+@example(
+    json.loads(_body([_worker(0), _worker(1), _worker(1, admin_base_url="http://10.1.0.9:9/e")]))
+)
+def test_located_path_agrees_with_the_exhaustive_path(doc: Any) -> None:
+    raw = json.dumps(doc).encode()
+    located = _located(raw)
+    if located is not None:
+        assert located == _exhaustive_text(raw)[0]
+
+
+@settings(max_examples=60)
+@given(valid_bodies(), st.integers(2, 40))
+def test_wide_valid_bodies_stay_on_the_fast_path(doc: dict[str, Any], copies: int) -> None:
+    # The columnar checks over many entries: one namespace per copy keeps identities unique.
+    workers = []
+    for k in range(copies):
+        for w in doc["workers"]:
+            ns = f"{w['namespace']}{k:03d}"
+            workers.append(
+                {
+                    **w,
+                    "namespace": ns,
+                    "request_plane_url": f"dyn://{ns}.{w['component']}.{w['endpoint']}",
+                }
+            )
+            if "admin_base_url" in w:
+                workers[-1]["admin_base_url"] = f"{w['admin_base_url']}/{k}"
+    wide = {
+        **doc,
+        "workers": sorted(
+            workers, key=lambda w: (w["namespace"], w["component"], w["endpoint"], w["instance_id"])
+        ),
+    }
+    raw = json.dumps(wide).encode()
+    slow = _exhaustive_text(raw)
+    assert slow[0] == [], slow[0][:3]
+    assert _fast(raw) == slow[1]
+
+
+def test_semantic_rules_are_keyed_by_catalog_requirements() -> None:
+    catalog = set(all_requirements())
+    assert set(SEMANTIC_RULES) <= catalog
+    assert {"LIST-1", "LIST-2", "LIST-3", "LIST-4", "LIST-5", "LIST-6"} <= set(SEMANTIC_RULES)
+
+
+def test_expected_and_found_compose_the_message_and_the_report() -> None:
+    v = Violation("WORKER-9", "/workers/0/world_size", expected="an integer", found="0")
+    assert v.message == "expected an integer, found 0"
+    assert str(v) == "WORKER-9 at /workers/0/world_size: expected an integer, found 0"
+    plain = Violation("V2-4", "", "304 without If-None-Match")
+    assert plain.expected is None and plain.message == "304 without If-None-Match"
+    (bad,) = check_body(_body([_worker(0, world_size=0)]))
+    report = structured(bad, "GET")
+    assert report["expected"] == bad.expected and report["found"] == "0"
+    assert report["message"] == f"expected {bad.expected}, found 0"
+    assert structured(plain, "GET")["expected"] is None
