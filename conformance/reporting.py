@@ -101,7 +101,10 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
 
     console = console or Console(width=160)
     if report.inconclusive:
-        console.print(f"[bold magenta]{report.inconclusive}[/]", highlight=False)
+        # one line whatever the width: a grep, a CI log or a test reads it whole
+        console.print(
+            f"[bold magenta]{escape(report.inconclusive)}[/]", highlight=False, soft_wrap=True
+        )
     if report.incomplete:
         console.print(
             f"[bold magenta]interrupted[/]: partial report, {plural(len(report.results), 'check')} done, "

@@ -47,6 +47,8 @@ class RunContext:
     url: str | None = None  # RL listener base URL of the target (frontend/workers profiles)
     fleet: Fleet | None = None  # the embedded fleet, when the suite stood one up
     notes: list[str] = field(default_factory=list)
+    # the probe's GET of the listing (or how it broke off): the frontend profile's first GET
+    first_get: Any = None
 
     def observe(self, headers: dict[str, str], parsed: Any) -> None:
         """Record what the target says about itself (first listing reply only): its Server
@@ -152,6 +154,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         run.target = {"kind": "url", "url": run.url}
         if run.url and set(LISTING_PROFILES) & set(profiles):
             _preflight(run.url, opts.timeout)
+            _looks_like_a_listener(run, run.url)
         yield
         return
     if not set(LISTENER_PROFILES) & set(profiles):
@@ -192,7 +195,8 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
 
 
 class TargetUnreachable(Exception):
-    """Nothing listens at the target URL: no check can decide anything (the run is inconclusive)."""
+    """Nothing listens at the target URL, or nothing there looks like an RL listener (SPEC §14.3):
+    no check can decide anything (the run is inconclusive)."""
 
 
 def _preflight(base: str, timeout: float) -> None:
@@ -215,6 +219,18 @@ def _preflight(base: str, timeout: float) -> None:
         ) from None
     except OSError as exc:
         raise TargetUnreachable(f"cannot connect to {base}: {exc.strerror or exc}") from None
+
+
+def _looks_like_a_listener(run: RunContext, base: str) -> None:
+    # A wrong port or path is the operator's mistake, not the target's (SPEC §14.3).
+    from conformance._http import target_client
+    from conformance.listener import not_a_listener
+
+    with target_client(run.options, base) as client:
+        problem, run.first_get = not_a_listener(client, base)
+    if problem is not None:
+        run.notes.extend(problem.notes)
+        raise TargetUnreachable(problem.line)
 
 
 def _profile_target(name: str, run: RunContext) -> str:
