@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.exitcodes import ExitCode
 
 __all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "cut", "iso_time", "redact_urls"]
@@ -160,7 +161,10 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """0 conformant, 1 not conformant, 3 inconclusive, 4 nothing checked (EXIT_CODES)."""
+        """0 conformant, 1 not conformant, 3 inconclusive, 4 nothing checked (EXIT_CODES); 130
+        for an interrupted run, as the process exits (its verdict stays inconclusive)."""
+        if self.incomplete:
+            return ExitCode.INTERRUPTED
         return EXIT_CODES[self.verdict]
 
     def why_nothing_checked(self) -> str:
@@ -188,8 +192,24 @@ class Report:
         return [w for w in self.waivers if w.get("state") == "expired"]
 
     def failed_requirements(self) -> list[str]:
-        """Requirement IDs with at least one failing check, in run order."""
-        return list(dict.fromkeys(r.requirement for r in self.by_status(Status.FAIL)))
+        """What makes this run not ok, so that ``assert report.ok, report.failed_requirements()``
+        says why: requirement IDs with a failing check or an expired waiver (in run order), then
+        one entry for each run-wide reason, which holds a space as no ID does:
+        ``interrupted: ...``, ``inconclusive: ...``, ``nothing checked: ...``.
+        Empty exactly when the run is ok."""
+        failed = [r.requirement for r in self.by_status(Status.FAIL)]
+        failed += [str(w.get("requirement") or "") for w in self.expired_waivers()]
+        out = [req for req in dict.fromkeys(failed) if req]
+        if self.incomplete:
+            out.append(f"interrupted: {plural(len(self.not_run), 'check')} not run")
+        errors = self.by_status(Status.ERROR)
+        if self.inconclusive or (errors and not self.incomplete):
+            why = self.inconclusive or (errors[0].message.splitlines() or [""])[0]
+            checks = f"{plural(len(errors), 'check')} in error" if errors else "no check concluded"
+            out.append(f"inconclusive: {checks}: {why}")
+        if not out and self.verdict is Verdict.NOTHING_CHECKED:
+            out.append(f"nothing checked: {self.why_nothing_checked()}")
+        return out
 
     def by_requirement(self) -> dict[str, list[Result]]:
         """Results grouped by requirement ID, in first-seen order."""
