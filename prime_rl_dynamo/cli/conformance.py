@@ -75,6 +75,13 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.cli._output import make_console
 
     console = make_console()
+    if args.markdown and not args.list:  # not a run: a whole all-profile run is minutes long
+        print(
+            "prime-rl-dynamo conformance: --markdown only applies to --list "
+            "(conformance --list --markdown prints docs/conformance-matrix.md)",
+            file=sys.stderr,
+        )
+        return ExitCode.USAGE
     if args.list:
         if args.markdown:
             sys.stdout.write(matrix_markdown(all_checks()))
