@@ -112,14 +112,14 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
             highlight=False,
         )
     console.print(
-        f"[bold]{header(report)}[/bold]"
+        f"[bold]{escape(header(report))}[/bold]"
         f"  (seed {report.seed}, strict={bool(report.options.get('strict'))})",
         highlight=False,
     )
     for profile, what in (report.target.get("profiles") or {}).items():
-        console.print(f"  {profile}: {what}", highlight=False)
+        console.print(f"  {profile}: {escape(what)}", highlight=False)
     for note in report.target.get("notes", []):
-        console.print(f"  note: {note}", highlight=False)
+        console.print(f"  note: {escape(note)}", highlight=False)
     unreachable = bool(report.inconclusive) and all(
         r.status in (Status.ERROR, Status.SKIP) for r in report.results
     )
@@ -176,7 +176,9 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     verdict = report.verdict
     console.print(f"{_VERDICT[verdict]}: {summary}", highlight=False)
     if verdict is Verdict.NOTHING_CHECKED:
-        console.print(f"  nothing was checked: {report.why_nothing_checked()}", highlight=False)
+        console.print(  # markup off: "[dynamo]" of a pip line is no style
+            f"  nothing was checked: {report.why_nothing_checked()}", markup=False, highlight=False
+        )
     if verdict is Verdict.NOT_CONFORMANT and report.failed_requirements():
         console.print(f"  failed requirements: {', '.join(report.failed_requirements())}")
     waived = [r.requirement for r in report.by_status(Status.WAIVED)]

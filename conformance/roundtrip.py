@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conformance.registry import CheckError, Failed, Skipped, check
-from conformance.runner import ProfileContext, RunContext, dynamo_available, profile_setup
+from conformance.runner import (
+    DYNAMO_EXTRA,
+    ProfileContext,
+    RunContext,
+    dynamo_available,
+    profile_setup,
+)
 from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.wire import WorkerId
 
@@ -324,10 +330,7 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
             "does not run against the reference"
         )
     if not dynamo_available():
-        raise Skipped(
-            "the dynamo extra is not installed (pip install 'prime-rl-dynamo[dynamo]'): "
-            "the roundtrip needs the real Dynamo runtime"
-        )
+        raise Skipped(f"{DYNAMO_EXTRA}; the roundtrip checks real Dynamo end to end")
     from prime_rl_dynamo.harness import start_dynamo_fleet
     from prime_rl_dynamo.strategies import sample, topologies
     from prime_rl_dynamo.topology import topology_from_dict

@@ -134,6 +134,13 @@ def _versions() -> dict[str, str]:
     return out
 
 
+#: What to do when real Dynamo is asked for and the dynamo extra is missing.
+DYNAMO_EXTRA = (
+    "real Dynamo needs the dynamo extra: pip install 'prime-rl-dynamo[dynamo]' "
+    "(from a checkout: pip install -e '.[dynamo]')"
+)
+
+
 def dynamo_available() -> bool:
     """Whether the real Dynamo runtime and the project's harness can be imported."""
     try:
@@ -161,6 +168,9 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         run.target = {"kind": "none", "description": "the fleets each profile stands up itself"}
         yield
         return
+    if opts.target == "dynamo" and not dynamo_available():
+        run.target = {"kind": "dynamo", "description": "real Dynamo (the dynamo extra is missing)"}
+        raise TargetUnreachable(f"--target dynamo: {DYNAMO_EXTRA}")
     use_dynamo = opts.target == "dynamo" or (opts.target == "auto" and dynamo_available())
     if use_dynamo:
         from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]

@@ -82,3 +82,16 @@ def test_no_parser_of_the_cli_allows_abbreviations() -> None:
     every = _parsers(build_parser())
     assert len(every) > 10
     assert [p.prog for p in every if p.allow_abbrev] == []
+
+
+def test_markdown_without_list_is_a_usage_error_not_a_full_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # it used to be ignored, and a whole all-profile run against real Dynamo started
+    assert main(["conformance", "--markdown"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        "prime-rl-dynamo conformance: --markdown only applies to --list "
+        "(conformance --list --markdown prints docs/conformance-matrix.md)"
+    ]

@@ -110,6 +110,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
         return ExitCode.USAGE
+    from conformance.runner import DYNAMO_EXTRA, dynamo_available
+
+    if options.target == "dynamo" and not dynamo_available():
+        print(f"prime-rl-dynamo conformance: --target dynamo: {DYNAMO_EXTRA}", file=sys.stderr)
+        return ExitCode.USAGE
     if args.quiet or not console.is_terminal:
         report = run_suite(options=options)
     else:
