@@ -114,6 +114,7 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
         )
         client_run.elapsed = time.monotonic() - started
         client_run.outcome += f" in {client_run.elapsed:.1f} s"
+        run.client_log.extend({"run": client_run.name, **r} for r in client_run.log)
         calls = fleet.recorder.requests()
         client_run.admin_calls = [r for r in calls if r.server in ("admin", "system")]
         client_run.listing_calls = [r for r in calls if r.server == "frontend"]

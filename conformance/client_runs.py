@@ -189,6 +189,7 @@ class ClientRun:
     ready_from_listing: int | None = None  # listing request number from which it was ready
     foreign: list[RecordedRequest] = field(default_factory=list)  # what reached another origin
     harness_problem: str = ""  # real Dynamo runs: why the fleet could not present the scenario
+    log: list[dict[str, Any]] = field(default_factory=list)  # what the client logged (warnings+)
 
     @property
     def expect_refusal(self) -> bool:
@@ -610,7 +611,9 @@ def _call_client(
         except BaseException as exc:  # the client refused (or broke): recorded, judged by checks
             box["error"] = f"{type(exc).__name__}: {exc}"
 
-    with _environment(extra):
+    from conformance.client_logs import captured
+
+    with _environment(extra), captured() as run.log:
         thread = threading.Thread(target=target, name="client-under-test", daemon=True)
         thread.start()
         thread.join(timeout + 15)

@@ -120,6 +120,13 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
         console.print(f"  {profile}: {escape(what)}", highlight=False)
     for note in report.target.get("notes", []):
         console.print(f"  note: {escape(note)}", highlight=False)
+    if report.client_log:
+        levels = dict.fromkeys(r["level"] for r in report.client_log)
+        console.print(
+            f"  client log: {plural(len(report.client_log), 'record')} "
+            f"({', '.join(levels)}) captured into the JSON report (client_log)",
+            highlight=False,
+        )
     unreachable = bool(report.inconclusive) and all(
         r.status in (Status.ERROR, Status.SKIP) for r in report.results
     )

@@ -141,6 +141,8 @@ class Report:
     inconclusive: str | None = None  # one line: why nothing could be decided (unreachable, ...)
     nothing_checked: str | None = None  # why no check was selected, when none was
     waivers: list[dict[str, Any]] = field(default_factory=list)  # the waiver file, as applied
+    #: what the client under test logged, warnings and worse: {run, level, logger, thread, message}
+    client_log: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def verdict(self) -> Verdict:
@@ -246,6 +248,7 @@ class Report:
             "counts": self.counts(),
             "failed_requirements": self.failed_requirements(),
             "waivers": self.waivers,
+            "client_log": redact_urls(self.client_log),
             "results": [r.to_dict() for r in self.results],
         }
 

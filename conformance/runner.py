@@ -49,6 +49,8 @@ class RunContext:
     notes: list[str] = field(default_factory=list)
     # the probe's GET of the listing (or how it broke off): the frontend profile's first GET
     first_get: Any = None
+    # what the client under test logged (warnings and worse), per run: the report's client_log
+    client_log: list[dict[str, Any]] = field(default_factory=list)
 
     def observe(self, headers: dict[str, str], parsed: Any) -> None:
         """Record what the target says about itself (first listing reply only): its Server
@@ -394,6 +396,7 @@ def run(
     if waivers:
         report.results[:], report.waivers = apply_waivers(report.results, waivers)
     report.target.setdefault("notes", []).extend(run_ctx.notes)
+    report.client_log = run_ctx.client_log
     if opts.target_version:
         report.target["target_version"] = opts.target_version
     report.finished = time.time()
