@@ -39,6 +39,15 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "status": ("CODE", "answer CODE (a 4xx other than 429, say) with an error object"),
 }
 
+
+def _nearest(given: str | None, known: Iterable[str]) -> str:
+    """``" (did you mean X?)"`` for the closest of ``known`` ('' when none is close)."""
+    import difflib
+
+    close = difflib.get_close_matches(str(given), list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 # Faults whose value is a number, with the smallest value that makes sense.
 _NUMERIC: dict[str, float] = {
     "latency": 0,
@@ -97,7 +106,8 @@ def parse_fault(text: str) -> Fault:
     name, value, count = match["name"], match["value"], match["count"]
     if name not in FAULTS:
         raise ConfigError(
-            f"fault {text!r}: unknown name {name!r}; expected one of {sorted(FAULTS)}"
+            f"fault {text!r}: unknown name {name!r}{_nearest(name, FAULTS)}; expected one of "
+            f"{sorted(FAULTS)}"
         )
     wanted, _ = FAULTS[name]
     if value == "":
@@ -128,7 +138,8 @@ def parse_fault(text: str) -> Fault:
 
         if value not in BREAKS:
             raise ConfigError(
-                f"fault {text!r}: no body breaks requirement {value!r}; expected one of "
+                f"fault {text!r}: no body breaks requirement {value!r}{_nearest(value, BREAKS)}; "
+                "expected one of "
                 f"{', '.join(BREAKS)}"
             )
     if name == "break-v2":
@@ -136,14 +147,16 @@ def parse_fault(text: str) -> Fault:
 
         if value not in V2_BREAKS:
             raise ConfigError(
-                f"fault {text!r}: no v2 break for {value!r}; expected one of {', '.join(V2_BREAKS)}"
+                f"fault {text!r}: no v2 break for {value!r}{_nearest(value, V2_BREAKS)}; expected "
+                f"one of {', '.join(V2_BREAKS)}"
             )
     if name == "variant":
         from prime_rl_dynamo.reference.variants import VARIANT_BODIES
 
         if value not in VARIANT_BODIES:
             raise ConfigError(
-                f"fault {text!r}: no known v1 variant {value!r}; expected one of "
+                f"fault {text!r}: no known v1 variant {value!r}{_nearest(value, VARIANT_BODIES)}; "
+                "expected one of "
                 f"{', '.join(VARIANT_BODIES)}"
             )
     return Fault(name, value, int(count) if count is not None else None)
