@@ -199,12 +199,10 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
                 + (f" on {w['expires']}: {_EXPIRED}" if w["state"] == "expired" else ""),
                 highlight=False,
             )
-    if verdict is not Verdict.CONFORMANT:
-        # Wrapped as the shell reads it, so that a copied line still runs.
-        words = ["  reproduce:", *_reproduce_words(report)]
-        console.print(
-            shell_lines(words, console.width), markup=False, highlight=False, soft_wrap=True
-        )
+    # Every verdict, a conformant one too (its seed reruns the same choices); wrapped as the
+    # shell reads it, so that a copied line still runs.
+    words = ["  reproduce:", *_reproduce_words(report)]
+    console.print(shell_lines(words, console.width), markup=False, highlight=False, soft_wrap=True)
 
 
 _EXPIRED = "the run fails until the waiver is renewed or removed"
@@ -309,7 +307,10 @@ def write_junit(report: Report, path: str | Path) -> Path:
             elif r.status == Status.WAIVED:
                 counts["skipped"] += 1
                 case.set("status", "waived")
-                ET.SubElement(case, "skipped", message=_first(r.message), type="waived")
+                # "waived (reason); found fail:" ends in a colon: the first line of what was
+                # found follows it, so the message says what was waived
+                waived = " ".join(line.strip() for line in r.message.splitlines()[:2])
+                ET.SubElement(case, "skipped", message=_first(waived), type="waived")
                 ET.SubElement(case, "system-out").text = r.message
             elif r.status == Status.WARN:
                 # JUnit has no warning outcome and a passing case shows as passed whatever its

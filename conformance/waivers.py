@@ -76,7 +76,11 @@ def load_waivers(path: str | Path) -> list[Waiver]:
     try:
         data = yaml.safe_load(source.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise WaiverError(f"waiver file {source}: {exc.strerror or exc}") from None
+        shipped = ", ".join(sorted(p.stem for p in BUNDLED.glob("*.yaml")))
+        raise WaiverError(
+            f"waiver file {source}: {exc.strerror or exc}; a bare name picks a shipped file: "
+            f"{shipped} (conformance/deviations/)"
+        ) from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise WaiverError(f"waiver file {source}: not YAML: {str(exc).splitlines()[0]}") from None
     entries = data.get("waivers") if isinstance(data, dict) else None

@@ -82,7 +82,19 @@ def resolve(name: str) -> Path:
     if len(matches) == 1:
         return schema_dir() / matches[0]
     if matches:
-        raise LookupError(f"{name!r} names several bundled files: {', '.join(matches)}")
+        # every file the name could mean, not only those one rule matched (requirements.v2.json
+        # has no short name, yet `requirements` means it as much as requirements.v1.json)
+        frozen = any(n.startswith("frozen/") for n in matches)
+        alike = [
+            n
+            for n in names
+            if n.rsplit("/", 1)[-1].startswith(wanted + ".")
+            and (frozen or not n.startswith("frozen/"))
+        ]
+        every = list(dict.fromkeys([*matches, *alike]))
+        raise LookupError(
+            f"{name!r} names several bundled files: {', '.join(every)} (give one of them)"
+        )
     candidates = dict.fromkeys(names + [_short(n) for n in names] + [_stem(n) for n in names])
     close = difflib.get_close_matches(wanted, list(candidates), n=3)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
