@@ -56,3 +56,33 @@ def test_serve_says_a_fleet_with_an_erroring_group_is_never_ready(tmp_path: Path
     assert w_line.startswith("W             4  (never ready: dynamo.bad#0 listed with an error")
     assert "READY-1" in w_line
     assert [w.get("error") for w in listing["workers"] if w["component"] == "bad"] == ["dead"]
+
+
+@pytest.mark.integration
+def test_the_schemathesis_config_runs_from_any_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/conformance.md: schemathesis --config-file "$(... schema path schemathesis.toml)" run
+    import os
+    import subprocess
+    import sys
+
+    from prime_rl_dynamo.reference import start_reference_fleet
+
+    assert main(["schema", "path", "schemathesis.toml"]) == 0
+    config = capsys.readouterr().out.strip()
+    assert Path(config).is_file()
+    assert main(["schema", "path", "rl-frontend"]) == 0
+    document = capsys.readouterr().out.strip()
+    schemathesis = Path(sys.executable).with_name("schemathesis")
+    scratch = tmp_path / "elsewhere"  # not the repository root
+    scratch.mkdir()
+    with start_reference_fleet() as fleet:
+        proc = subprocess.run(
+            [str(schemathesis), "--config-file", config, "run", document,
+             "--generation-deterministic", "--max-examples", "3"],
+            cwd=scratch, env={**os.environ, "RL_URL": fleet.frontend_url},
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert (scratch / "schemathesis-report" / "junit.xml").is_file()

@@ -5,7 +5,9 @@ a Rust test reading the vectors): the same files the validator loads, from the c
 installed wheel. 'list' names every file; 'path NAME' prints one file's absolute path, where NAME
 is a relative name (``openapi/rl-frontend.openapi.json``), a file name
 (``rl-frontend.openapi.json``), a short name (``rl-frontend``) or a directory (``openapi``,
-``.``). Exit 0, or 2 for an unknown NAME.
+``.``). ``schemathesis.toml`` names the suite's schemathesis configuration, so that
+``schemathesis --config-file "$(prime-rl-dynamo schema path schemathesis.toml)" run ...`` works
+from any directory. Exit 0, or 2 for an unknown NAME.
 """
 
 from __future__ import annotations
@@ -110,6 +112,11 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "list":
         for name in bundled_names():
             print(schema_dir() / name if args.paths else name)
+        return ExitCode.OK
+    if args.name.strip() in ("schemathesis.toml", "schemathesis"):  # the suite's, not the contract's
+        import conformance
+
+        print(Path(conformance.__file__).resolve().parent / "schemathesis.toml")
         return ExitCode.OK
     try:
         print(resolve(args.name))
