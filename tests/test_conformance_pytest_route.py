@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -131,25 +130,11 @@ def test_nothing_checked_exits_5_and_says_why(broken: Any) -> None:
 
 def test_rl_options_without_the_suite_collected_say_so_and_exit_5(tmp_path: Path) -> None:
     # `pytest --rl-url X` without --pyargs conformance collects nothing of the suite
+    without_suite = [a for a in PYTEST_ROUTE if a not in ("--pyargs", "conformance")]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
-            "--rl-url",
-            "http://127.0.0.1:9",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+        [*without_suite, "--rl-url", "http://127.0.0.1:9"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=ENV, check=False,
+    )  # fmt: skip
     assert proc.returncode == 5, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == (
         "nothing was checked: --rl-* options were given, but no item of the conformance suite "

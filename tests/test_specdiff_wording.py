@@ -42,6 +42,14 @@ def _write(tmp_path: Path, name: str, doc: Any) -> str:
     return str(path)
 
 
+def _namespace_made_optional(tmp_path: Path) -> tuple[str, str]:
+    """The listing's schema, and the same with ``namespace`` optional: a response's break."""
+    schema = json.loads((ROOT / "schema" / "rl-workers.v1.schema.json").read_text())
+    looser = copy.deepcopy(schema)
+    looser["required"] = [r for r in looser["required"] if r != "namespace"]
+    return _write(tmp_path, "a.schema.json", schema), _write(tmp_path, "b.schema.json", looser)
+
+
 def test_a_request_body_detail_names_the_parties_as_its_labels(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -58,11 +66,7 @@ def test_a_request_body_detail_names_the_parties_as_its_labels(
 def test_a_response_detail_keeps_its_wording(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    schema = json.loads((ROOT / "schema" / "rl-workers.v1.schema.json").read_text())
-    looser = copy.deepcopy(schema)
-    looser["required"] = [r for r in looser["required"] if r != "namespace"]
-    main(["spec", "diff", _write(tmp_path, "a.schema.json", schema),
-          _write(tmp_path, "b.schema.json", looser)])  # fmt: skip
+    main(["spec", "diff", *_namespace_made_optional(tmp_path)])
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if "member made optional" in x]
     assert "clients=breaking servers=additive" in line and "clients that rely on it break" in line
@@ -83,11 +87,7 @@ def test_a_json_schema_against_an_openapi_document_is_a_usage_error(
 def test_a_break_without_accept_points_at_the_acceptance_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    schema = json.loads((ROOT / "schema" / "rl-workers.v1.schema.json").read_text())
-    looser = copy.deepcopy(schema)
-    looser["required"] = [r for r in looser["required"] if r != "namespace"]
-    code = main(["spec", "diff", _write(tmp_path, "a.schema.json", schema),
-                 _write(tmp_path, "b.schema.json", looser)])  # fmt: skip
+    code = main(["spec", "diff", *_namespace_made_optional(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
     assert out.splitlines()[-1].startswith("  a breaking change no conformant peer can notice")

@@ -113,7 +113,10 @@ def run(args: argparse.Namespace) -> int:
         for name in bundled_names():
             print(schema_dir() / name if args.paths else name)
         return ExitCode.OK
-    if args.name.strip() in ("schemathesis.toml", "schemathesis"):  # the suite's, not the contract's
+    if args.name.strip() in (
+        "schemathesis.toml",
+        "schemathesis",
+    ):  # the suite's, not the contract's
         import conformance
 
         print(Path(conformance.__file__).resolve().parent / "schemathesis.toml")
