@@ -385,7 +385,10 @@ def run(
     except Exception as exc:  # the embedded target could not be stood up
         done = {r.check for r in report.results}
         rest = [c for c in chosen if c.id not in done]
-        report.target = report.target or {"kind": "unavailable"}
+        report.target = report.target or {
+            "kind": "unavailable",
+            "description": "the embedded target (it could not be stood up)",
+        }
         why = f"the target could not be stood up: {type(exc).__name__}: {exc}"
         report.inconclusive = why.splitlines()[0]
         report.extend(_whole_profile(rest, Status.ERROR, why))
