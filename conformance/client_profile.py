@@ -44,6 +44,7 @@ from conformance.client_wire import describe_call
 from conformance.registry import CheckError, CheckFunction, Failed, Skipped, check
 from conformance.results import cut
 from conformance.runner import RunContext, profile_setup
+from prime_rl_dynamo._http import scrub
 from prime_rl_dynamo.wire import Convention
 
 if TYPE_CHECKING:
@@ -114,7 +115,9 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
         )
         client_run.elapsed = time.monotonic() - started
         client_run.outcome += f" in {client_run.elapsed:.1f} s"
-        run.client_log.extend({"run": client_run.name, **r} for r in client_run.log)
+        creds = client_run.credentials  # a client may log what it was given: never kept
+        secrets = tuple(v for v in (secret, creds.api_key, *creds.headers.values()) if v)
+        run.client_log.extend(scrub({"run": client_run.name, **r}, secrets) for r in client_run.log)
         calls = fleet.recorder.requests()
         client_run.admin_calls = [r for r in calls if r.server in ("admin", "system")]
         client_run.listing_calls = [r for r in calls if r.server == "frontend"]

@@ -9,10 +9,13 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import conformance
 from conformance.client_logs import captured
+from conformance.examples import project_client
 
 CLI = Path(sys.executable).parent / "prime-rl-dynamo"
 
@@ -75,3 +78,37 @@ def test_the_suites_own_records_pass_through_and_the_clients_are_held(
     assert [(r["logger"], r["message"], r["thread"]) for r in held] == [
         ("client", "the client's", "client-under-test")
     ]
+
+
+#: every credential value the leaky client was given
+GIVEN: list[str] = []
+
+
+def leaky_client(*args: Any, **kwargs: Any) -> None:
+    """The project's client, logging every credential it was given first (a careless client)."""
+    creds = args[3]
+    given = [v for v in (creds.api_key, *creds.headers.values()) if v and v != "EMPTY"]
+    GIVEN.extend(given)
+    logging.getLogger("leaky").warning("my credentials: %s", " ".join(given) or "(none)")
+    project_client.run(*args, **kwargs)
+
+
+@pytest.mark.integration
+def test_a_credential_the_client_logs_never_reaches_the_report(tmp_path: Path) -> None:
+    import importlib
+
+    # the suite imports the client by its dotted name: that module's GIVEN is the one it fills
+    given = importlib.import_module("tests.test_conformance_client_log").GIVEN
+    given.clear()
+    report = conformance.run(
+        profiles=["client"],
+        target="reference",
+        client="tests.test_conformance_client_log:leaky_client",
+        requirements=["CRED-3"],
+        seed=1,
+    )
+    leaked = [r["message"] for r in report.client_log if r["logger"] == "leaky"]
+    assert given and leaked, (given, leaked)
+    assert all("<redacted>" in message for message in leaked)
+    for secret in set(given):
+        assert all(secret not in message for message in leaked), secret
