@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup conformance test lint typecheck pytest ci-conformance bench bench-docs generate examples
+.PHONY: setup conformance test check lint typecheck pytest pytest-quick ci-conformance bench bench-docs generate examples
 
 setup: $(VENV)/.installed
 
@@ -21,6 +21,15 @@ conformance: setup
 ## Everything CI checks: lint, types, the conformance suite on both embedded fleets (JUnit in
 ## reports/), then the test suite (integration tests included; its summary closes the output).
 test: setup lint typecheck ci-conformance pytest
+
+## The inner loop while editing (under 150 s on 2 cores): lint, types, and every test that starts
+## no server and no process. tests/conftest.py makes that selection a fact: a test without one of
+## these markers that binds a socket or starts a process fails, in this target and in `make test`.
+STARTS := integration or dynamo or etcd or nats or slow
+check: setup lint typecheck pytest-quick
+
+pytest-quick:
+	$(BIN)/pytest -q -n 2 -m "not ($(STARTS))"
 
 lint:
 	$(BIN)/ruff check .
@@ -43,12 +52,14 @@ ci-conformance:
 		--junit-xml reports/conformance-dynamo-nats-prefix.xml \
 		--json-report reports/conformance-dynamo-nats-prefix.json
 
+## Two workers (pytest-xdist): the tests mostly wait on servers and processes. Every test that runs
+## real Dynamo, etcd or NATS is in one xdist group (tests/conftest.py), so those never overlap.
 pytest:
 	mkdir -p reports
-	$(BIN)/pytest --junit-xml=reports/pytest.xml
+	$(BIN)/pytest -n 2 --dist loadgroup --junit-xml=reports/pytest.xml
 
 bench: setup
-	$(BIN)/prime-rl-dynamo bench --json reports/bench.json --plot reports/bench.png
+	$(PY) -m tools.bench --json reports/bench.json --plot reports/bench.png
 
 ## After a benchmark run into docs/bench/: rewrite the figures README.md and docs/ quote.
 bench-docs: setup

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from prime_rl_dynamo.defaults import MAX_BODY_BYTES
+from prime_rl_dynamo.http import origin as origin_of
+
 if TYPE_CHECKING:
     from conformance.options import Options
 
@@ -30,8 +33,8 @@ __all__ = [
     "target_client",
 ]
 
-#: The discovery client's cap (prime_rl_dynamo.client.DEFAULT_MAX_BODY_BYTES), the suite's default.
-DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+#: The discovery client's cap, the suite's default (one value: ``prime_rl_dynamo.defaults``).
+DEFAULT_MAX_BODY_BYTES = MAX_BODY_BYTES
 
 
 class ExchangeBound(httpx.TransportError):
@@ -68,20 +71,14 @@ class OriginHeaders(httpx.Auth):
     a gateway's token must not travel to the workers' system or admin hosts."""
 
     def __init__(self, origin: str | None, headers: Sequence[tuple[str, str]]) -> None:
-        self._origin = _origin_of(origin) if origin else None
+        self._origin = origin_of(origin) if origin else None
         self._headers = tuple(headers)
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        if self._headers and self._origin is not None and _origin_of(request.url) == self._origin:
+        if self._headers and self._origin is not None and origin_of(request.url) == self._origin:
             for name, value in self._headers:
                 request.headers[name] = value
         yield request
-
-
-def _origin_of(url: str | httpx.URL) -> tuple[str, str, int | None]:
-    parsed = httpx.URL(url)
-    default = {"http": 80, "https": 443}.get(parsed.scheme)
-    return (parsed.scheme, parsed.host.lower(), parsed.port or default)
 
 
 def make_client(
@@ -97,7 +94,7 @@ def make_client(
 
     ``request`` bounds each exchange with ``timeout`` (whole exchange) and ``max_body_bytes``.
     """
-    from prime_rl_dynamo._http import tls_context
+    from prime_rl_dynamo.http import tls_context
 
     client = BoundedClient(
         timeout=timeout,

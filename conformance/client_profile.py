@@ -42,10 +42,10 @@ from conformance.client_runs import (
 )
 from conformance.client_wire import describe_call
 from conformance.registry import CheckError, CheckFunction, Failed, Skipped, check
-from conformance.results import cut
 from conformance.runner import RunContext, profile_setup
-from prime_rl_dynamo._http import scrub
-from prime_rl_dynamo.wire import Convention
+from prime_rl_dynamo.http import scrub
+from prime_rl_dynamo.plan import Convention
+from prime_rl_dynamo.text import cut
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet

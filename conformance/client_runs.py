@@ -46,18 +46,20 @@ import httpx
 from conformance.client_wire import InitRecord, Uninterpretable, init_record
 from conformance.client_wire import is_init as _is_init
 from conformance.client_wire import is_update as _is_update
+from conformance.options import DEFAULT_CLIENT
 from conformance.registry import CheckError, Skipped
 from conformance.runner import ProfileContext, RunContext
+from prime_rl_dynamo.defaults import NO_API_KEY
+from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.recording import RecordedRequest
 from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
-from prime_rl_dynamo.wire import Convention, WorkerId
+from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet
 
 __all__ = [
     "CONVENTIONS",
-    "DEFAULT_CLIENT",
     "SCENARIOS",
     "SECRET_ENV",
     "ClientContext",
@@ -69,7 +71,6 @@ __all__ = [
 ]
 
 CONVENTIONS = Convention.names()
-DEFAULT_CLIENT = "conformance.examples.project_client:run"
 ENV_PREFIX = "CONFORMANCE_"
 #: The environment variable the suite fills with a secret for ``headers_from_env``.
 SECRET_ENV = "CONFORMANCE_SECRET_TOKEN"
@@ -89,13 +90,13 @@ class Credentials:
         out = {k.lower(): v for k, v in self.headers.items()}
         for header, var in self.headers_from_env.items():
             out[header.lower()] = os.environ.get(var, "")
-        if self.api_key is not None and self.api_key != "EMPTY":
+        if self.api_key is not None and self.api_key != NO_API_KEY:
             out["authorization"] = f"Bearer {self.api_key}"
         return out
 
     def absent_headers(self) -> tuple[str, ...]:
         """Lower-cased headers that must not be sent: ``EMPTY`` is no key (CRED-2, Prime-RL's)."""
-        return ("authorization",) if self.api_key == "EMPTY" else ()
+        return ("authorization",) if self.api_key == NO_API_KEY else ()
 
     def allows(self, host: str) -> bool:
         """Whether credentials may go to ``host`` (exact names only in the suite's scenarios)."""
@@ -429,7 +430,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             {"component": "embed", "world_size": 1, "model": _OTHER, "admin": False},
         ),
         3,
-        api_key="EMPTY",
+        api_key=NO_API_KEY,
     ),
     Scenario(
         "retryable",

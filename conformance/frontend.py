@@ -29,9 +29,9 @@ from conformance._http import (
 )
 from conformance.registry import CheckError, Failed, Skipped, check, fail_on
 from conformance.runner import ProfileContext, RunContext, profile_setup
-from prime_rl_dynamo._http import tls_context
-from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.http import tls_context
 from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.text import plural
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import DISCOVERY_PATH, WorkerId
 
@@ -260,7 +260,7 @@ class FrontendContext(ProfileContext):
         """Known v1 variants seen in the evidence: name -> (source, evidence)."""
         import json
 
-        from prime_rl_dynamo._variants import identify
+        from prime_rl_dynamo.variants import identify
 
         found: dict[str, tuple[str, str]] = {}
         for content in self.evidence():
@@ -354,7 +354,7 @@ def _make_variant_check(variant: Any) -> None:
 
 
 def _register_variant_checks() -> None:
-    from prime_rl_dynamo._variants import VARIANTS
+    from prime_rl_dynamo.variants import VARIANTS
 
     for variant in VARIANTS:
         _make_variant_check(variant)
@@ -538,7 +538,7 @@ async def _load(
 
 
 def _percentile(values: list[float], q: float) -> float:
-    from prime_rl_dynamo._stats import percentile  # the one percentile, shared with the benchmarks
+    from prime_rl_dynamo.stats import percentile  # the one percentile, shared with the benchmarks
 
     return percentile(values, q * 100) if values else 0.0
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from conformance.reporting import _expired_message, header, reproduce_command
 from conformance.results import Report, Result, Status, Verdict, iso_time, redact_urls
-from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.text import plural
 
 __all__ = ["render_html", "write_html"]
 

@@ -15,6 +15,7 @@ from dataclasses import Field, dataclass, field, fields
 from typing import Any
 
 __all__ = [
+    "DEFAULT_CLIENT",
     "Flag",
     "Options",
     "arguments",
@@ -22,7 +23,6 @@ __all__ = [
     "given",
     "pytest_spelling",
     "rerun_arguments",
-    "resolve_requirements",
 ]
 
 #: How the pytest plugin spells a CLI flag: ``--timeout`` is ``--rl-timeout``.
@@ -99,6 +99,10 @@ def _ids(name: str, help: str, metavar: str = "ID", **flag: Any) -> Any:
     return _option((), Flag(name, help, metavar=metavar, repeat=True, **flag))
 
 
+#: The client under test when neither ``--client`` nor ``--client-cmd`` names one: the project's own.
+DEFAULT_CLIENT = "conformance.examples.project_client:run"
+
+
 def _switch(name: str, help: str) -> Any:
     return _option(False, Flag(name, help, switch=True))
 
@@ -118,19 +122,19 @@ def _choice(default: str, name: str, help: str, choices: tuple[str, ...], noun: 
 
 
 def _profiles() -> tuple[str, ...]:
-    from prime_rl_dynamo.wire import PROFILES
+    from conformance.registry import PROFILES
 
     return PROFILES
 
 
 def _listing_profiles() -> tuple[str, ...]:
-    from prime_rl_dynamo.wire import LISTING_PROFILES
+    from conformance.registry import LISTING_PROFILES
 
     return LISTING_PROFILES
 
 
 def _conventions() -> tuple[str, ...]:
-    from prime_rl_dynamo.wire import Convention
+    from prime_rl_dynamo.plan import Convention
 
     return Convention.names()
 
@@ -156,14 +160,14 @@ def _show_conventions(values: Mapping[str, Any]) -> list[str]:
 
 
 def _read_headers(texts: list[str]) -> dict[str, Any]:
-    from prime_rl_dynamo._http import parse_header
+    from prime_rl_dynamo.http import parse_header
 
     return {"headers": tuple(parse_header(text) for text in texts)}
 
 
 def _show_headers(values: Mapping[str, Any]) -> list[str]:
     # A report holds "Name: <redacted>" already; a header pair is redacted here: never a value.
-    from prime_rl_dynamo._http import REDACTED
+    from prime_rl_dynamo.http import REDACTED
 
     return [h if isinstance(h, str) else f"{h[0]}: {REDACTED}" for h in values["headers"]]
 
@@ -217,7 +221,7 @@ class Options:
         "file",
         "--discovery",
         "discovery backend of the real Dynamo fleets the suite stands up",
-        ("file", "etcd"),
+        ("file", "etcd"),  # wire.DISCOVERY_BACKENDS (stdlib only here; a test holds them equal)
         "discovery backend",
     )
     request_plane: str = _choice(
@@ -225,7 +229,7 @@ class Options:
         "--request-plane",
         "request plane of the real Dynamo fleets the suite stands up (nats starts a "
         "nats-server; Dynamo 1.6.1 refuses http)",
-        ("tcp", "nats", "http"),
+        ("tcp", "nats", "http"),  # wire.REQUEST_PLANES (held equal by a test)
         "request plane",
     )
     namespace_scope: str = _choice(
@@ -241,7 +245,9 @@ class Options:
         10.0, "--timeout", "deadline of each whole HTTP exchange with the target, seconds"
     )
     max_body_bytes: int = _count(
-        8 * 1024 * 1024,
+        8
+        * 1024
+        * 1024,  # defaults.MAX_BODY_BYTES (standard library only here; a test holds them equal)
         "--max-body-bytes",
         "body size cap of each reply, like the client's; past it HTTP-1 fails",
     )
@@ -321,6 +327,8 @@ class Options:
                     f"{_flag_text(first)} and {_flag_text(second)} exclude each other; give one"
                 )
         # IDs are matched case-insensitively and stored as the catalog spells them.
+        from prime_rl_dynamo.requirements import resolve_requirements
+
         if self.requirements:
             object.__setattr__(self, "requirements", resolve_requirements(self.requirements))
         if self.skip_requirements:
@@ -374,7 +382,7 @@ class Options:
                 "do not verify at all"
             )
         if self.cacert:
-            from prime_rl_dynamo._http import verify_setting
+            from prime_rl_dynamo.http import verify_setting
 
             verify_setting(self.cacert, self.insecure)
         if self.waivers:
@@ -411,32 +419,6 @@ def _validate(f: Field[Any], value: Any) -> None:
         raise ValueError(f"{f.name} must be at least {meta['minimum']}, found {value}{where}")
     if meta.get("positive") and not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{f.name} must be a positive number of seconds; found {value}{where}")
-
-
-def resolve_requirements(
-    ids: tuple[str, ...] | list[str], flag: str = "--requirement"
-) -> tuple[str, ...]:
-    """Requirement IDs as the catalog spells them (case-insensitive), or a ValueError with the
-    nearest known ID for a near miss."""
-    import difflib
-
-    from prime_rl_dynamo.requirements import all_requirements, v2_requirements
-
-    # Protocol 1's catalog and the protocol 2 draft's V2-* IDs (checked by frontend-v2).
-    known = {r.upper(): r for r in [*all_requirements(), *v2_requirements()]}
-    out = []
-    for raw in ids:
-        key = str(raw).strip().upper()
-        if key in known:
-            out.append(known[key])
-            continue
-        near = difflib.get_close_matches(key, list(known), n=2, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(known[n] for n in near)}?" if near else ""
-        raise ValueError(
-            f"{flag}: unknown requirement ID {raw!r}{hint} "
-            "(prime-rl-dynamo conformance --list shows every ID)"
-        )
-    return tuple(dict.fromkeys(out))
 
 
 def _flags() -> Iterator[tuple[Field[Any], Flag]]:

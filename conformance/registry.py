@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from prime_rl_dynamo.requirements import requirement
-from prime_rl_dynamo.wire import PROFILES
 
 __all__ = [
+    "LISTENER_PROFILES",
+    "LISTING_PROFILES",
     "PROFILES",
     "Check",
     "CheckError",
@@ -25,6 +26,15 @@ __all__ = [
     "check",
     "fail_on",
 ]
+
+#: The suite's profiles, in the order a run executes them.
+PROFILES: tuple[str, ...] = ("frontend", "frontend-v2", "workers", "client", "roundtrip")
+#: The profiles that judge the target's own listing: what a run against a URL executes unless
+#: told otherwise (the others stand up the fleets they judge).
+LISTING_PROFILES: tuple[str, ...] = ("frontend", "workers")
+#: The profiles that judge one RL listener shared by the run: the URL given, or the embedded
+#: fleet the run stands up when none is.
+LISTENER_PROFILES: tuple[str, ...] = ("frontend", "frontend-v2", "workers")
 
 # Module that registers each profile's checks (imported lazily, so `import conformance` is cheap).
 _PROFILE_MODULES = {

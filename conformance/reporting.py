@@ -16,9 +16,9 @@ from typing import Any
 
 from conformance.options import rerun_arguments
 from conformance.registry import Check, all_checks
-from conformance.results import Report, Result, Status, Verdict, cut, redact_urls
-from prime_rl_dynamo._text import plural
+from conformance.results import Report, Result, Status, Verdict, redact_urls
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
+from prime_rl_dynamo.text import cut, plural
 
 __all__ = [
     "matrix_markdown",

@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.text import plural
 
-__all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "cut", "iso_time", "redact_urls"]
+__all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "iso_time", "redact_urls"]
 
 # scheme://user:password@ -> scheme://***@ (a listed URL may carry credentials: never echo them)
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]*@")
@@ -108,15 +108,6 @@ class Result:
         data["started"] = iso_time(self.started) if self.started else None
         data["violations"] = [dict(v) for v in self.violations]
         return data
-
-
-def cut(text: str, limit: int) -> str:
-    """At most ``limit`` characters, cut at a word boundary and marked with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    head = text[: max(1, limit - 1)]
-    space = head.rfind(" ")
-    return (head[:space] if space > limit // 2 else head).rstrip() + "…"
 
 
 def iso_time(epoch: float) -> str:

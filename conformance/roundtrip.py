@@ -24,7 +24,7 @@ from conformance.runner import (
     dynamo_available,
     profile_setup,
 )
-from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.text import plural
 from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:

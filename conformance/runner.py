@@ -15,10 +15,17 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from conformance._storage import tool_state_in_cache
-from conformance.options import Options, resolve_requirements
-from conformance.registry import Check, CheckError, Failed, Skipped, all_checks
+from conformance.options import DEFAULT_CLIENT, Options
+from conformance.registry import (
+    LISTENER_PROFILES,
+    LISTING_PROFILES,
+    Check,
+    CheckError,
+    Failed,
+    Skipped,
+    all_checks,
+)
 from conformance.results import Report, Result, Status
-from prime_rl_dynamo.wire import LISTENER_PROFILES, LISTING_PROFILES
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet
@@ -29,7 +36,6 @@ __all__ = [
     "Progress",
     "RunContext",
     "profile_setup",
-    "resolve_requirements",
     "run",
     "select_checks",
 ]
@@ -252,8 +258,6 @@ def _profile_target(name: str, run: RunContext) -> str:
         where = run.target.get("description") or run.target.get("url") or "no target"
         return where if name == "frontend" else f"the workers listed by {where}"
     if name == "client":
-        from conformance.client_runs import DEFAULT_CLIENT
-
         under_test = opts.client or (f"command {opts.client_cmd!r}" if opts.client_cmd else None)
         return (
             f"client {under_test or DEFAULT_CLIENT + ' (default)'}, driving reference fleets "
@@ -409,7 +413,7 @@ def run(
 
 def _redact(report: Report, opts: Options) -> None:
     """Header values never reach a report, a message or a terminal: names are kept, values not."""
-    from prime_rl_dynamo._http import redacted_headers, scrub
+    from prime_rl_dynamo.http import redacted_headers, scrub
 
     if not opts.headers:
         return

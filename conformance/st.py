@@ -34,7 +34,7 @@ class StFailure:
 
 def openapi_document() -> Path:
     """Path of the bundled RL-listener OpenAPI document (works from the wheel too)."""
-    from prime_rl_dynamo._resources import schema_path
+    from prime_rl_dynamo.resources import schema_path
 
     try:
         return schema_path(OPENAPI_DOCUMENT)

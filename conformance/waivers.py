@@ -70,7 +70,7 @@ def load_waivers(path: str | Path) -> list[Waiver]:
     """
     import yaml
 
-    from conformance.options import resolve_requirements
+    from prime_rl_dynamo.requirements import resolve_requirements
 
     source = waiver_path(path)
     try:

@@ -17,8 +17,8 @@ import httpx
 from conformance._http import Reply, is_http_url, json_media, make_client, request
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
-from prime_rl_dynamo._models import PATTERNS
-from prime_rl_dynamo._text import plural
+from prime_rl_dynamo.text import plural
+from prime_rl_dynamo.validate import PATTERNS
 from prime_rl_dynamo.wire import DISCOVERY_PATH, entry_label
 
 __all__ = ["ListedWorker", "WorkersContext"]

@@ -20,9 +20,9 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from prime_rl_dynamo._http import origin_text, redact_url, scrub, secret_values, tls_context
 from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo.errors import PolicyError, TransportError
+from prime_rl_dynamo.http import origin, origin_text, redact_url, scrub, secret_values, tls_context
 
 __all__ = ["AsyncClosing", "BodyTooLarge", "BoundedDecoder", "BoundedHttp", "Reply", "within"]
 
@@ -176,13 +176,6 @@ async def read_preview(response: httpx.Response, limit: int) -> bytes:
 async def within(budget: float, work: Awaitable[_T]) -> _T:
     """``work`` bounded to ``budget`` seconds as a whole (asyncio.TimeoutError past it)."""
     return await asyncio.wait_for(work, timeout=max(budget, 0.001))
-
-
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    default = {"http": 80, "https": 443}.get(url.scheme)
-    # raw_host (the A-label form) never raises, where url.host decodes punycode and may
-    host = url.raw_host.decode("ascii", "replace").lower()
-    return (url.scheme, host, url.port or default)
 
 
 class AsyncClosing:
@@ -371,7 +364,7 @@ class BoundedHttp(AsyncClosing):
         if (
             target is not None
             and unusable is None
-            and _origin(target) == _origin(url)
+            and origin(target) == origin(url)
             and not target.userinfo
         ):
             return target

@@ -19,13 +19,14 @@ from typing import Any
 import httpx
 
 from prime_rl_dynamo._bounded import REDIRECTS, BodyTooLarge, BoundedHttp
-from prime_rl_dynamo._http import redact_url as _redact
-from prime_rl_dynamo._http import scrub, shown_url
 from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo.errors import ConfigError, PolicyError, TransportError
+from prime_rl_dynamo.http import redact_url as _redact
+from prime_rl_dynamo.http import scrub, shown_url
+from prime_rl_dynamo.observation import EngineResult
 from prime_rl_dynamo.wire import WorkerId
 
-__all__ = ["ADMIN_MAX_BODY_BYTES", "AdminEngine", "EngineCalls", "EngineResult", "admin_url"]
+__all__ = ["ADMIN_MAX_BODY_BYTES", "AdminEngine", "EngineCalls", "admin_url"]
 
 #: Admin replies are small JSON objects; anything past this is refused, not truncated.
 ADMIN_MAX_BODY_BYTES = 1 << 20
@@ -43,24 +44,6 @@ class AdminEngine:
     def __post_init__(self) -> None:
         if self.identity is not None and not isinstance(self.identity, WorkerId):
             object.__setattr__(self, "identity", WorkerId(*self.identity))
-
-
-@dataclass(frozen=True)
-class EngineResult:
-    """What one engine answered to one admin call."""
-
-    engine: str
-    operation: str
-    ok: bool
-    status_code: int | None = None
-    body: Any = None
-    error: str | None = None
-    elapsed: float = 0.0
-
-    def __str__(self) -> str:
-        state = "ok" if self.ok else f"FAILED: {self.error}"
-        code = f" [{self.status_code}]" if self.status_code is not None else ""
-        return f"{self.operation} {self.engine}{code}: {state}"
 
 
 def admin_url(engine: AdminEngine) -> httpx.URL:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from prime_rl_dynamo.requirements import Reason
+from prime_rl_dynamo.text import clip
 
 __all__ = ["ProgressSink", "TerminalStatus", "WaitStatus", "progress_sink"]
 
@@ -67,10 +68,8 @@ class TerminalStatus:
         if now - self._last < _MIN_REDRAW:
             return
         self._last = now
-        text = " ".join(status.line().split())  # one physical line, whatever the reasons hold
-        width = self._width() - 1
-        if len(text) > width:
-            text = text[: width - 3] + "..."
+        # One physical line, whatever the reasons hold, clipped to the terminal's width.
+        text = clip(" ".join(status.line().split()), self._width() - 1)
         self._write(f"\r{text}\x1b[K")
         self._shown = True
 

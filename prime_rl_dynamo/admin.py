@@ -21,13 +21,14 @@ from prime_rl_dynamo._fanout import (
     ADMIN_MAX_BODY_BYTES,
     AdminEngine,
     EngineCalls,
-    EngineResult,
     admin_url,
 )
-from prime_rl_dynamo._http import secret_values, shown_url
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, assess_snapshot
 from prime_rl_dynamo.credentials import Credentials, host_allowed
+from prime_rl_dynamo.defaults import ADMIN_TIMEOUT, UPDATE_TIMEOUT
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyChangedError, TopologyError
+from prime_rl_dynamo.http import secret_values, shown_url
+from prime_rl_dynamo.observation import EngineResult
 from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan
 from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
 from prime_rl_dynamo.wire import WorkerId
@@ -72,8 +73,8 @@ class AdminPool(AsyncClosing):
         *,
         credentials: Credentials | None = None,
         disallowed: Literal["refuse", "anonymous"] = "refuse",
-        timeout: float = 300.0,
-        update_timeout: float = 720.0,
+        timeout: float = ADMIN_TIMEOUT,
+        update_timeout: float = UPDATE_TIMEOUT,
         max_concurrency: int = 16,
         discovery: DiscoveryClient | None = None,
         plan: BroadcastPlan | None = None,

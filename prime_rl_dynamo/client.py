@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from prime_rl_dynamo._bounded import AsyncClosing, BoundedHttp, Reply
-from prime_rl_dynamo._http import shown_url
 from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
 from prime_rl_dynamo._urls import host_problem
+from prime_rl_dynamo.defaults import MAX_BODY_BYTES
 from prime_rl_dynamo.errors import (
     ConfigError,
     NotReadyError,
@@ -33,6 +33,7 @@ from prime_rl_dynamo.errors import (
     ProtocolError,
     TransportError,
 )
+from prime_rl_dynamo.http import shown_url
 from prime_rl_dynamo.readiness import (
     MIN_INTERVAL,
     Discovery,
@@ -63,8 +64,8 @@ __all__ = [
     "normalize_discovery_url",
 ]
 
-#: Default cap on a discovery body: ~30x the size of a 256-engine listing.
-DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+#: Default cap on a discovery body (``defaults.MAX_BODY_BYTES``, under the client's historic name).
+DEFAULT_MAX_BODY_BYTES = MAX_BODY_BYTES
 
 
 def normalize_discovery_url(url: str) -> str:

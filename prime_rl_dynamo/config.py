@@ -23,6 +23,14 @@ from prime_rl_dynamo.client import (
     ReadinessPolicy,
     normalize_discovery_url,
 )
+from prime_rl_dynamo.defaults import (
+    ADMIN_TIMEOUT,
+    API_KEY_VAR,
+    DISCOVERY_TIMEOUT,
+    POLL_INTERVAL,
+    REQUEST_TIMEOUT,
+    UPDATE_TIMEOUT,
+)
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES, Convention
 
@@ -63,13 +71,13 @@ class DynamoClientConfig:
     components: tuple[str, ...] | None = None
     weight_broadcast: str = "nccl"
     trainer_world_size: int = 1
-    discovery_timeout: float = 1800.0
-    request_timeout: float = 30.0
-    poll_interval: float = 1.0
-    admin_timeout: float = 300.0
-    update_timeout: float = 720.0
+    discovery_timeout: float = DISCOVERY_TIMEOUT
+    request_timeout: float = REQUEST_TIMEOUT
+    poll_interval: float = POLL_INTERVAL
+    admin_timeout: float = ADMIN_TIMEOUT
+    update_timeout: float = UPDATE_TIMEOUT
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
-    api_key_var: str | None = "VLLM_API_KEY"
+    api_key_var: str | None = API_KEY_VAR
     api_key: str | None = field(default=None, repr=False)
     headers_from_env: Mapping[str, str] = field(default_factory=dict)
     admin_allowed_hosts: tuple[str, ...] | None = None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from prime_rl_dynamo.defaults import API_KEY_VAR, NO_API_KEY
 from prime_rl_dynamo.errors import ConfigError
 
 __all__ = ["Credentials", "check_allow_list", "host_allowed"]
@@ -192,7 +193,7 @@ class Credentials:
     def from_env(
         cls,
         *,
-        api_key_var: str | None = "VLLM_API_KEY",
+        api_key_var: str | None = API_KEY_VAR,
         headers: Mapping[str, str] | None = None,
         headers_from_env: Mapping[str, str] | None = None,
         allowed_hosts: Sequence[str] | None = None,
@@ -231,7 +232,7 @@ class Credentials:
                 for header, var in self.headers_from_env.items()
             }
         )
-        if self.api_key and self.api_key != "EMPTY":
+        if self.api_key and self.api_key != NO_API_KEY:
             out["Authorization"] = f"Bearer {self.api_key}"
         return out
 

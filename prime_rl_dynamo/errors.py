@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, ClassVar
 from prime_rl_dynamo.violation import Violation
 
 if TYPE_CHECKING:
-    from prime_rl_dynamo._fanout import EngineResult
-    from prime_rl_dynamo.readiness import Discovery
+    from prime_rl_dynamo.observation import EngineResult, Observation
     from prime_rl_dynamo.requirements import Reason
     from prime_rl_dynamo.topology_diff import TopologyDiff
 
@@ -129,7 +128,7 @@ class PendingError(PrimeRLDynamoError):
     this poll found (its matching workers, in canonical order).
     """
 
-    def __init__(self, reasons: Iterable[Reason], *, discovery: Discovery) -> None:
+    def __init__(self, reasons: Iterable[Reason], *, discovery: Observation) -> None:
         self.reasons: tuple[Reason, ...] = tuple(reasons)
         if not self.reasons:
             raise ValueError("a PendingError needs at least one reason")
@@ -154,7 +153,7 @@ class NotReadyError(PrimeRLDynamoError):
         message: str,
         *,
         reasons: Iterable[Reason] = (),
-        last: Discovery | None = None,
+        last: Observation | None = None,
         failure: TransportError | None = None,
     ) -> None:
         super().__init__(message)

@@ -7,6 +7,7 @@ always covers ranks [0, W) exactly once. Anything else is refused with a Topolog
 
 from __future__ import annotations
 
+import enum
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 
 from prime_rl_dynamo.errors import ConfigError, TopologyError
 from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
-from prime_rl_dynamo.wire import WEIGHT_BROADCAST_TYPES, Convention, WorkerId
+from prime_rl_dynamo.wire import Labelled, WorkerId
 
 __all__ = [
     "WEIGHT_BROADCAST_TYPES",
@@ -28,6 +29,66 @@ __all__ = [
     "topology_diff",
     "worker_rank",
 ]
+
+
+class Convention(str, enum.Enum):
+    """How inference ranks are numbered inside the weight-transfer group."""
+
+    #: Prime-RL's own NCCL broadcaster: offsets from 0, group W+1, trainer rank 0, worker +1.
+    PRIME_NCCL = "prime-nccl"
+    #: vLLM's native NCCL weight transfer: offsets from 1 (already the NCCL rank), group 1+W.
+    VLLM_NATIVE_NCCL = "vllm-native-nccl"
+    #: Prime-RL's NIXL transfer: offsets from 0, no collective group; the trainer awaits W peers.
+    NIXL = "nixl"
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """Every convention's name, in definition order."""
+        return tuple(c.value for c in cls)
+
+    @classmethod
+    def parse(cls, value: Convention | str) -> Convention:
+        """The convention named ``value`` in any spelling of WEIGHT_BROADCAST_TYPES (``nccl`` is
+        ``prime-nccl``, as in the configuration); ConfigError listing the valid names otherwise."""
+        if isinstance(value, Convention):
+            return value
+        convention = WEIGHT_BROADCAST_TYPES.get(value) if isinstance(value, str) else None
+        if convention is None:
+            names = ", ".join(k for k, v in WEIGHT_BROADCAST_TYPES.items() if v is not None)
+            why = (
+                " (filesystem transfers need no rank plan)"
+                if value in WEIGHT_BROADCAST_TYPES
+                else ""
+            )
+            raise ConfigError(
+                f"unknown weight-transfer convention {value!r}{why}; expected one of {names}"
+            )
+        return convention
+
+    @property
+    def first_offset(self) -> int:
+        """The rank_offset sent to the first engine."""
+        return 1 if self is Convention.VLLM_NATIVE_NCCL else 0
+
+    @property
+    def requirement(self) -> str:
+        """The requirement ID that defines this convention's numbering."""
+        return {
+            Convention.PRIME_NCCL: "RANK-3",
+            Convention.VLLM_NATIVE_NCCL: "RANK-4",
+            Convention.NIXL: "RANK-5",
+        }[self]
+
+
+#: Every spelling of a weight transfer, in the configuration and on the command line alike, and the
+#: convention it plans with (None: no rank plan).
+WEIGHT_BROADCAST_TYPES: dict[str, Convention | None] = {
+    "nccl": Convention.PRIME_NCCL,
+    "prime-nccl": Convention.PRIME_NCCL,
+    "vllm-native-nccl": Convention.VLLM_NATIVE_NCCL,
+    "nixl": Convention.NIXL,
+    "filesystem": None,
+}
 
 
 class PlannableWorker(Protocol):
@@ -61,7 +122,7 @@ def canonical_order(workers: Iterable[_W]) -> list[_W]:
 
 
 @dataclass(frozen=True, slots=True)
-class EnginePlan:
+class EnginePlan(Labelled):
     """One engine's place in the plan: the inference ranks it owns and what it is sent."""
 
     identity: WorkerId
@@ -71,11 +132,6 @@ class EnginePlan:
     first_rank: int
     #: The value sent as ``rank_offset`` (first_rank, or first_rank + 1 for vLLM native NCCL).
     rank_offset: int
-
-    @property
-    def label(self) -> str:
-        """``namespace.component.endpoint#instance_id``, as every message names a worker."""
-        return str(self.identity)
 
     @property
     def ranks(self) -> range:

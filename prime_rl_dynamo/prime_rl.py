@@ -23,6 +23,7 @@ import httpx
 from prime_rl_dynamo.admin import AdminPool, EngineResult
 from prime_rl_dynamo.client import Discovery, DiscoveryClient
 from prime_rl_dynamo.config import DynamoClientConfig
+from prime_rl_dynamo.defaults import API_KEY_VAR, DISCOVERY_TIMEOUT
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyError
 from prime_rl_dynamo.plan import BroadcastPlan, Convention
 
@@ -36,8 +37,8 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 #: Prime-RL's default for ``client.wait_for_ready_timeout`` and ``client.api_key_var``.
-PRIME_RL_WAIT_FOR_READY_TIMEOUT = 1800.0
-PRIME_RL_API_KEY_VAR = "VLLM_API_KEY"
+PRIME_RL_WAIT_FOR_READY_TIMEOUT = DISCOVERY_TIMEOUT
+PRIME_RL_API_KEY_VAR = API_KEY_VAR
 #: The file Prime's trainer waits for before it broadcasts a step's weights over NCCL.
 NCCL_READY = "NCCL_READY"
 

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prime_rl_dynamo._urls import admin_key
+from prime_rl_dynamo.defaults import DISCOVERY_TIMEOUT, POLL_INTERVAL, REQUEST_TIMEOUT
 from prime_rl_dynamo.errors import ConfigError, PendingError, ProtocolError
+from prime_rl_dynamo.observation import Observation
 from prime_rl_dynamo.plan import (
     BroadcastPlan,
     Convention,
@@ -46,20 +48,8 @@ MIN_INTERVAL = 0.001
 
 
 @dataclass(frozen=True)
-class Discovery:
+class Discovery(Observation):
     """A ready snapshot: the validated body and the matching workers in canonical order."""
-
-    url: str
-    snapshot: Snapshot
-    workers: tuple[Worker, ...]
-    inference_world_size: int | None
-    polls: int = 1
-    elapsed: float = 0.0
-
-    @property
-    def world_size_sum(self) -> int:
-        """Sum of the matching workers' world sizes."""
-        return sum(w.world_size or 0 for w in self.workers)
 
     def plan(
         self,
@@ -106,9 +96,9 @@ class PollingPolicy:
     """How a wait polls: the whole wait's deadline (``timeout``), each GET's (``request_timeout``),
     the pause between polls, and the jittered exponential backoff after a failed one (POLL-1)."""
 
-    timeout: float = 1800.0
-    request_timeout: float = 30.0
-    poll_interval: float = 1.0
+    timeout: float = DISCOVERY_TIMEOUT
+    request_timeout: float = REQUEST_TIMEOUT
+    poll_interval: float = POLL_INTERVAL
     backoff_initial: float = 0.1
     backoff_max: float = 5.0
 
@@ -302,7 +292,7 @@ class Streak:
     def __init__(self, policy: ReadinessPolicy, url: str) -> None:
         self.policy = policy
         self.url = url
-        self._previous: Discovery | None = None
+        self._previous: Observation | None = None
         self._count = 0
 
     def broken(self) -> None:
@@ -332,7 +322,7 @@ class Streak:
 def judge(
     policy: ReadinessPolicy,
     snapshot: Snapshot,
-    previous: Discovery | None,
+    previous: Observation | None,
     *,
     url: str,
     polls: int,

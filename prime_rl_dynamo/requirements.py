@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from functools import cache
 
-from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo.resources import load_json
 
-__all__ = ["Reason", "Requirement", "all_requirements", "requirement", "v2_requirements"]
+__all__ = [
+    "Reason",
+    "Requirement",
+    "all_requirements",
+    "requirement",
+    "resolve_requirements",
+    "v2_requirements",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +73,25 @@ def requirement(req_id: str) -> Requirement:
         raise KeyError(
             f"no requirement {req_id!r} in schema/requirements.v1.json or requirements.v2.json"
         ) from None
+
+
+def resolve_requirements(
+    ids: tuple[str, ...] | list[str], flag: str = "--requirement"
+) -> tuple[str, ...]:
+    """Requirement IDs as the catalog spells them (case-insensitive; protocol 1's and the protocol 2
+    draft's), or a ValueError naming ``flag`` and the nearest known ID for a near miss."""
+    # Protocol 1's catalog and the protocol 2 draft's V2-* IDs (checked by frontend-v2).
+    known = {r.upper(): r for r in [*all_requirements(), *v2_requirements()]}
+    out = []
+    for raw in ids:
+        key = str(raw).strip().upper()
+        if key in known:
+            out.append(known[key])
+            continue
+        near = difflib.get_close_matches(key, list(known), n=2, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(known[n] for n in near)}?" if near else ""
+        raise ValueError(
+            f"{flag}: unknown requirement ID {raw!r}{hint} "
+            "(prime-rl-dynamo conformance --list shows every ID)"
+        )
+    return tuple(dict.fromkeys(out))

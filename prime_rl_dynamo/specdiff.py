@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from prime_rl_dynamo.text import clip
+
 __all__ = [
     "Change",
     "DiffReport",
@@ -551,7 +553,7 @@ def _show_changed(changed: list[tuple[str, Any, Any]]) -> str:
         if value is _MISSING:
             return "(absent)"
         text = json.dumps(value, ensure_ascii=False)
-        return text if len(text) <= 80 else text[:77] + "..."
+        return clip(text, 80)
 
     shown = [f"{path} {one(a)} -> {one(b)}" for path, a, b in changed[:3]]
     more = f"; and {len(changed) - 3} more" if len(changed) > 3 else ""

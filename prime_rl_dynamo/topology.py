@@ -17,8 +17,9 @@ from typing import Any
 
 import jsonschema
 
-from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo.errors import ConfigError
+from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.text import clip
 from prime_rl_dynamo.wire import U32_MAX
 
 __all__ = [
@@ -268,14 +269,10 @@ def _yaml_problem(exc: Exception) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None)
     if mark is None or problem is None:
-        return _short(" ".join(str(exc).split()), 600)
+        return clip(" ".join(str(exc).split()), 600)
     where = f"line {mark.line + 1}, column {mark.column + 1}"
     context = getattr(exc, "context", None)
-    return _short(f"{where}: {problem}" + (f" ({context})" if context else ""), 600)
-
-
-def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(f"{where}: {problem}" + (f" ({context})" if context else ""), 600)
 
 
 def _check_fleet(data: Mapping[str, Any], source: str) -> None:
@@ -342,7 +339,7 @@ def topology_from_dict(data: Mapping[str, Any], *, source: str = "<topology>") -
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [
-            f"  /{'/'.join(str(p) for p in err.absolute_path)}: {_short(err.message)}"
+            f"  /{'/'.join(str(p) for p in err.absolute_path)}: {clip(err.message, 200)}"
             for err in errors[:20]
         ]
         if len(errors) > 20:

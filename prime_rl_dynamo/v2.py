@@ -64,7 +64,7 @@ def etag_of(fp: str) -> str:
 def _validator() -> Any:
     from jsonschema import Draft202012Validator
 
-    from prime_rl_dynamo._resources import load_json
+    from prime_rl_dynamo.resources import load_json
 
     return Draft202012Validator(load_json(SCHEMA_NAME))
 

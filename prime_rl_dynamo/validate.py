@@ -23,10 +23,11 @@ from typing import Any
 import msgspec
 
 from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
-from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo._urls import admin_key, url_host_problem
-from prime_rl_dynamo._variants import may_be_variant, version_violations
 from prime_rl_dynamo.errors import DialectError, ProtocolError
+from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.text import clip
+from prime_rl_dynamo.variants import detect_dialect, may_be_variant, version_violations
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import (
     U64_MAX,
@@ -37,6 +38,7 @@ from prime_rl_dynamo.wire import (
 )
 
 __all__ = [
+    "PATTERNS",
     "SCHEMA_NAME",
     "Snapshot",
     "Transport",
@@ -113,13 +115,6 @@ _CANONICAL_ADMIN = (
 )  # fmt: skip
 _CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*\Z").match
 
-# Keys only the SMG gateway's shape of the discovery path carries (another protocol, same path).
-_SMG_TOP_KEYS = frozenset({"total"})
-_SMG_WORKER_KEYS = frozenset(
-    {"id", "engine", "control_url", "capabilities", "health", "connection_mode", "base_url"}
-)
-_DYNAMO_WORKER_KEYS = frozenset({"request_plane_url", "component", "instance_id", "transport"})
-
 _INSTANCE_ID = operator.attrgetter("instance_id")
 
 
@@ -148,24 +143,6 @@ def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]
 def check_body(data: object) -> list[Violation]:
     """Every violation of the discovery contract in ``data`` (empty when valid); never raises for content."""
     return _check(data)[0]
-
-
-def detect_dialect(parsed: object) -> str:
-    """Which protocol a parsed body speaks: ``"dynamo-v1"``, ``"smg"`` or ``"unknown"``."""
-    if not isinstance(parsed, Mapping):
-        return "unknown"
-    workers = parsed.get("workers")
-    worker_keys: set[str] = set()
-    if isinstance(workers, list):
-        for worker in workers:
-            if isinstance(worker, Mapping):
-                worker_keys.update(k for k in worker if isinstance(k, str))
-    # Dynamo markers win: a Dynamo body with a new unknown field named like an SMG one stays Dynamo.
-    if "namespace" in parsed or worker_keys & _DYNAMO_WORKER_KEYS:
-        return "dynamo-v1"
-    if _SMG_TOP_KEYS & parsed.keys() or worker_keys & _SMG_WORKER_KEYS:
-        return "smg"
-    return "unknown"
 
 
 def json_pointer(parts: Iterable[str | int]) -> str:
@@ -398,7 +375,7 @@ def _parse(raw: bytes | str) -> Any:
         return Violation(
             "BODY-1",
             "",
-            f"expected a JSON document, found text that does not parse ({_clip(str(exc))}): "
+            f"expected a JSON document, found text that does not parse ({clip(str(exc))}): "
             f"{found!r}",
         )
     # Fewer openers than the limit cannot nest deeper (the common case: one count, no walk).
@@ -473,7 +450,7 @@ def _repeated_members(parsed: Any) -> Iterator[Violation]:
                 yield Violation(
                     "BODY-6",
                     json_pointer(path),
-                    f"expected each member name once per object, found {_clip(listed)} (a "
+                    f"expected each member name once per object, found {clip(listed)} (a "
                     "parser keeps one value silently: which one differs between parsers)",
                     worker=entry_label(obj) if path else None,
                 )
@@ -689,18 +666,18 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
                 yield Violation(
                     "WORKER-8",
                     pointer,
-                    f"expected an admin_base_url the admin pool can use, found {_clip(admin)!r}: "
-                    f"{_clip(problem)}",
+                    f"expected an admin_base_url the admin pool can use, found {clip(admin)!r}: "
+                    f"{clip(problem)}",
                     worker=label,
                 )
             elif endpoint in admin_seen:
                 j, other = admin_seen[endpoint]
-                same = "" if other == admin else f" as {_clip(other)!r}"
+                same = "" if other == admin else f" as {clip(other)!r}"
                 yield Violation(
                     "LIST-6",
                     pointer,
-                    f"expected an admin_base_url no other worker advertises, found {_clip(admin)!r}, "
-                    f"the same endpoint ({_clip(endpoint)}){same} advertised by {entry_label(workers[j])} "
+                    f"expected an admin_base_url no other worker advertises, found {clip(admin)!r}, "
+                    f"the same endpoint ({clip(endpoint)}){same} advertised by {entry_label(workers[j])} "
                     f"(/workers/{j})",
                     worker=label,
                 )
@@ -757,24 +734,17 @@ def _label_at(parsed: Any, path: list[Any]) -> str | None:
     return None
 
 
-def _clip(text: str, limit: int = 120) -> str:
-    """``text`` cut to ``limit`` characters: a message quotes what it found, never all of it."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _render(value: Any, keyword: str) -> str:
     if value is None:
         return "null"
     if isinstance(value, _Number | _BigInt):
-        return _clip(value.text)
+        return clip(value.text)
     if isinstance(value, Decimal):
-        return _clip(str(value))
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) > 120:
-        text = text[:117] + "..."
+        return clip(str(value))
+    text = clip(json.dumps(value, ensure_ascii=False, default=str))
     if keyword == "uniqueItems" and isinstance(value, list):
         dupes = _repeated(value)
-        shown = ", ".join(_clip(json.dumps(v, default=str), 60) for v in dupes[:5])
+        shown = ", ".join(clip(json.dumps(v, default=str), 60) for v in dupes[:5])
         more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
         return f"{text} (repeated: {shown}{more})"
     return text

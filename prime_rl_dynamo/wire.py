@@ -1,29 +1,31 @@
 """The wire vocabulary of protocol 1, defined once: worker identity, the worker entry, the names.
 
-Everything that names a worker, builds a worker's JSON object, spells the discovery path, bounds
-an integer field or lists the weight-transfer conventions and the suite's profiles imports it from
-here, so a change to the protocol is one edit.
+Everything that names a worker, builds a worker's JSON object, spells the discovery path or bounds
+an integer field imports it from here, so a change to the protocol is one edit. It imports nothing
+of the project: every other module may build on it.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
-from typing import Any, NamedTuple
-
-from prime_rl_dynamo.errors import ConfigError
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 __all__ = [
+    "DISCOVERY_BACKENDS",
     "DISCOVERY_PATH",
-    "PROFILES",
+    "REQUEST_PLANES",
     "U32_MAX",
     "U64_MAX",
-    "WEIGHT_BROADCAST_TYPES",
-    "Convention",
     "WorkerId",
     "transport_tcp",
     "worker_entry",
 ]
+
+#: Where Dynamo's runtime keeps its registrations (the frontend lists what it finds there).
+DISCOVERY_BACKENDS: tuple[str, ...] = ("file", "etcd")
+#: Request planes a fleet can be asked for. 1.6.1's runtime accepts only "tcp" and "nats": "http"
+#: is passed through so that the runtime's own refusal is what the caller sees (docs/findings.md).
+REQUEST_PLANES: tuple[str, ...] = ("tcp", "nats", "http")
 
 #: The discovery endpoint on the frontend's RL listener.
 DISCOVERY_PATH = "/v1/rl/workers"
@@ -32,9 +34,6 @@ DISCOVERY_PATH = "/v1/rl/workers"
 U32_MAX = 2**32 - 1
 #: ``instance_id`` is an unsigned 64-bit integer (real values exceed 2**53).
 U64_MAX = 2**64 - 1
-
-#: The conformance suite's profiles, in the order a run executes them.
-PROFILES: tuple[str, ...] = ("frontend", "frontend-v2", "workers", "client", "roundtrip")
 
 
 class WorkerId(NamedTuple):
@@ -134,66 +133,6 @@ def worker_entry(
     return entry
 
 
-class Convention(str, enum.Enum):
-    """How inference ranks are numbered inside the weight-transfer group."""
-
-    #: Prime-RL's own NCCL broadcaster: offsets from 0, group W+1, trainer rank 0, worker +1.
-    PRIME_NCCL = "prime-nccl"
-    #: vLLM's native NCCL weight transfer: offsets from 1 (already the NCCL rank), group 1+W.
-    VLLM_NATIVE_NCCL = "vllm-native-nccl"
-    #: Prime-RL's NIXL transfer: offsets from 0, no collective group; the trainer awaits W peers.
-    NIXL = "nixl"
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        """Every convention's name, in definition order."""
-        return tuple(c.value for c in cls)
-
-    @classmethod
-    def parse(cls, value: Convention | str) -> Convention:
-        """The convention named ``value`` in any spelling of WEIGHT_BROADCAST_TYPES (``nccl`` is
-        ``prime-nccl``, as in the configuration); ConfigError listing the valid names otherwise."""
-        if isinstance(value, Convention):
-            return value
-        convention = WEIGHT_BROADCAST_TYPES.get(value) if isinstance(value, str) else None
-        if convention is None:
-            names = ", ".join(k for k, v in WEIGHT_BROADCAST_TYPES.items() if v is not None)
-            why = (
-                " (filesystem transfers need no rank plan)"
-                if value in WEIGHT_BROADCAST_TYPES
-                else ""
-            )
-            raise ConfigError(
-                f"unknown weight-transfer convention {value!r}{why}; expected one of {names}"
-            )
-        return convention
-
-    @property
-    def first_offset(self) -> int:
-        """The rank_offset sent to the first engine."""
-        return 1 if self is Convention.VLLM_NATIVE_NCCL else 0
-
-    @property
-    def requirement(self) -> str:
-        """The requirement ID that defines this convention's numbering."""
-        return {
-            Convention.PRIME_NCCL: "RANK-3",
-            Convention.VLLM_NATIVE_NCCL: "RANK-4",
-            Convention.NIXL: "RANK-5",
-        }[self]
-
-
-#: Every spelling of a weight transfer, in the configuration and on the command line alike, and the
-#: convention it plans with (None: no rank plan).
-WEIGHT_BROADCAST_TYPES: dict[str, Convention | None] = {
-    "nccl": Convention.PRIME_NCCL,
-    "prime-nccl": Convention.PRIME_NCCL,
-    "vllm-native-nccl": Convention.VLLM_NATIVE_NCCL,
-    "nixl": Convention.NIXL,
-    "filesystem": None,
-}
-
-
 def entry_label(entry: object) -> str | None:
     """The label of a listed worker's JSON object however broken it is, ``?`` standing for a
     missing or mistyped part (None when ``entry`` is not an object): messages about a refused
@@ -235,9 +174,26 @@ def listed_entry(worker: Any, port: int, **fields: Any) -> dict[str, Any]:
     return worker_entry(identity, transport=transport_tcp(identity, port), **values)
 
 
-class Identified:
-    """``identity`` and ``label`` for any class with the four identity attributes (the generated
-    ``Worker`` model, a generated fleet's engine): one definition of both views."""
+class Labelled:
+    """``label`` for any class with an ``identity`` (a plan's engine, a fleet's engine): the one
+    spelling of how messages name a worker."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # declared for the type checker only: a dataclass field may provide it
+
+        @property
+        def identity(self) -> WorkerId: ...
+
+    @property
+    def label(self) -> str:
+        """``namespace.component.endpoint#instance_id``: how messages name this worker."""
+        return str(self.identity)
+
+
+class Identified(Labelled):
+    """``identity`` (and so ``label``) for any class with the four identity attributes (the
+    generated ``Worker`` model, a generated fleet's engine): one definition of both views."""
 
     __slots__ = ()
 
@@ -250,19 +206,6 @@ class Identified:
     def identity(self) -> WorkerId:
         """The worker's identity, in the canonical order (RANK-1)."""
         return WorkerId.of(self)
-
-    @property
-    def label(self) -> str:
-        """``namespace.component.endpoint#instance_id``: how messages name this worker."""
-        return str(self.identity)
-
-
-#: The profiles that judge the target's own listing: what a run against a URL executes unless
-#: told otherwise (the others stand up the fleets they judge).
-LISTING_PROFILES: tuple[str, ...] = ("frontend", "workers")
-#: The profiles that judge one RL listener shared by the run: the URL given, or the embedded
-#: fleet the run stands up when none is.
-LISTENER_PROFILES: tuple[str, ...] = ("frontend", "frontend-v2", "workers")
 
 
 def request_plane_url(namespace: str, component: str, endpoint: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from prime_rl_dynamo._resources import schema_path
+from prime_rl_dynamo.resources import schema_path
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 

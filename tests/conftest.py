@@ -1,10 +1,17 @@
-"""Shared test configuration: hypothesis profiles (deterministic under CI=true)."""
+"""Shared test configuration: hypothesis profiles (deterministic under CI=true), and the guard that
+keeps every test without a server marker from starting a server or a process."""
 
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # hypothesis keeps its state (example database, constants) under the user's cache directory, not
@@ -28,3 +35,73 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
+
+
+# --- unmarked tests start nothing ------------------------------------------------------------
+#: The markers of a test that may start a server or a process. Every other test starts neither,
+#: and ``make check`` runs exactly those; the guard below makes that selection a checked fact.
+STARTS = ("integration", "dynamo", "etcd", "nats", "slow")
+
+
+def _refuse(what: str) -> Callable[..., Any]:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(
+            f"an unmarked test {what}; mark it integration (or dynamo/etcd/nats/slow), "
+            "or keep it in-process (make check runs only tests that start nothing)"
+        )
+
+    return refused
+
+
+_GUARDED: tuple[tuple[object, str, str], ...] = (
+    (subprocess.Popen, "_execute_child", "started a process"),
+    (os, "fork", "forked"),
+    (os, "posix_spawn", "started a process"),
+    (os, "posix_spawnp", "started a process"),
+    (socket.socket, "bind", "bound a socket"),
+    (socket.socket, "listen", "listened on a socket"),
+)
+
+
+@contextmanager
+def _nothing_starts() -> Iterator[None]:
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in _GUARDED]
+    for owner, name, what in _GUARDED:
+        setattr(owner, name, _refuse(what))
+    try:
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+def _guard(item: pytest.Item) -> AbstractContextManager[None]:
+    """Nothing for a test marked to start things; the refusal of servers and processes otherwise."""
+    if any(item.get_closest_marker(name) is not None for name in STARTS):
+        return nullcontext()
+    return _nothing_starts()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    with _guard(item):  # fixtures too: a fleet fixture is a server
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with _guard(item):
+        return (yield)
+
+
+#: Markers of the tests that run real Dynamo, etcd or NATS. They share one xdist group, so under
+#: ``pytest -n 2 --dist loadgroup`` (make test) they run one at a time on one worker: two real
+#: fleets never compete for the two cores, while the other worker runs everything else.
+SERIAL = ("dynamo", "etcd", "nats")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(name) is not None for name in SERIAL):
+            item.add_marker(pytest.mark.xdist_group("real-fleets"))

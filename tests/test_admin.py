@@ -136,6 +136,7 @@ def engines_on(server: ScriptedServer, hosts: list[str]) -> list[AdminEngine]:
     ]
 
 
+@pytest.mark.integration
 def test_credentials_reach_every_engine_without_allow_list_cred_2(server: ScriptedServer) -> None:
     pool = AdminPool(
         engines_on(server, ["127.0.0.1", "localhost"]), credentials=creds(), environ=ENV
@@ -149,6 +150,7 @@ def test_credentials_reach_every_engine_without_allow_list_cred_2(server: Script
         assert s.headers["x-team"] == "team-abc"
 
 
+@pytest.mark.integration
 def test_engine_outside_allow_list_is_refused_before_any_request_cred_3(
     server: ScriptedServer,
 ) -> None:
@@ -164,6 +166,7 @@ def test_engine_outside_allow_list_is_refused_before_any_request_cred_3(
     assert server.requests == []
 
 
+@pytest.mark.integration
 def test_anonymous_mode_keeps_credentials_from_outside_hosts_cred_3(server: ScriptedServer) -> None:
     pool = AdminPool(
         engines_on(server, ["127.0.0.1", "localhost", "127.0.0.1"]),
@@ -187,6 +190,7 @@ def test_anonymous_mode_keeps_credentials_from_outside_hosts_cred_3(server: Scri
     assert "authorization" not in by_path["/e1/pause"].headers
 
 
+@pytest.mark.integration
 def test_allow_list_without_credentials_refuses_nothing(server: ScriptedServer) -> None:
     pool = AdminPool(
         engines_on(server, ["localhost"]),
@@ -202,6 +206,7 @@ def test_user_info_admin_url_is_refused_cred_1() -> None:
     assert info.value.requirement == "CRED-1"
 
 
+@pytest.mark.integration
 def test_no_redirect_is_followed_cred_4(server: ScriptedServer) -> None:
     with ScriptedServer() as elsewhere:
         elsewhere.script("POST", "/pause", OK)
@@ -216,6 +221,7 @@ def test_no_redirect_is_followed_cred_4(server: ScriptedServer) -> None:
 # --- operations -----------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_update_weights_failure_names_engine_and_resumes_all(server: ScriptedServer) -> None:
     server.script(
         "POST", "/e1/update_weights", jreply(500, {"status": "error", "message": "disk full"})
@@ -234,6 +240,7 @@ def test_update_weights_failure_names_engine_and_resumes_all(server: ScriptedSer
     assert bodies == [{"weight_dir": "/ckpt/step-7"}] * 3
 
 
+@pytest.mark.integration
 def test_pause_failure_resumes_only_paused_and_skips_update(server: ScriptedServer) -> None:
     server.script("POST", "/e2/pause", jreply(503, {"status": "error", "message": "busy"}))
     pool = AdminPool(engines_on(server, ["127.0.0.1"] * 3), environ={})
@@ -248,6 +255,7 @@ def test_pause_failure_resumes_only_paused_and_skips_update(server: ScriptedServ
     ]
 
 
+@pytest.mark.integration
 def test_update_weights_success_returns_per_engine_results(server: ScriptedServer) -> None:
     pool = AdminPool(engines_on(server, ["127.0.0.1"] * 2), environ={})
     results = run(using(pool, "update_weights", "/w"))
@@ -257,6 +265,7 @@ def test_update_weights_success_returns_per_engine_results(server: ScriptedServe
     assert paths == ["/e0/pause?mode=keep&clear_cache=false", "/e0/update_weights", "/e0/resume"]
 
 
+@pytest.mark.integration
 def test_error_status_in_2xx_reply_is_a_failure(server: ScriptedServer) -> None:
     server.script("GET", "/e0/health", jreply(200, {"status": "error", "message": "warming up"}))
     pool = AdminPool(engines_on(server, ["127.0.0.1"]), environ={})
@@ -264,6 +273,7 @@ def test_error_status_in_2xx_reply_is_a_failure(server: ScriptedServer) -> None:
         run(using(pool, "health"))
 
 
+@pytest.mark.integration
 def test_oversized_admin_reply_is_refused_not_truncated(server: ScriptedServer) -> None:
     from prime_rl_dynamo.admin import ADMIN_MAX_BODY_BYTES
 
@@ -275,6 +285,7 @@ def test_oversized_admin_reply_is_refused_not_truncated(server: ScriptedServer) 
     assert "dynamo.e0.rl#0" in str(info.value)
 
 
+@pytest.mark.integration
 def test_admin_replies_go_through_the_bounded_decoder(server: ScriptedServer) -> None:
     from prime_rl_dynamo.admin import ADMIN_MAX_BODY_BYTES
 
@@ -295,6 +306,7 @@ def test_admin_replies_go_through_the_bounded_decoder(server: ScriptedServer) ->
     assert server.seen("GET")[-1].headers["accept-encoding"] == "identity"
 
 
+@pytest.mark.integration
 def test_unreachable_engine_is_named(server: ScriptedServer) -> None:
     pool = AdminPool([AdminEngine("dynamo.gone.rl#9", "http://127.0.0.1:1/admin")], environ={})
     with pytest.raises(AdminError) as info:
@@ -302,6 +314,7 @@ def test_unreachable_engine_is_named(server: ScriptedServer) -> None:
     assert info.value.engine == "dynamo.gone.rl#9" and "ConnectError" in str(info.value)
 
 
+@pytest.mark.integration
 def test_concurrency_is_bounded(server: ScriptedServer) -> None:
     state = {"now": 0, "max": 0}
     lock = threading.Lock()
@@ -336,6 +349,7 @@ def fleet_on(server: ScriptedServer, sizes: list[int]) -> list[_W]:
     return [_W(f"e{i}", i, s, f"http://127.0.0.1:{server.port}/e{i}") for i, s in enumerate(sizes)]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("convention", ["prime-nccl", "nixl"])
 def test_init_broadcast_sends_each_engine_its_offsets(
     server: ScriptedServer, convention: str
@@ -359,6 +373,7 @@ def test_init_broadcast_sends_each_engine_its_offsets(
         assert {b["session_id"] for b in sent.values()} == {"sess-1"}
 
 
+@pytest.mark.integration
 def test_init_broadcast_native_uses_collective_rpc(server: ScriptedServer) -> None:
     plan = plan_broadcast(fleet_on(server, [2, 4, 1]), 7, "vllm-native-nccl")
     pool = AdminPool.from_plan(plan, environ={})
@@ -371,6 +386,7 @@ def test_init_broadcast_native_uses_collective_rpc(server: ScriptedServer) -> No
     assert {b["method"] for b in sent.values()} == {"init_weight_transfer_engine"}
 
 
+@pytest.mark.integration
 def test_init_broadcast_refuses_plan_for_other_engines(server: ScriptedServer) -> None:
     plan = plan_broadcast(fleet_on(server, [2, 4, 1]), 7)
     pool = AdminPool(engines_on(server, ["127.0.0.1"] * 2), environ={})
@@ -404,6 +420,7 @@ async def ready_pool(server: ScriptedServer, sizes: list[int]) -> AdminPool:
     return AdminPool.from_plan(ready.plan(), discovery=client, environ={})
 
 
+@pytest.mark.integration
 def test_verify_topology_unchanged_passes(server: ScriptedServer) -> None:
     async def go() -> None:
         async with await ready_pool(server, [2, 4, 1]) as pool:
@@ -412,6 +429,7 @@ def test_verify_topology_unchanged_passes(server: ScriptedServer) -> None:
     run(go())
 
 
+@pytest.mark.integration
 def test_verify_topology_reports_every_kind_of_change(server: ScriptedServer) -> None:
     w = discovery_fleet(server, [2, 4, 1])
     changed = [
@@ -451,6 +469,7 @@ def test_verify_topology_reports_every_kind_of_change(server: ScriptedServer) ->
     assert "added: dynamo.e9.rl#9" in str(err)
 
 
+@pytest.mark.integration
 def test_update_weights_verifies_topology_first(server: ScriptedServer) -> None:
     async def go() -> None:
         async with await ready_pool(server, [2, 4, 1]) as pool:
@@ -462,6 +481,7 @@ def test_update_weights_verifies_topology_first(server: ScriptedServer) -> None:
     assert server.seen("POST") == []  # nothing paused on a changed fleet
 
 
+@pytest.mark.integration
 def test_resume_failure_after_update_is_reported(server: ScriptedServer) -> None:
     server.script("POST", "/e0/resume", jreply(500, {"status": "error", "message": "stuck"}))
     pool = AdminPool(engines_on(server, ["127.0.0.1"] * 2), environ={})
@@ -471,6 +491,7 @@ def test_resume_failure_after_update_is_reported(server: ScriptedServer) -> None
     assert all(r.ok for r in info.value.results["update_weights"].values())
 
 
+@pytest.mark.integration
 def test_static_urls_pool_redacts_and_drives(server: ScriptedServer) -> None:
     pool = AdminPool.from_urls([f"http://127.0.0.1:{server.port}/e3/"], environ={})
     assert run(using(pool, "resume"))[f"http://127.0.0.1:{server.port}/e3/"].ok
@@ -495,7 +516,7 @@ def test_one_tls_context_serves_every_engine(monkeypatch: pytest.MonkeyPatch) ->
     # Loading the CA bundle costs ~50 ms: a pool of many engines must not load it per engine.
     import ssl
 
-    from prime_rl_dynamo._http import tls_context
+    from prime_rl_dynamo.http import tls_context
 
     built = []
     real = ssl.create_default_context

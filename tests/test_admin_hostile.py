@@ -31,6 +31,7 @@ def run(coro: Any) -> Any:
 # --- An overall deadline for the admin pool ------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_health_against_a_dribbling_engine_ends_within_its_timeout() -> None:
     server = Dribbler()
     try:
@@ -51,6 +52,7 @@ def test_health_against_a_dribbling_engine_ends_within_its_timeout() -> None:
         server.close()
 
 
+@pytest.mark.integration
 def test_verify_topology_against_a_dribbling_frontend_ends_within_its_timeout() -> None:
     server = Dribbler()
     try:
@@ -117,6 +119,7 @@ def test_config_refuses_a_bad_api_key_at_configuration_time() -> None:
 SECRET = "sk-LEAK-CANARY-0123456789"
 
 
+@pytest.mark.integration
 def test_no_output_ever_contains_the_secret(
     caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -235,6 +238,7 @@ def test_a_punycode_allow_list_admits_the_engine_httpx_decodes() -> None:
 # --- CRED-3's warning when an engine is driven without credentials -------------------------------
 
 
+@pytest.mark.integration
 def test_anonymous_engines_are_warned_about_by_engine_and_host(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -1,5 +1,7 @@
-"""docs/architecture.md stays true: its module table lists every module of the two packages, and
-no module imports from a layer below its own."""
+"""docs/architecture.md stays true: its module table lists every module of the two packages, no
+module imports from a layer below its own, no import closes a circle (function-level and
+type-only imports included, tools/ included), no package reaches into another's private modules,
+and the installed code never imports tools/."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "architecture.md"
 PACKAGES = ("prime_rl_dynamo", "conformance")
+#: Every tree of project modules the circle and privacy checks read (tools/ is not installed).
+TREES = (*PACKAGES, "tools")
 
 
 def _table() -> dict[str, int]:
@@ -22,12 +26,8 @@ def _table() -> dict[str, int]:
     return {path: int(layer) for layer, path in rows}
 
 
-def _modules() -> set[str]:
-    return {
-        str(path.relative_to(ROOT))
-        for package in PACKAGES
-        for path in (ROOT / package).rglob("*.py")
-    }
+def _modules(trees: tuple[str, ...] = PACKAGES) -> set[str]:
+    return {str(path.relative_to(ROOT)) for tree in trees for path in (ROOT / tree).rglob("*.py")}
 
 
 def _module_name(path: str) -> str:
@@ -39,9 +39,10 @@ def _type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def _imports(path: str) -> set[str]:
-    """Every project module ``path`` imports at run time (anywhere in the file; what only the type
-    checker reads, under ``if TYPE_CHECKING:``, does not couple layers)."""
+def _imports(path: str, *, typing: bool = False) -> set[str]:
+    """Every project module ``path`` imports at run time, anywhere in the file (a function's body
+    too); with ``typing``, also what only the type checker reads, under ``if TYPE_CHECKING:``
+    (which does not couple layers, but does close a circle)."""
     tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
     name = _module_name(path)
     package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
@@ -49,7 +50,7 @@ def _imports(path: str) -> set[str]:
     pending: list[ast.AST] = [tree]
     while pending:
         node = pending.pop()
-        if _type_checking(node):
+        if _type_checking(node) and not typing:
             assert isinstance(node, ast.If)
             pending.extend(node.orelse)
             continue
@@ -64,7 +65,7 @@ def _imports(path: str) -> set[str]:
                 module = ".".join([*parts, module] if module else parts)
             found.add(module)
             found.update(f"{module}.{alias.name}" for alias in node.names)
-    return {n for n in found if n.split(".")[0] in PACKAGES}
+    return {n for n in found if n.split(".")[0] in TREES}
 
 
 def test_the_table_lists_every_module_and_only_modules() -> None:
@@ -90,3 +91,133 @@ def test_the_import_reader_sees_imports() -> None:
     TYPE_CHECKING-only one is not."""
     assert "prime_rl_dynamo.readiness" in _imports("prime_rl_dynamo/client.py")
     assert "prime_rl_dynamo._fanout" not in _imports("prime_rl_dynamo/errors.py")
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports in any way (run time, function level, type only).
+    ``from package import name`` counts as importing ``package.name`` when that is a module."""
+    names = {_module_name(path): path for path in _modules(TREES)}
+    return {
+        name: {n for n in _imports(path, typing=True) if n in names and n != name}
+        for name, path in names.items()
+    }
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_circle() -> None:
+    """No set of modules imports itself round, however the imports are written (at the top, in a
+    function, under TYPE_CHECKING), in the packages and in tools/."""
+    graph = _graph()
+    assert [
+        f"{' <-> '.join(circle)}: "
+        + "; ".join(f"{a} imports {sorted(graph[a] & set(circle))}" for a in circle)
+        for circle in _circles(graph)
+    ] == []
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    """The circle check is only as good as its finder: a two-module and a three-module circle are
+    found, a chain and a self-import are not."""
+    graph = {"a": {"b"}, "b": {"a", "c"}, "c": {"d"}, "d": {"e"}, "e": {"c"}, "f": {"f", "a"}}
+    assert sorted(_circles(graph)) == [["a", "b"], ["c", "d", "e"]]
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_the_import_reader_sees_function_level_and_type_only_imports() -> None:
+    """What the circle check reads: a function-level import (conformance.options imports the
+    catalog's resolver inside a method) and, with ``typing``, a TYPE_CHECKING one."""
+    assert "prime_rl_dynamo.requirements" in _imports("conformance/options.py")
+    assert "prime_rl_dynamo.observation" in _imports("prime_rl_dynamo/errors.py", typing=True)
+
+
+def _private_owner(module: str) -> str | None:
+    """The package a module is private to (``prime_rl_dynamo`` for ``prime_rl_dynamo.http``,
+    ``prime_rl_dynamo.cli`` for ``prime_rl_dynamo.cli.output``), None when it is public."""
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def test_no_package_imports_another_packages_private_module() -> None:
+    """An underscored module is its package's own: only modules inside that package import it;
+    what another package needs is public (``prime_rl_dynamo.wire``, not ``_wire``)."""
+    graph = _graph()
+    reaching = [
+        f"{name} imports {target}"
+        for name, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if (owner := _private_owner(target)) is not None
+        and not (name == owner or name.startswith(owner + "."))
+    ]
+    assert reaching == []
+
+
+def test_the_privacy_rule_reads_module_names() -> None:
+    assert _private_owner("prime_rl_dynamo._bounded") == "prime_rl_dynamo"
+    assert _private_owner("prime_rl_dynamo.cli._groups") == "prime_rl_dynamo.cli"
+    assert _private_owner("prime_rl_dynamo.harness._fleet") == "prime_rl_dynamo.harness"
+    assert _private_owner("prime_rl_dynamo.wire") is None
+    assert _private_owner("conformance.examples.zoo") is None
+
+
+def test_installed_code_never_imports_tools() -> None:
+    """The wheel's modules import nothing from tools/ (which the wheel does not carry) and never
+    put a directory on sys.path to find it."""
+    reaching = [
+        f"{path} imports {name}"
+        for path in sorted(_modules())
+        for name in sorted(_imports(path, typing=True))
+        if name.split(".")[0] == "tools"
+    ]
+    assert reaching == []
+    path_edits = [
+        path
+        for path in sorted(_modules())
+        if re.search(
+            r"sys\.path\.(insert|append|extend)", (ROOT / path).read_text(encoding="utf-8")
+        )
+    ]
+    assert path_edits == []

@@ -1,4 +1,4 @@
-"""``prime-rl-dynamo bench``: options reach the run, the JSON and PNG are written, usage errors
+"""``python -m tools.bench``: options reach the run, the JSON and PNG are written, usage errors
 exit 2. The presets are shrunk so the test checks structure, never timing."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import tools.bench.run
-from prime_rl_dynamo.cli import main
+from tools.bench.__main__ import main
 from tools.bench.discovery import DiscoveryConfig
 from tools.bench.run import BenchConfig
 from tools.bench.validation_figures import ValidationConfig
@@ -35,9 +35,7 @@ def test_quick_writes_json_and_png(
     monkeypatch.setattr(tools.bench.run, "quick_config", lambda: _tiny("quick"))
     out_json = tmp_path / "r.json"
     out_png = tmp_path / "r.png"
-    code = main(
-        ["bench", "--quick", "--no-progress", "--json", str(out_json), "--plot", str(out_png)]
-    )
+    code = main(["--quick", "--no-progress", "--json", str(out_json), "--plot", str(out_png)])
     assert code == 0, capsys.readouterr().err
     report = json.loads(out_json.read_text(encoding="utf-8"))
     assert report["mode"] == "quick"
@@ -59,7 +57,6 @@ def test_only_and_no_dynamo_shape_the_run(
     monkeypatch.setattr(tools.bench.run, "run_bench", fake_run)
     code = main(
         [
-            "bench",
             "--only",
             "discovery",
             "--no-dynamo",
@@ -78,19 +75,13 @@ def test_only_and_no_dynamo_shape_the_run(
 
 
 def test_plot_must_be_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["bench", "--no-progress", "--plot", str(tmp_path / "figure.jpg")])
+    code = main(["--no-progress", "--plot", str(tmp_path / "figure.jpg")])
     assert code == 2
     assert "expects a .png file" in capsys.readouterr().err
 
 
-def test_bench_finds_this_checkout_and_says_what_to_do_without_one(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from prime_rl_dynamo.cli import bench as bench_cli
+def test_the_installed_command_has_no_bench() -> None:
+    """The benchmarks are the checkout's: the console script neither lists nor imports them."""
+    from prime_rl_dynamo.cli import SUBCOMMANDS
 
-    assert bench_cli.checkout_root() == Path(__file__).resolve().parents[1]
-    monkeypatch.setattr(bench_cli, "checkout_root", lambda: None)
-    assert main(["bench", "--quick"]) == 2
-    assert main(["bench", "--protocol"]) == 2
-    err = capsys.readouterr().err
-    assert "tools/bench/" in err and "checkout" in err and "Traceback" not in err
+    assert "bench" not in SUBCOMMANDS

@@ -59,12 +59,12 @@ def test_docs_table_is_rendered_from_the_stored_report() -> None:
 
 def test_cli_bench_protocol_passes_its_options(monkeypatch: pytest.MonkeyPatch) -> None:
     import tools.bench.protocol
-    from prime_rl_dynamo.cli import main
+    from tools.bench.__main__ import main
 
     seen: list[list[str]] = []
     monkeypatch.setattr(tools.bench.protocol, "main", lambda argv: seen.append(argv) or 0)
-    assert main(["bench", "--protocol", "--quick"]) == 0
-    assert main(["bench", "--protocol", "--no-dynamo", "--json", "x.json"]) == 0
+    assert main(["--protocol", "--quick"]) == 0
+    assert main(["--protocol", "--no-dynamo", "--json", "x.json"]) == 0
     assert seen == [
         ["--json", "bench-protocol.json", "--plot", "bench-protocol.png", "--quick"],
         ["--json", "x.json", "--plot", "bench-protocol.png", "--no-dynamo"],

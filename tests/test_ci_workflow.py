@@ -25,6 +25,7 @@ def _job() -> dict[str, Any]:
     return dict(job)
 
 
+@pytest.mark.integration
 def test_workflow_uploads_what_its_steps_write_and_always_cleans_up() -> None:
     job = _job()
     steps = job["steps"]

@@ -92,6 +92,7 @@ def test_unreadable_input_and_usage(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert info.value.code == 2
 
 
+@pytest.mark.integration
 def test_console_script_runs(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "prime_rl_dynamo.cli", "validate", str(SAMPLES / "dynamo-1.6.1-dead-workers.json")],

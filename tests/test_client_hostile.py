@@ -147,12 +147,14 @@ def _fetch_gzip(payload: bytes) -> Any:
 GZ = gzip.compress(BODY, mtime=0)
 
 
+@pytest.mark.integration
 def test_multi_member_gzip_is_one_body() -> None:
     half = len(BODY) // 2
     members = gzip.compress(BODY[:half], mtime=0) + gzip.compress(BODY[half:], mtime=0)
     assert len(_fetch_gzip(members).workers) == 1
 
 
+@pytest.mark.integration
 def test_a_whole_gzip_body_is_decoded() -> None:
     assert len(_fetch_gzip(GZ).workers) == 1
 
@@ -162,6 +164,7 @@ def _corrupt_crc(data: bytes) -> bytes:
     return data[:-8] + crc.to_bytes(4, "little") + data[-4:]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("payload", "needle"),
     [
@@ -204,7 +207,7 @@ def test_the_content_encoding_vectors_hold() -> None:
     import base64
 
     from prime_rl_dynamo._bounded import BoundedDecoder
-    from prime_rl_dynamo._resources import load_json
+    from prime_rl_dynamo.resources import load_json
 
     cases = load_json("vectors/content-encoding.v1.json")["cases"]
     assert {c["decoded"] is None for c in cases} == {True, False}

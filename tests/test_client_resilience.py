@@ -80,6 +80,7 @@ def test_unparsable_retry_after_is_ignored_not_raised(value: str) -> None:
     assert clock.sleeps[0] <= 0.1  # the backoff, not a figure read from the header
 
 
+@pytest.mark.integration
 def test_retry_after_byte_b2_over_loopback() -> None:
     with ScriptedServer() as server:
         server.script(
@@ -170,6 +171,7 @@ def _timed(coro_factory: Any) -> tuple[BaseException | None, float]:
     return None, time.monotonic() - start
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("call", ["fetch", "snapshot", "poll_once"])
 def test_one_byte_a_second_does_not_outlast_the_budget(dribbler: Dribbler, call: str) -> None:
     async def go() -> None:
@@ -202,6 +204,7 @@ def test_zero_intervals_are_refused(name: str, value: float) -> None:
 # --- Redirects carry no credentials --------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_same_origin_redirect_drops_the_callers_headers() -> None:
     with ScriptedServer() as server:
         server.script("GET", PATH, (307, {"location": "/gw" + PATH}, b""))
@@ -233,6 +236,7 @@ def test_discovery_without_inference_world_size_is_refused() -> None:
     assert "never derived" in str(info.value)
 
 
+@pytest.mark.integration
 def test_discover_sync_without_w_is_refused_before_any_request() -> None:
     with ScriptedServer() as server:
         server.script("GET", PATH, ok(body(worker("prefill", 1, 2))))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo.resources import load_json
 from tools import codegen
 
 

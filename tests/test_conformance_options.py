@@ -181,6 +181,7 @@ def test_the_docs_list_every_option() -> None:
         assert f"`{names[0]}`" in docs, names[0]
 
 
+@pytest.mark.integration
 def test_registering_the_pytest_options_imports_nothing_heavy() -> None:
     # Every pytest run registers them (the plugin is a pytest11 entry point).
     code = (
@@ -204,3 +205,19 @@ def test_a_long_reproduce_line_wraps_as_the_shell_reads_it() -> None:
     assert all(line.endswith(" \\") for line in lines[:-1]) and not lines[-1].endswith("\\")
     assert shlex.split(text.replace(" \\\n", " ")) == [w.strip() for w in words]
     assert shell_lines(["a", "b"], 40) == "a b"
+
+
+def test_the_suites_body_cap_is_the_clients() -> None:
+    """options.py spells the cap itself (it imports only the standard library); it is the one
+    value of prime_rl_dynamo.defaults."""
+    from prime_rl_dynamo.defaults import MAX_BODY_BYTES
+
+    assert Options().max_body_bytes == MAX_BODY_BYTES
+
+
+def test_the_suites_backends_and_planes_are_the_harness_ones() -> None:
+    from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
+
+    choices = {f.name: f.metadata["choices"] for f in fields(Options) if f.metadata.get("choices")}
+    assert choices["discovery"] == DISCOVERY_BACKENDS
+    assert choices["request_plane"] == REQUEST_PLANES

@@ -13,9 +13,9 @@ import pytest
 
 import conformance
 from conformance.results import Status
-from prime_rl_dynamo._variants import with_variants
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.reference import BREAKS, start_reference_fleet
+from prime_rl_dynamo.variants import with_variants
 from tests._suite_support import pytest_route
 
 pytestmark = pytest.mark.integration

@@ -18,9 +18,9 @@ import pytest
 import conformance
 from conformance.reporting import write_json, write_junit
 from conformance.results import Report, Status
-from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.resources import load_json
 
 pytestmark = pytest.mark.integration
 
@@ -178,7 +178,7 @@ def test_unreachable_and_interrupted_runs_validate(tmp_path: Path) -> None:
 
 
 def test_every_message_cut_stops_at_a_word() -> None:
-    from conformance.results import cut
+    from prime_rl_dynamo.text import cut
 
     text = "refused: the engines sum to 7, yet the client was told W=8 and initialised nothing"
     assert cut(text, 40) == "refused: the engines sum to 7, yet the…"

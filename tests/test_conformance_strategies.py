@@ -8,7 +8,6 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from prime_rl_dynamo._variants import with_variants
 from prime_rl_dynamo.mutations import DrawChooser, mutate
 from prime_rl_dynamo.plan import plan_broadcast
 from prime_rl_dynamo.strategies import (
@@ -27,6 +26,7 @@ from prime_rl_dynamo.strategies import (
 )
 from prime_rl_dynamo.topology import topology_from_dict
 from prime_rl_dynamo.validate import check_body, validate_body
+from prime_rl_dynamo.variants import with_variants
 
 # World sizes [2, 4, 1] in canonical order: where an even split of W goes wrong.
 PINNED_241 = Fleet(

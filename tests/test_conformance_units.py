@@ -165,6 +165,7 @@ def _run_python(code: str) -> str:
     return proc.stdout.strip()
 
 
+@pytest.mark.integration
 def test_the_pytest_plugin_is_cheap_to_import() -> None:
     # Every pytest run imports it (pytest11 entry point): nothing heavy may come along.
     out = _run_python(
@@ -175,6 +176,7 @@ def test_the_pytest_plugin_is_cheap_to_import() -> None:
     assert out == "[]"
 
 
+@pytest.mark.integration
 def test_hypothesis_stays_out_of_the_core() -> None:
     out = _run_python(
         "import sys, prime_rl_dynamo, prime_rl_dynamo.client, prime_rl_dynamo.validate, "
@@ -267,6 +269,7 @@ def test_compare_listing_lets_a_dead_instance_linger_only_with_an_error() -> Non
     assert compare_listing(lingering, live, {dead}, when="t") == []
 
 
+@pytest.mark.integration
 def test_pass_messages_say_one_body_not_one_bodies() -> None:
     # A fleet that lists one distinct body: "(1 distinct body judged)", not "1 distinct bodies".
     import conformance

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from prime_rl_dynamo._resources import load_json
+from prime_rl_dynamo.resources import load_json
 from prime_rl_dynamo.validate import check_body
 
 DOCS_SAMPLES = Path(__file__).resolve().parent.parent / "docs" / "samples"

@@ -37,6 +37,7 @@ ALSO_OBSERVED = {
 }
 
 
+@pytest.mark.integration
 def test_every_entry_has_a_command_and_every_reproduction_an_entry() -> None:
     listed = subprocess.run(
         [sys.executable, "scripts/dynamo_findings.py", "--list"],

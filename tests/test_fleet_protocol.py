@@ -15,6 +15,8 @@ from prime_rl_dynamo.fleet import Fleet
 from prime_rl_dynamo.topology import Topology, topology_from_dict
 from prime_rl_dynamo.wire import WorkerId
 
+pytestmark = pytest.mark.integration  # every test talks to a server on loopback
+
 pytest.importorskip("starlette", reason="needs the reference extra")
 
 TOPOLOGY = {

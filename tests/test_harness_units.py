@@ -185,11 +185,13 @@ def test_packing_gives_dead_engines_their_own_process() -> None:
     assert [len(c) for c in packed] == [4, 4, 2]
 
 
+@pytest.mark.integration
 def test_free_ports_are_not_handed_out_twice() -> None:
     ports = [free_port() for _ in range(50)]
     assert len(set(ports)) == 50
 
 
+@pytest.mark.integration
 def test_stop_all_reaches_the_whole_process_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
     proc = ManagedProcess(
@@ -228,6 +230,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.integration
 def test_children_die_with_a_sigkilled_harness(tmp_path: Path) -> None:
     driver = subprocess.Popen(
         [sys.executable, "-c", DRIVER, str(tmp_path / "child.log")],
@@ -246,6 +249,7 @@ def test_children_die_with_a_sigkilled_harness(tmp_path: Path) -> None:
         driver.wait(timeout=10)
 
 
+@pytest.mark.integration
 def test_start_failure_raises_with_the_log_tail_and_leaves_nothing(tmp_path: Path) -> None:
     fake = tmp_path / "fake-python"
     fake.write_text("#!/bin/sh\necho 'boom: this interpreter cannot run Dynamo' >&2\nexit 3\n")
@@ -354,6 +358,7 @@ def test_etcd_restarts_on_new_ports_when_one_was_taken(
         assert pids_alive([server.process.pid]) == []
 
 
+@pytest.mark.integration
 def test_trim_log_keeps_the_tail_and_the_child_keeps_appending(tmp_path: Path) -> None:
     proc = ManagedProcess(
         "writer",

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from prime_rl_dynamo._resources import schema_path
+from prime_rl_dynamo.resources import schema_path
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

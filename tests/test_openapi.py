@@ -20,8 +20,8 @@ import jsonschema
 import pytest
 from _schemathesis_support import run_schemathesis
 
-from prime_rl_dynamo._resources import load_json, schema_dir, schema_path
 from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.resources import load_json, schema_dir, schema_path
 from tools import openapi
 from tools.openapi import (
     build_documents,

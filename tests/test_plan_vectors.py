@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo.errors import TopologyError
 from prime_rl_dynamo.plan import plan_broadcast
+from prime_rl_dynamo.resources import load_json
 
 CASES: list[dict[str, Any]] = load_json("vectors/rank-offsets.v1.json")["cases"]
 

@@ -8,6 +8,7 @@ from _import_support import HEAVY, heavy_imports
 import prime_rl_dynamo
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("module", "extra"), [("prime_rl_dynamo", ()), ("prime_rl_dynamo.prime_rl", ("prime_rl",))]
 )

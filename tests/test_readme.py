@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -43,6 +45,7 @@ def test_setup_commands_are_make_targets_and_ci_runs_the_test_one() -> None:
     assert re.search(r"^(conformance|test): setup\b", makefile, flags=re.M)
 
 
+@pytest.mark.integration
 def test_every_documented_subcommand_exists() -> None:
     documented = set(re.findall(r"`prime-rl-dynamo (\w+)", README))
     helped = subprocess.run(

@@ -19,10 +19,10 @@ import jsonschema
 import pytest
 
 from prime_rl_dynamo import validate
-from prime_rl_dynamo._resources import load_json
-from prime_rl_dynamo._variants import with_variants
 from prime_rl_dynamo.reference import BREAKS, ReferenceFleet, start_reference_fleet
+from prime_rl_dynamo.resources import load_json
 from prime_rl_dynamo.topology import topology_from_dict
+from prime_rl_dynamo.variants import with_variants
 from prime_rl_dynamo.wire import WorkerId
 
 pytestmark = pytest.mark.integration

@@ -16,8 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prime_rl_dynamo import validate
-from prime_rl_dynamo._resources import load_json
-from prime_rl_dynamo._variants import with_variants
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.reference.breaks import BREAKS, break_body
 from prime_rl_dynamo.reference.faults import FAULTS, Fault, parse_fault, parse_faults
@@ -25,8 +23,10 @@ from prime_rl_dynamo.reference.frontend import Frontend
 from prime_rl_dynamo.reference.listing import WorkerView, dumps, listing_body
 from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine, churn_view
 from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.resources import load_json
 from prime_rl_dynamo.strategies import discovery_bodies, topologies
 from prime_rl_dynamo.topology import MembershipEvent, default_topology, topology_from_dict
+from prime_rl_dynamo.variants import with_variants
 from prime_rl_dynamo.wire import WORKER_FIELDS
 
 SAMPLES = Path(__file__).parent / "data" / "samples"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from prime_rl_dynamo._resources import load_json, schema_dir
 from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.resources import load_json, schema_dir
 
 BODY_SCHEMAS = [
     "rl-workers.v1.schema.json",

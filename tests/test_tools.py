@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHECKS = ("tools.openapi", "tools.codegen", "tools.bench.docs")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("module", CHECKS)
 def test_check_passes_from_the_checkout(module: str) -> None:
     done = subprocess.run(

@@ -16,13 +16,13 @@ from jsonschema import Draft202012Validator
 
 import conformance
 from conformance.results import Status
-from prime_rl_dynamo._resources import load_json, schema_dir
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import DiscoveryClient
 from prime_rl_dynamo.errors import NotReadyError, ProtocolError, TopologyChangedError
 from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.reference.v2 import V2_BREAKS
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
+from prime_rl_dynamo.resources import load_json, schema_dir
 from prime_rl_dynamo.v2 import PROTOCOL_HEADER, accepted_versions, check_body_v2
 
 ASK = {PROTOCOL_HEADER: "2, 1"}
@@ -107,6 +107,7 @@ def test_negotiation_header_parsing() -> None:
 # --- the reference serves v2 ------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_reference_v2_etag_304_and_unchanged_v1() -> None:
     with start_reference_fleet() as fleet:
         v1 = httpx.get(fleet.discovery_url)
@@ -122,6 +123,7 @@ def test_reference_v2_etag_304_and_unchanged_v1() -> None:
         assert changed.status_code == 200 and changed.headers["etag"] != etag
 
 
+@pytest.mark.integration
 def test_change_feed_answers_on_a_kill_before_the_wait_ends() -> None:
     with start_reference_fleet() as fleet:
         etag = httpx.get(fleet.discovery_url, headers=ASK).headers["etag"]
@@ -140,6 +142,7 @@ def test_change_feed_answers_on_a_kill_before_the_wait_ends() -> None:
         assert errors and all(w["health"] == "unhealthy" for w in errors)
 
 
+@pytest.mark.integration
 def test_change_feed_follows_the_churn_fault() -> None:
     with start_reference_fleet(faults=["churn=0.5"]) as fleet:
         first = httpx.get(fleet.discovery_url, headers=ASK)
@@ -154,6 +157,7 @@ def test_change_feed_follows_the_churn_fault() -> None:
 # --- the frontend-v2 profile ------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_reference_passes_frontend_v2() -> None:
     with start_reference_fleet() as fleet:
         report = conformance.run(url=fleet.frontend_url, profiles=["frontend-v2"])
@@ -162,6 +166,7 @@ def test_reference_passes_frontend_v2() -> None:
     assert all(s is Status.PASS for s in statuses.values()), report.results
 
 
+@pytest.mark.integration
 def test_a_v1_listener_is_skipped_by_frontend_v2_saying_why() -> None:
     with start_reference_fleet(faults=["v1-only"]) as fleet:
         report = conformance.run(url=fleet.frontend_url, profiles=["frontend-v2"])
@@ -169,6 +174,7 @@ def test_a_v1_listener_is_skipped_by_frontend_v2_saying_why() -> None:
     assert "does not claim protocol 2" in report.results[0].message
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("requirement", sorted(V2_BREAKS))
 def test_each_break_v2_fault_fails_exactly_its_requirement(requirement: str) -> None:
     with start_reference_fleet(faults=[f"break-v2={requirement}"]) as fleet:
@@ -190,6 +196,7 @@ def _client(fleet: Any, **kw: Any) -> DiscoveryClient:
     )
 
 
+@pytest.mark.integration
 def test_client_uses_v2_conditional_gets_and_the_change_feed() -> None:
     with start_reference_fleet() as fleet:
 
@@ -213,6 +220,7 @@ def test_client_uses_v2_conditional_gets_and_the_change_feed() -> None:
         assert any("wait=" in r.query and "if-none-match" in r.headers for r in gets)
 
 
+@pytest.mark.integration
 def test_client_falls_back_to_v1_and_says_so_once(caplog: pytest.LogCaptureFixture) -> None:
     with start_reference_fleet(faults=["v1-only"]) as fleet:
 
@@ -231,6 +239,7 @@ def test_client_falls_back_to_v1_and_says_so_once(caplog: pytest.LogCaptureFixtu
         assert all("wait=" not in r.query and "if-none-match" not in r.headers for r in gets)
 
 
+@pytest.mark.integration
 def test_a_held_get_ends_before_the_deadline_so_the_wait_reports_the_listing() -> None:
     # Under v2 the GETs between polls are held up to poll_interval; none may run into the
     # deadline, where it would be cut and reported as a failed poll of a healthy listener.
@@ -253,6 +262,7 @@ def test_a_held_get_ends_before_the_deadline_so_the_wait_reports_the_listing() -
     assert held  # the GETs were held (v2), not slept between
 
 
+@pytest.mark.integration
 def test_client_refuses_a_broken_v2_listing() -> None:
     with start_reference_fleet(faults=["break-v2=V2-6"]) as fleet:
 
@@ -265,6 +275,7 @@ def test_client_refuses_a_broken_v2_listing() -> None:
     assert info.value.requirements == ["V2-6"]
 
 
+@pytest.mark.integration
 def test_protocol_v1_option_never_asks_for_v2() -> None:
     with start_reference_fleet() as fleet:
 

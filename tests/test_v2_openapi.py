@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from prime_rl_dynamo._resources import schema_path
+from prime_rl_dynamo.resources import schema_path
 
 DOCUMENT = "rl-frontend.v2.openapi.json"
 

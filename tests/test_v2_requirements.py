@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from conformance.reporting import matrix_markdown, matrix_rows
-from conformance.runner import Options, resolve_requirements
+from conformance.runner import Options
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.reference import start_reference_fleet
-from prime_rl_dynamo.requirements import all_requirements, v2_requirements
+from prime_rl_dynamo.requirements import all_requirements, resolve_requirements, v2_requirements
 
 
 def test_v2_ids_resolve_like_v1_ids_case_insensitively() -> None:
@@ -75,7 +75,7 @@ def test_a_v2_id_outside_the_selected_profiles_says_which_profile_checks_it(
 
 
 def test_v2_ids_are_unique_and_apart_from_v1() -> None:
-    from prime_rl_dynamo._resources import load_json
+    from prime_rl_dynamo.resources import load_json
 
     ids = [r["id"] for r in load_json("requirements.v2.json")["requirements"]]
     assert len(ids) == len(set(ids))
@@ -87,7 +87,7 @@ def test_spec_v2_index_and_keywords() -> None:
     keywords only inside numbered requirements: test_openapi.py checks both documents)."""
     import re
 
-    from prime_rl_dynamo._resources import schema_dir
+    from prime_rl_dynamo.resources import schema_dir
 
     spec = (schema_dir() / "SPEC-v2.md").read_text("utf-8")
     index = spec.split("## 2. Requirement index", 1)[1].split("\n## ", 1)[0]

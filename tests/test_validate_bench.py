@@ -38,6 +38,7 @@ def test_pydantic_parser_does_a_plain_clients_job() -> None:
         parse(json.dumps(doc).encode())
 
 
+@pytest.mark.slow
 def test_measure_reports_summaries_and_ratios() -> None:
     report = validation.measure([1, 8], repetitions=2)
     (one, eight) = report["sizes"]

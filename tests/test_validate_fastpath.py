@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -80,7 +81,7 @@ def valid_bodies(draw: st.DrawFn, *, unknown_fields: bool = True) -> dict[str, A
             w["model"] = draw(text)
         if unknown_fields and draw(st.booleans()):
             # weight_transfer_backend in a listing without admin_base_url is the known fork,
-            # named under VERSION-1 (prime_rl_dynamo._variants); next to one it is just unknown.
+            # named under VERSION-1 (prime_rl_dynamo.variants); next to one it is just unknown.
             names = ["weight_transfer_backend", "x_extra"] if "admin_base_url" in w else ["x_extra"]
             w[draw(st.sampled_from(names))] = draw(json_values)
         workers[(ns, comp, ep, iid)] = w
@@ -168,6 +169,7 @@ def _bare(instance_id: int, transport: dict[str, str]) -> dict[str, Any]:
     return {"protocol_version": 1, "namespace": "d", "workers": [w]}
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(mutated_bodies())
 @example(_bare(2**64, {"tcp": ""}))

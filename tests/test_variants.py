@@ -14,14 +14,14 @@ from jsonschema import Draft202012Validator
 import conformance
 from conformance.results import Status
 from prime_rl_dynamo import DiscoveryClient
-from prime_rl_dynamo._resources import load_json
-from prime_rl_dynamo._variants import VARIANTS, identify, may_be_variant
 from prime_rl_dynamo.errors import ConfigError, ProtocolError
 from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.reference.faults import parse_fault
 from prime_rl_dynamo.reference.listing import dumps
 from prime_rl_dynamo.reference.variants import VARIANT_BODIES, variant_body
+from prime_rl_dynamo.resources import load_json
 from prime_rl_dynamo.validate import _fast, check_body, validate_body
+from prime_rl_dynamo.variants import VARIANTS, identify, may_be_variant
 
 NAMES = [v.name for v in VARIANTS]
 CASES = list(load_json("vectors/variants.v1.json")["cases"])

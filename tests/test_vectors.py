@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo.errors import TopologyError
 from prime_rl_dynamo.requirements import all_requirements
+from prime_rl_dynamo.resources import load_json
 from prime_rl_dynamo.validate import check_body
 from prime_rl_dynamo.wire import WorkerId
 

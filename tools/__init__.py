@@ -1,8 +1,8 @@
 """Repository tools, outside the wheel: the benchmarks and the generators of checked-in files.
 
 Run them from the repository root (``python -m tools.openapi``, ``python -m tools.codegen``,
-``python -m tools.bench.docs``) or through ``make``; ``prime-rl-dynamo bench`` finds them in the
-checkout. Generators read and write the repository's own files (``schema/``,
+``python -m tools.bench``, ``python -m tools.bench.docs``) or through ``make``; the installed
+``prime-rl-dynamo`` never imports them. Generators read and write the repository's own files (``schema/``,
 ``prime_rl_dynamo/_models.py``), never the copy of the contract inside an installed package.
 """
 

@@ -12,9 +12,10 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from prime_rl_dynamo.errors import PrimeRLDynamoError
+from prime_rl_dynamo.cli.output import PROGRAM, complain
+from prime_rl_dynamo.errors import ConfigError, PrimeRLDynamoError
 from prime_rl_dynamo.exitcodes import ExitCode
 
 #: Subcommand modules, in the order --help lists them.
@@ -26,7 +27,6 @@ SUBCOMMANDS = (
     "dynamo",
     "conformance",
     "report",
-    "bench",
     "schema",
     "spec",
 )
@@ -41,9 +41,6 @@ _EXTRA_OF = {
     "schemathesis": "conformance",
     "pytest": "conformance",
     "dynamo": "dynamo",
-    "matplotlib": "bench",
-    "orjson": "bench",
-    "pydantic": "bench",
 }
 
 
@@ -54,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="prime-rl-dynamo",
         description="The Dynamo <-> Prime-RL discovery contract: validate, plan, discover, "
-        "serve a reference fleet, run real Dynamo, check conformance, benchmark.",
+        "serve a reference fleet, run real Dynamo, check conformance.",
     )
     from prime_rl_dynamo import __version__
 
@@ -62,13 +59,37 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         importlib.import_module(f"prime_rl_dynamo.cli.{name}").add_parser(subparsers)
+    _name_commands(parser)
     return parser
+
+
+def _name_commands(parser: argparse.ArgumentParser) -> None:
+    # Every (sub)command parser's default ``command_name`` is its words after the program
+    # ("dynamo up"), so the one complaint of _main names the command the user typed.
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.set_defaults(command_name=sub.prog.removeprefix(PROGRAM).strip())
+                _name_commands(sub)
+
+
+def exit_code(exc: PrimeRLDynamoError) -> ExitCode:
+    """The one mapping from an error to a command's exit status: what the user gave cannot be used
+    (``ConfigError``: a bad option, file, topology or URL) is a usage error, 2, the status argparse
+    gives a bad option; every other refusal or failure is 1."""
+    return ExitCode.USAGE if isinstance(exc, ConfigError) else ExitCode.FAIL
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    return run_guarded(lambda: _main(argv))
+
+
+def run_guarded(body: Callable[[], int]) -> int:
+    """``body()``'s exit code, the way every command ends: a reader that went away (``| head``) is
+    no error (141, nothing printed), and argparse's exits still flush first."""
     try:
-        code = _main(argv)
+        code = body()
         sys.stdout.flush()  # inside the guard: a closed pipe surfaces here, not at shutdown
         return code
     except BrokenPipeError:
@@ -110,18 +131,17 @@ def _main(argv: Sequence[str] | None) -> int:
         print("interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except PrimeRLDynamoError as exc:
-        print(f"prime-rl-dynamo {args.command}: {exc}", file=sys.stderr)
-        return ExitCode.FAIL
+        complain(args.command_name, str(exc))
+        return exit_code(exc)
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]
         extra = _EXTRA_OF.get(top)
         if extra is None:
             raise
-        print(
-            f"prime-rl-dynamo {args.command}: needs the '{extra}' extra (module {top!r} is not "
-            f"installed): pip install 'prime-rl-dynamo[{extra}]' (from a checkout: "
-            f"pip install -e '.[{extra}]')",
-            file=sys.stderr,
+        complain(
+            args.command_name,
+            f"needs the '{extra}' extra (module {top!r} is not installed): pip install "
+            f"'prime-rl-dynamo[{extra}]' (from a checkout: pip install -e '.[{extra}]')",
         )
         return ExitCode.USAGE
 

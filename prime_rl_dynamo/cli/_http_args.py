@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from prime_rl_dynamo._http import parse_header, verify_setting
+from prime_rl_dynamo.http import parse_header, verify_setting
 
 __all__ = ["add_http_arguments", "headers_of", "verify_of"]
 

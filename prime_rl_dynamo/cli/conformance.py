@@ -12,6 +12,7 @@ from typing import Any
 
 from conformance.options import arguments
 from conformance.results import EXIT_CODES, Verdict
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
 
 HELP = "check an RL listener, its workers, a client or real Dynamo against the contract"
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the suite; exit 0 conformant, 1 not conformant, 2 usage error, 3 inconclusive (the
     target unreachable or the harness broke), 4 nothing checked, 130 interrupted (Ctrl-C)."""
     from conformance import run_suite
-    from conformance.options import from_flags, resolve_requirements
+    from conformance.options import from_flags
     from conformance.registry import all_checks
     from conformance.reporting import (
         matrix_markdown,
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         write_json,
         write_junit,
     )
-    from prime_rl_dynamo.cli._output import make_console
+    from prime_rl_dynamo.cli.output import make_console
+    from prime_rl_dynamo.requirements import resolve_requirements
 
     console = make_console()
     if args.markdown and not args.list:  # not a run: a whole all-profile run is minutes long
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             wanted = resolve_requirements(args.requirement)
         except ValueError as exc:
-            print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
+            complain("conformance", str(exc))
             return ExitCode.USAGE
         for row in matrix_rows(all_checks()):
             if wanted and row["requirement"] not in wanted:
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         options = from_flags(lambda dest: getattr(args, dest))
         options.check_usable()
     except ValueError as exc:
-        print(f"prime-rl-dynamo conformance: {exc}", file=sys.stderr)
+        complain("conformance", str(exc))
         return ExitCode.USAGE
     from conformance.runner import DYNAMO_EXTRA, dynamo_available
 

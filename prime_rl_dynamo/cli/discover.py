@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ssl
-import sys
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 from prime_rl_dynamo.cli.validate import positive_int
 from prime_rl_dynamo.exitcodes import ExitCode
@@ -88,19 +88,19 @@ def run(args: argparse.Namespace) -> int:
         ready = asyncio.run(go())
         plan = ready.plan(args.convention, trainer_world_size=args.trainer_world_size)
     except ConfigError as exc:
-        print(f"prime-rl-dynamo discover: {exc}", file=sys.stderr)
+        complain("discover", str(exc))
         return ExitCode.USAGE
     except NotReadyError as exc:
-        print(f"prime-rl-dynamo discover: not ready: {exc}", file=sys.stderr)
+        complain("discover", f"not ready: {exc}")
         if _untrusted_certificate(exc.failure):
-            print(
-                "prime-rl-dynamo discover: the frontend's TLS certificate is not trusted: pass "
-                "its CA bundle with --cacert FILE (or --insecure for a test setup)",
-                file=sys.stderr,
+            complain(
+                "discover",
+                "the frontend's TLS certificate is not trusted: pass its CA bundle with "
+                "--cacert FILE (or --insecure for a test setup)",
             )
         return ExitCode.FAIL
     except PrimeRLDynamoError as exc:
-        print(f"prime-rl-dynamo discover: refused: {exc}", file=sys.stderr)
+        complain("discover", f"refused: {exc}")
         return ExitCode.FAIL
     extra = {"url": ready.url, "polls": ready.polls}
     print(render(plan, as_json=args.json, extra=extra))

@@ -9,12 +9,13 @@ started. Needs the dynamo extra. See docs/harness.md.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command, add_group
 from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
 
 
 def add_parser(subparsers: Any) -> None:
@@ -33,13 +34,13 @@ def add_parser(subparsers: Any) -> None:
     )
     up.add_argument(
         "--discovery",
-        choices=("file", "etcd"),
+        choices=DISCOVERY_BACKENDS,
         default="file",
         help="discovery backend (etcd starts a throw-away etcd server; default: file)",
     )
     up.add_argument(
         "--request-plane",
-        choices=("tcp", "nats", "http"),
+        choices=REQUEST_PLANES,
         default="tcp",
         help="request plane of the runtime (nats starts a throw-away nats-server; "
         "Dynamo 1.6.1 refuses http; default: tcp)",
@@ -82,30 +83,23 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.errors import ConfigError
     from prime_rl_dynamo.topology import load_topology, topology_from_dict
 
-    try:
-        if args.engines is not None:
-            if args.topology is not None or args.engines < 1:
-                raise ConfigError(
-                    "--engines N needs N >= 1 and no --topology"
-                    f" (got --engines {args.engines}{' and --topology' if args.topology else ''})"
-                )
-            topology = topology_from_dict(
-                {"version": 1, "engines": [{"component": "backend", "count": args.engines}]},
-                source="--engines",
+    # A bad topology is a ConfigError: the CLI's one mapping makes it a usage error (exit 2).
+    if args.engines is not None:
+        if args.topology is not None or args.engines < 1:
+            raise ConfigError(
+                "--engines N needs N >= 1 and no --topology"
+                f" (got --engines {args.engines}{' and --topology' if args.topology else ''})"
             )
-        else:
-            topology = load_topology(args.topology)
-    except ConfigError as exc:
-        print(f"prime-rl-dynamo dynamo up: {exc}", file=sys.stderr)
-        return ExitCode.USAGE
+        topology = topology_from_dict(
+            {"version": 1, "engines": [{"component": "backend", "count": args.engines}]},
+            source="--engines",
+        )
+    else:
+        topology = load_topology(args.topology)
     try:
         import dynamo.runtime  # noqa: F401
     except ImportError:
-        print(
-            "prime-rl-dynamo dynamo up: needs the dynamo extra "
-            "(pip install 'prime-rl-dynamo[dynamo]')",
-            file=sys.stderr,
-        )
+        complain("dynamo up", "needs the dynamo extra (pip install 'prime-rl-dynamo[dynamo]')")
         return ExitCode.USAGE
     from prime_rl_dynamo.harness import DynamoFleet
 

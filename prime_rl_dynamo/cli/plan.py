@@ -12,11 +12,12 @@ import json
 import sys
 from typing import Any
 
-from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.cli._groups import add_command
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.cli.validate import input_name, positive_int, read_input
 from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES
+from prime_rl_dynamo.text import plural
 
 #: The configuration's weight_broadcast spellings that have a rank plan (``nccl`` is
 #: ``prime-nccl``). ``filesystem`` has none: it is not offered, and refused with that reason.
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             components=components_of(args),
         )
         if reasons:
-            print(f"prime-rl-dynamo plan: {name} is not ready:", file=sys.stderr)
+            complain("plan", f"{name} is not ready:")
             for reason in reasons:
                 print(f"  {reason}", file=sys.stderr)
             return ExitCode.FAIL
@@ -153,10 +154,10 @@ def run(args: argparse.Namespace) -> int:
             trainer_world_size=args.trainer_world_size,
         )
     except ConfigError as exc:
-        print(f"prime-rl-dynamo plan: {exc}", file=sys.stderr)
+        complain("plan", str(exc))
         return ExitCode.USAGE
     except PrimeRLDynamoError as exc:
-        print(f"prime-rl-dynamo plan: {name}: {exc}", file=sys.stderr)
+        complain("plan", f"{name}: {exc}")
         return ExitCode.FAIL
     print(render(plan, as_json=args.json, extra={"file": name}))
     return ExitCode.OK

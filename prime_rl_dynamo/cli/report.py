@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command, add_group
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
 
 
@@ -43,7 +43,7 @@ def run_diff(args: argparse.Namespace) -> int:
         a, b = _load(args.before), _load(args.after)
         diff = diff_reports(a, b, (args.before, args.after))
     except ValueError as exc:
-        print(f"prime-rl-dynamo report diff: {exc}", file=sys.stderr)
+        complain("report diff", str(exc))
         return ExitCode.USAGE
     if args.json:
         print(json.dumps(diff.to_dict(), indent=2))

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import sys
 from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_group, command_help
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
 
 _SUFFIXES = (".openapi.json", ".v1.schema.json", ".schema.json", ".v1.json", ".json", ".md")
@@ -37,7 +37,7 @@ def add_parser(subparsers: Any) -> None:
 
 def bundled_names() -> list[str]:
     """Every file of the bundled contract, as a POSIX path relative to its directory."""
-    from prime_rl_dynamo._resources import schema_dir
+    from prime_rl_dynamo.resources import schema_dir
 
     root = schema_dir()
     return sorted(
@@ -66,7 +66,7 @@ def _stem(name: str) -> str:
 
 def resolve(name: str) -> Path:
     """The bundled file NAME refers to; LookupError (with close names) when none or several do."""
-    from prime_rl_dynamo._resources import schema_dir
+    from prime_rl_dynamo.resources import schema_dir
 
     names = bundled_names()
     wanted = name.strip().strip("/")
@@ -107,7 +107,7 @@ def resolve(name: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Print the listing or the path."""
-    from prime_rl_dynamo._resources import schema_dir
+    from prime_rl_dynamo.resources import schema_dir
 
     if args.action == "list":
         for name in bundled_names():
@@ -124,6 +124,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         print(resolve(args.name))
     except LookupError as exc:
-        print(f"prime-rl-dynamo schema path: {exc.args[0]}", file=sys.stderr)
+        complain("schema path", f"{exc.args[0]}")
         return ExitCode.USAGE
     return ExitCode.OK

@@ -10,7 +10,6 @@ docs/reference.md.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command
@@ -97,25 +96,20 @@ def run(args: argparse.Namespace) -> int:
     """Start the fleet, print its addresses, wait for Ctrl-C."""
     from pathlib import Path
 
-    from prime_rl_dynamo.errors import ConfigError
     from prime_rl_dynamo.recording import Recorder
     from prime_rl_dynamo.reference import start_reference_fleet
 
     recorder = Recorder(path=Path(args.record)) if args.record else None
     stop_on_signals()
-    try:
-        fleet = start_reference_fleet(
-            args.topology,
-            faults=args.fault,
-            seed=args.seed,
-            host=args.host,
-            port=args.port,
-            recorder=recorder,
-        )
-    except ConfigError as exc:
-        # A bad topology, fault or address is a usage error: exit 2, as `dynamo up` does.
-        print(f"prime-rl-dynamo serve: {exc}", file=sys.stderr)
-        return ExitCode.USAGE
+    # A bad topology, fault or address is a ConfigError: a usage error (exit 2), as for every command.
+    fleet = start_reference_fleet(
+        args.topology,
+        faults=args.fault,
+        seed=args.seed,
+        host=args.host,
+        port=args.port,
+        recorder=recorder,
+    )
     try:
         info = fleet.describe()
         stopped = "the reference fleet stopped unexpectedly"

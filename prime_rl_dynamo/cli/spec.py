@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command, add_group
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
 
 
@@ -41,14 +41,14 @@ def run_diff(args: argparse.Namespace) -> int:
 
     for path in (args.old, args.new):
         if not path.exists():
-            print(f"prime-rl-dynamo spec diff: {path}: no such file or directory", file=sys.stderr)
+            complain("spec diff", f"{path}: no such file or directory")
             return ExitCode.USAGE
     try:
         report = diff_paths(args.old, args.new)
         if args.accept is not None:
             report.accept(load_acceptances(args.accept))
     except ValueError as exc:
-        print(f"prime-rl-dynamo spec diff: {exc}", file=sys.stderr)
+        complain("spec diff", str(exc))
         return ExitCode.USAGE
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

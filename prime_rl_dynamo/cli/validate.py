@@ -13,9 +13,10 @@ import json
 import sys
 from typing import Any
 
-from prime_rl_dynamo._text import plural
 from prime_rl_dynamo.cli._groups import add_command
+from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.text import plural
 
 
 def add_parser(subparsers: Any) -> None:
@@ -80,16 +81,13 @@ def read_input(file: str, command: str, max_bytes: int | None = None) -> bytes |
             with open(file, "rb") as handle:
                 data = handle.read(cap + 1)  # bounded: /dev/zero is a path too
     except OSError as exc:
-        print(
-            f"prime-rl-dynamo {command}: cannot read {input_name(file)}: {exc.strerror or exc}",
-            file=sys.stderr,
-        )
+        complain(command, f"cannot read {input_name(file)}: {exc.strerror or exc}")
         return None
     if len(data) > cap:
-        print(
-            f"prime-rl-dynamo {command}: {input_name(file)} is larger than {cap} bytes, the cap "
-            "the discovery client reads (POLL-3); not read further",
-            file=sys.stderr,
+        complain(
+            command,
+            f"{input_name(file)} is larger than {cap} bytes, the cap the discovery client reads "
+            "(POLL-3); not read further",
         )
         return None
     return data
@@ -119,7 +117,7 @@ def fetch_input(
     try:
         return asyncio.run(get())
     except PrimeRLDynamoError as exc:
-        print(f"prime-rl-dynamo {command}: {exc}", file=sys.stderr)
+        complain(command, str(exc))
         return None
 
 

@@ -14,13 +14,10 @@ from pathlib import Path
 
 from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.topology import EngineSpec
+from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
 
 __all__ = ["DISCOVERY_BACKENDS", "REQUEST_PLANES", "FleetEnvironment", "scope_variables"]
 
-DISCOVERY_BACKENDS = ("file", "etcd")
-# Request planes a fleet can be asked for. 1.6.1's runtime accepts only "tcp" and "nats": "http"
-# is passed through so that the runtime's own refusal is what the caller sees (docs/findings.md).
-REQUEST_PLANES = ("tcp", "nats", "http")
 
 _TRUTHY = ("1", "true", "on", "yes")
 

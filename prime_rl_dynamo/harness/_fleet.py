@@ -34,7 +34,7 @@ from prime_rl_dynamo.harness._signals import SigtermGuard
 from prime_rl_dynamo.harness._stubs import StubLauncher, StubOptions, StubProcess
 from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.topology import EngineSpec, Topology, default_topology
-from prime_rl_dynamo.wire import WorkerId
+from prime_rl_dynamo.wire import Labelled, WorkerId
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -45,7 +45,7 @@ __all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
 
 
 @dataclass
-class DynamoEngine:
+class DynamoEngine(Labelled):
     """One engine of the fleet as it runs now (URLs and instance_id change on restart)."""
 
     spec: EngineSpec
@@ -71,11 +71,6 @@ class DynamoEngine:
         """(namespace, component, endpoint, instance_id) as the frontend lists it."""
         spec = self.spec
         return WorkerId(spec.namespace, spec.component, spec.endpoint, self.instance_id or 0)
-
-    @property
-    def label(self) -> str:
-        """The worker label used in messages: ns.component.endpoint#instance_id."""
-        return str(self.identity)
 
 
 class DynamoFleet(Fleet):

@@ -25,8 +25,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from prime_rl_dynamo._resources import load_json
 from prime_rl_dynamo.reference.state import ReferenceEngine
+from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.text import clip
 
 __all__ = ["ADMIN_PREFIX", "engine_app"]
 
@@ -124,7 +125,7 @@ def _operations() -> dict[str, _Operation]:
 
 def _said(error: ValidationError) -> str:
     message = error.message
-    return message if len(message) <= _QUOTE_LIMIT else message[: _QUOTE_LIMIT - 3] + "..."
+    return clip(message, _QUOTE_LIMIT)
 
 
 def _refusal(error: ValidationError) -> str:

@@ -15,13 +15,13 @@ from typing import Any
 
 from prime_rl_dynamo.reference.listing import WorkerView
 from prime_rl_dynamo.topology import EngineSpec, MembershipEvent
-from prime_rl_dynamo.wire import WorkerId
+from prime_rl_dynamo.wire import Labelled, WorkerId
 
 __all__ = ["FleetState", "ReferenceEngine", "churn_view"]
 
 
 @dataclass(eq=False)
-class ReferenceEngine:
+class ReferenceEngine(Labelled):
     """One engine of a reference fleet: its spec, where it listens and what it has been told."""
 
     spec: EngineSpec
@@ -57,11 +57,6 @@ class ReferenceEngine:
     def identity(self) -> WorkerId:
         """The worker's identity as the frontend lists it."""
         return WorkerId.of(self.spec)
-
-    @property
-    def label(self) -> str:
-        """The worker label used in messages: ``ns.component.endpoint#instance_id``."""
-        return str(self.identity)
 
     @property
     def advertised_host(self) -> str:

@@ -60,7 +60,7 @@ def _smg(body: Body) -> Body:
     return smg_body(body)
 
 
-#: Variant name (as ``prime_rl_dynamo._variants`` names it) -> how that variant shapes a listing.
+#: Variant name (as ``prime_rl_dynamo.variants`` names it) -> how that variant shapes a listing.
 VARIANT_BODIES: dict[str, Callable[[Body], Body]] = {
     "system-routes": _system_routes,
     "null-optionals": _null_optionals,

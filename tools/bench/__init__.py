@@ -1,4 +1,4 @@
-"""The benchmarks behind ``prime-rl-dynamo bench`` (run from a checkout, or ``make bench``).
+"""The benchmarks: ``python -m tools.bench`` from a checkout, or ``make bench``.
 
 They measure the installed ``prime_rl_dynamo`` and are not part of the wheel. Sections that need a
 server of their own start it as ``python -m tools.bench.<module>`` in a child process.

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tools import REPO
-from tools.bench.markdown import render_markdown
+from tools.bench.markdown import render_markdown, rerun_command
 from tools.bench.table import fmt_ratio
 
 __all__ = ["BLOCKS", "DOCUMENTS", "REPORT", "render_blocks", "update_text"]
@@ -76,7 +76,7 @@ def _facts(report: dict[str, Any]) -> tuple[str, str, str, str]:
     machine = report["machine"]
     before, after = machine["load_average"][0], machine["load_average_after"][0]
     return (
-        f"`{report['command']}`",
+        f"`{rerun_command(report)}`",
         f"{machine['cpu_count']} cores",
         f"load average {before:.1f} before and {after:.1f} after",
         machine["timestamp"][:10],

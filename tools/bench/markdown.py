@@ -103,12 +103,25 @@ def _suite(section: dict[str, Any]) -> list[str]:
     ]
 
 
+#: What the console script called the benchmarks before they left it; the same arguments run as
+#: ``python -m tools.bench``, which is what the docs show for a committed report.
+_OLD_PROGRAM = "prime-rl-dynamo bench"
+
+
+def rerun_command(report: dict[str, Any]) -> str:
+    """The command that repeats a report's run (``python -m tools.bench ...``)."""
+    command = str(report.get("command") or "python -m tools.bench")
+    if command.startswith(_OLD_PROGRAM):
+        command = "python -m tools.bench" + command[len(_OLD_PROGRAM) :]
+    return command
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """Every figure of a report as Markdown, headed by the command and the machine."""
     machine = report.get("machine", {})
     memory = (machine.get("memory_bytes") or 0) / 2**30
     head = [
-        f"Command: `{report.get('command') or 'prime-rl-dynamo bench'}` ({report.get('mode')} mode, "
+        f"Command: `{rerun_command(report)}` ({report.get('mode')} mode, "
         f"{report.get('wall_s', 0) / 60:.1f} min), {machine.get('timestamp')}.",
         f"Machine: {machine.get('cpu_count')} CPU {machine.get('cpu_model')}, {memory:.1f} GiB, "
         f"{machine.get('platform')}, Python {machine.get('python')}; load average "
@@ -131,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tools.bench.markdown", allow_abbrev=False, description=__doc__
     )
-    parser.add_argument("report", type=Path, help="JSON written by prime-rl-dynamo bench --json")
+    parser.add_argument("report", type=Path, help="JSON written by python -m tools.bench --json")
     args = parser.parse_args(argv)
     try:
         report = json.loads(args.report.read_text(encoding="utf-8"))

@@ -1,6 +1,6 @@
 """The whole benchmark: validation, discovery and conformance-suite figures in one report.
 
-``run_bench(config)`` returns the report dictionary written as JSON by ``prime-rl-dynamo bench``;
+``run_bench(config)`` returns the report dictionary written as JSON by ``python -m tools.bench``;
 ``quick_config()`` and ``full_config()`` are the two presets of the command.
 """
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from prime_rl_dynamo._stats import percentile
+from prime_rl_dynamo.stats import percentile
 
 __all__ = [
     "interleaved",

@@ -218,7 +218,7 @@ def render_tables(report: dict[str, Any], console: Any = None) -> None:
     """Print every section of the report as a table on ``console`` (stdout by default)."""
     from rich.markup import escape
 
-    from prime_rl_dynamo.cli._output import make_console
+    from prime_rl_dynamo.cli.output import make_console
 
     if console is None:
         # Piped output (CI logs, files) gets room for the wide validation tables, unless COLUMNS

@@ -270,7 +270,7 @@ def contenders(body: bytes, *, with_jsonschema: bool = False) -> dict[str, Calla
     if with_jsonschema:
         from jsonschema import Draft202012Validator
 
-        from prime_rl_dynamo._resources import load_json
+        from prime_rl_dynamo.resources import load_json
 
         validator = Draft202012Validator(load_json("rl-workers.v1.schema.json"))
         found["jsonschema (pure Python)"] = lambda: validator.validate(json.loads(body))

@@ -1,4 +1,5 @@
-"""Terminal output of the commands: a rich console that honours COLUMNS and survives a closed pipe.
+"""Terminal output of the commands: a rich console that honours COLUMNS and survives a closed pipe,
+and the one way a command complains on stderr (``prime-rl-dynamo COMMAND: message``).
 
 ``prime-rl-dynamo conformance URL --junit-xml r.xml | head`` must still write its reports: once the
 reader has gone, output is dropped (not an exit), and the command ends with its own verdict.
@@ -10,7 +11,10 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["make_console"]
+__all__ = ["PROGRAM", "complain", "make_console"]
+
+#: The console script's name, the first word of every complaint.
+PROGRAM = "prime-rl-dynamo"
 
 #: Width of a console that is not a terminal and has no COLUMNS: wide enough for URLs and IDs.
 DEFAULT_WIDTH = 160
@@ -37,3 +41,9 @@ def make_console(*, stderr: bool = False, default_width: int = DEFAULT_WIDTH) ->
         columns = os.environ.get("COLUMNS", "")
         width = int(columns) if columns.isdigit() and int(columns) > 0 else default_width
     return _Console(stderr=stderr, width=width)
+
+
+def complain(command: str, message: str) -> None:
+    """Say on stderr what went wrong, prefixed the one way every command is: ``prime-rl-dynamo
+    COMMAND: message`` (``command`` is the words after the program: ``discover``, ``dynamo up``)."""
+    print(f"{PROGRAM} {command}: {message}", file=sys.stderr)

@@ -1,8 +1,10 @@
-"""``prime-rl-dynamo bench``: validation cost, discovery latency and suite wall time, side by side.
+"""``python -m tools.bench`` (``make bench``): validation cost, discovery latency and suite wall
+time, side by side.
 
 Writes every figure and the machine's description as JSON, draws the figure as PNG and prints
-the tables; progress goes to stderr. The measuring code is ``tools/bench/`` of the repository, not
-part of the wheel: this command runs it from a checkout and says so when there is none.
+the tables; progress goes to stderr. The benchmarks are the repository's, not the wheel's: they run
+from a checkout (``pip install -e '.[bench]'``), so the installed ``prime-rl-dynamo`` never imports
+them.
 """
 
 from __future__ import annotations
@@ -10,17 +12,20 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
+from prime_rl_dynamo.cli import run_guarded
 from prime_rl_dynamo.exitcodes import ExitCode
 
+#: How the benchmark is started, the first words of its complaints and of the recorded command.
+PROG = "python -m tools.bench"
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``bench`` and its options."""
-    parser = subparsers.add_parser(
-        "bench",
-        help="benchmark validation, discovery latency and the conformance suite",
+
+def build_parser() -> argparse.ArgumentParser:
+    """The benchmark's options."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        allow_abbrev=False,
         description="Measure, side by side in one run: the project's full validation against "
         "json.loads, orjson, jsonschema and a pydantic parser (1 to 8,192 workers); GET "
         "/v1/rl/workers latency and DiscoveryClient time to a ready snapshot against fleet size "
@@ -66,15 +71,20 @@ def add_parser(subparsers: Any) -> None:
         help="instead: protocol 1 polling against protocol 2 (conditional GET, change feed) at "
         "64, 1,024 and 4,096 engines (tools.bench.protocol; default files bench-protocol.json/.png)",
     )
-    parser.set_defaults(func=run)
+    return parser
 
 
-def run(args: argparse.Namespace) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line) and run; a closed pipe ends it quietly (141)."""
+    args = build_parser().parse_args(argv)
+    # The report records the command line it was started with (none when called from Python).
+    command = f"{PROG} {shlex.join(sys.argv[1:])}".strip() if argv is None else None
+    return run_guarded(lambda: run(args, command=command))
+
+
+def run(args: argparse.Namespace, *, command: str | None = None) -> int:
     """Run the benchmark; 0 when it completed, 1 when a section failed, 2 when unusable."""
-    if not _tools_importable():
-        print(f"prime-rl-dynamo bench: {NO_CHECKOUT}", file=sys.stderr)
-        return ExitCode.USAGE
-    if getattr(args, "protocol", False):
+    if args.protocol:
         return _run_protocol(args)
     try:
         from tools.bench.plot import plot_report
@@ -83,13 +93,13 @@ def run(args: argparse.Namespace) -> int:
         from tools.bench.table import render_tables
     except ImportError as exc:
         print(
-            f"prime-rl-dynamo bench: needs the bench extra ({exc}); install prime-rl-dynamo[bench]",
+            f"{PROG}: needs the bench extra ({exc}): pip install -e '.[bench]'",
             file=sys.stderr,
         )
         return ExitCode.USAGE
     if not str(args.plot_path).lower().endswith(".png"):
         print(
-            f"prime-rl-dynamo bench: --plot expects a .png file, got {args.plot_path}",
+            f"{PROG}: --plot expects a .png file, got {args.plot_path}",
             file=sys.stderr,
         )
         return ExitCode.USAGE
@@ -99,8 +109,6 @@ def run(args: argparse.Namespace) -> int:
         config = config.only(args.only)
     if args.no_dynamo:
         config = config.without_dynamo()
-    command = "prime-rl-dynamo " + shlex.join(["bench", *sys.argv[2:]]) if _from_console() else None
-
     try:
         if args.no_progress:
             report = run_bench(config, NullReporter(), command=command)
@@ -108,9 +116,7 @@ def run(args: argparse.Namespace) -> int:
             with RichReporter() as reporter:
                 report = run_bench(config, reporter, command=command)
     except Exception as exc:  # a benchmark bug or a broken target: say so, exit non-zero
-        print(
-            f"prime-rl-dynamo bench: the run failed: {type(exc).__name__}: {exc}", file=sys.stderr
-        )
+        print(f"{PROG}: the run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return ExitCode.FAIL
 
     write_report(report, args.json_path)
@@ -118,38 +124,6 @@ def run(args: argparse.Namespace) -> int:
     render_tables(report)
     print(f"wrote {args.json_path} and {args.plot_path}")
     return ExitCode.OK
-
-
-#: What to do when no checkout is at hand (an installed wheel carries no benchmarks).
-NO_CHECKOUT = (
-    "the benchmarks are in the repository's tools/bench/, which the installed package does not "
-    "carry: run this command inside a checkout of prime-rl-dynamo (after pip install -e "
-    "'.[bench]' there), or `make bench` in it"
-)
-
-
-def checkout_root() -> Path | None:
-    """The checkout holding ``tools/bench/``, or None.
-
-    Looked for next to the imported ``prime_rl_dynamo`` (an editable install or a run from the
-    checkout), then in the working directory and its parents.
-    """
-    import prime_rl_dynamo
-
-    cwd = Path.cwd().resolve()
-    for root in (Path(prime_rl_dynamo.__file__).resolve().parents[1], cwd, *cwd.parents):
-        if (root / "tools" / "bench" / "__init__.py").is_file() and (root / "schema").is_dir():
-            return root
-    return None
-
-
-def _tools_importable() -> bool:
-    root = checkout_root()
-    if root is None:
-        return False
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    return True
 
 
 def _run_protocol(args: argparse.Namespace) -> int:
@@ -163,6 +137,5 @@ def _run_protocol(args: argparse.Namespace) -> int:
     return protocol_main(argv)
 
 
-def _from_console() -> bool:
-    # sys.argv names the subcommand only when we were started as the console script.
-    return len(sys.argv) >= 2 and sys.argv[1] == "bench"
+if __name__ == "__main__":
+    sys.exit(main())

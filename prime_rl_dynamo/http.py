@@ -110,6 +110,15 @@ def shown_url(url: str) -> str:
     return redact_url(url[:cut]) + ("..." if cut < len(url) else "")
 
 
+def origin(url: httpx.URL | str) -> tuple[str, str, int | None]:
+    """The origin (RFC 6454) of ``url``: scheme, lower-case host, port (the scheme's default when
+    none is written). The host is read in its A-label form, which never raises where ``url.host``
+    decodes punycode and may; the one comparison of origins for redirects and header scoping."""
+    url = httpx.URL(url)
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return (url.scheme, url.raw_host.decode("ascii", "replace").lower(), url.port or default)
+
+
 def origin_text(url: httpx.URL) -> str:
     """``scheme://host[:port]`` as it is written: IPv6 in brackets, an explicit port kept (even 0)."""
     host = f"[{url.host}]" if ":" in url.host else url.host

@@ -18,6 +18,7 @@ __all__ = [
     "ALSO_BROKEN",
     "VARIANTS",
     "Variant",
+    "detect_dialect",
     "identify",
     "may_be_variant",
     "version_violations",
@@ -74,6 +75,32 @@ VARIANTS: tuple[Variant, ...] = (SYSTEM_ROUTES, NULL_OPTIONALS, WEIGHT_TRANSFER_
 ALSO_BROKEN: dict[str, tuple[str, ...]] = {"WORKER-6": ("VERSION-1",), "DIALECT-1": ("VERSION-1",)}
 
 
+# Keys only the SMG gateway's shape of the discovery path carries (another protocol, same path).
+_SMG_TOP_KEYS = frozenset({"total"})
+_SMG_WORKER_KEYS = frozenset(
+    {"id", "engine", "control_url", "capabilities", "health", "connection_mode", "base_url"}
+)
+_DYNAMO_WORKER_KEYS = frozenset({"request_plane_url", "component", "instance_id", "transport"})
+
+
+def detect_dialect(parsed: object) -> str:
+    """Which protocol a parsed body speaks: ``"dynamo-v1"``, ``"smg"`` or ``"unknown"``."""
+    if not isinstance(parsed, Mapping):
+        return "unknown"
+    workers = parsed.get("workers")
+    worker_keys: set[str] = set()
+    if isinstance(workers, list):
+        for worker in workers:
+            if isinstance(worker, Mapping):
+                worker_keys.update(k for k in worker if isinstance(k, str))
+    # Dynamo markers win: a Dynamo body with a new unknown field named like an SMG one stays Dynamo.
+    if "namespace" in parsed or worker_keys & _DYNAMO_WORKER_KEYS:
+        return "dynamo-v1"
+    if _SMG_TOP_KEYS & parsed.keys() or worker_keys & _SMG_WORKER_KEYS:
+        return "smg"
+    return "unknown"
+
+
 def with_variants(requirement: str) -> set[str]:
     """The requirements a body that breaks only ``requirement`` is reported under."""
     return {requirement, *ALSO_BROKEN.get(requirement, ())}
@@ -126,8 +153,6 @@ def _weight_transfer_backend(parsed: Mapping[str, Any]) -> str | None:
 
 
 def _smg(parsed: Mapping[str, Any]) -> str | None:
-    from prime_rl_dynamo.validate import detect_dialect
-
     if detect_dialect(parsed) != "smg":
         return None
     return "top-level keys " + ", ".join(sorted(k for k in parsed if isinstance(k, str)))
