@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from prime_rl_dynamo.cli import build_parser, main
+from prime_rl_dynamo.cli import SUBCOMMANDS, build_parser, main
 
 
 def _usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -48,8 +48,7 @@ def _usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
         (
             ["conformanc"],
             "prime-rl-dynamo: error: argument COMMAND: invalid choice: 'conformanc' (choose from "
-            "'validate', 'plan', 'discover', 'serve', 'dynamo', 'conformance', 'report', 'bench', "
-            "'schema', 'spec'); did you mean conformance?",
+            f"{', '.join(repr(c) for c in SUBCOMMANDS)}); did you mean conformance?",
         ),
     ],
 )
