@@ -37,6 +37,7 @@ lint:
 	$(BIN)/prime-rl-dynamo spec diff schema/frozen/v1 schema --accept schema/frozen/v1-accepted.json
 	$(PY) -m tools.openapi --check
 	$(PY) -m tools.codegen --check
+	$(PY) -m tools.kill_matrix --check
 
 typecheck:
 	$(BIN)/mypy

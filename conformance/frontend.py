@@ -26,6 +26,7 @@ from conformance._http import (
     json_media,
     request,
     target_client,
+    unreachable,
 )
 from conformance.registry import CheckError, Failed, Skipped, check, fail_on
 from conformance.runner import ProfileContext, RunContext, profile_setup
@@ -116,7 +117,7 @@ class FrontendContext(ProfileContext):
                 raise seen
             return seen or request(self.client, method, url)
         except httpx.ConnectError as exc:
-            raise CheckError(f"{method} {url}: nothing answers: {exc}") from exc
+            raise CheckError(unreachable(method, url, exc, self.client)) from exc
         except ExchangeBound as exc:
             raise Failed(
                 f"expected a complete HTTP response within the suite's bounds: {exc}"
@@ -129,7 +130,7 @@ class FrontendContext(ProfileContext):
 
     def main(self) -> Reply:
         """The first GET of the listing (cached; a broken-off exchange is remembered too): the
-        runner's probe of the target when it made one (SPEC §14.3), so no extra GET is sent."""
+        runner's probe of the target when it made one (SPEC §14.4), so no extra GET is sent."""
         if self._main is None and self._main_broken is None:
             probed, self.run.first_get = self.run.first_get, None
             try:

@@ -1,4 +1,4 @@
-"""Whether a target URL looks like an RL listener at all, before any check runs (SPEC §14.3).
+"""Whether a target URL looks like an RL listener at all, before any check runs (SPEC §14.4).
 
 The likeliest operator mistake is the wrong port (Dynamo's OpenAI frontend, an engine's system
 server) or a typo in the path. Nothing there serves ``/v1/rl/workers``, so every check would fail

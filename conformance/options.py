@@ -160,16 +160,16 @@ def _show_conventions(values: Mapping[str, Any]) -> list[str]:
 
 
 def _read_headers(texts: list[str]) -> dict[str, Any]:
-    from prime_rl_dynamo.http import parse_header
+    from prime_rl_dynamo.http import parse_headers
 
-    return {"headers": tuple(parse_header(text) for text in texts)}
+    return {"headers": parse_headers(texts)}
 
 
 def _show_headers(values: Mapping[str, Any]) -> list[str]:
     # A report holds "Name: <redacted>" already; a header pair is redacted here: never a value.
-    from prime_rl_dynamo.http import REDACTED
+    from prime_rl_dynamo.redaction import redacted_headers
 
-    return [h if isinstance(h, str) else f"{h[0]}: {REDACTED}" for h in values["headers"]]
+    return redacted_headers(values["headers"])
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,13 @@ class Options:
         pytest=False,
     )
     seed: int | None = _option(
-        None, Flag("--seed", "seed of generated topologies (default: random)", type=int)
+        None,
+        Flag(
+            "--seed",
+            "seed of generated topologies, a whole number >= 0 (default: random)",
+            type=int,
+        ),
+        minimum=0,
     )
     client: str | None = _text(
         "--client", "client under test, a Python callable", metavar="MODULE:FUNCTION"
@@ -321,6 +327,10 @@ class Options:
     def __post_init__(self) -> None:
         for f in fields(self):
             _validate(f, getattr(self, f.name))
+        if self.headers:  # however built (CLI, pytest, keywords): one parser judges every header
+            from prime_rl_dynamo.http import parse_headers
+
+            object.__setattr__(self, "headers", parse_headers(self.headers))
         for first, second in (("client", "client_cmd"), ("cacert", "insecure")):
             if getattr(self, first) and getattr(self, second):
                 raise ValueError(
@@ -415,7 +425,7 @@ def _validate(f: Field[Any], value: Any) -> None:
                 f"unknown {meta['noun']}(s) {', '.join(map(str, unknown))}; expected "
                 f"{', '.join(allowed)}{where}"
             )
-    if meta.get("minimum") is not None and value < meta["minimum"]:
+    if meta.get("minimum") is not None and value is not None and value < meta["minimum"]:
         raise ValueError(f"{f.name} must be at least {meta['minimum']}, found {value}{where}")
     if meta.get("positive") and not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{f.name} must be a positive number of seconds; found {value}{where}")

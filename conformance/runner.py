@@ -213,7 +213,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
 
 
 class TargetUnreachable(Exception):
-    """Nothing listens at the target URL, or nothing there looks like an RL listener (SPEC §14.3):
+    """Nothing listens at the target URL, or nothing there looks like an RL listener (SPEC §14.4):
     no check can decide anything (the run is inconclusive)."""
 
 
@@ -240,7 +240,7 @@ def _preflight(base: str, timeout: float) -> None:
 
 
 def _looks_like_a_listener(run: RunContext, base: str) -> None:
-    # A wrong port or path is the operator's mistake, not the target's (SPEC §14.3).
+    # A wrong port or path is the operator's mistake, not the target's (SPEC §14.4).
     from conformance._http import target_client
     from conformance.listener import not_a_listener
 
@@ -412,16 +412,26 @@ def run(
 
 
 def _redact(report: Report, opts: Options) -> None:
-    """Header values never reach a report, a message or a terminal: names are kept, values not."""
-    from prime_rl_dynamo.http import redacted_headers, scrub
+    """Header values never reach a report, a message or a terminal: names are kept, values not
+    (a bare token the target echoes included: ``secret_values`` is the one definition)."""
+    from prime_rl_dynamo.redaction import redacted_headers, scrub, secret_values
 
     if not opts.headers:
         return
     report.options["headers"] = redacted_headers(opts.headers)
-    secrets = tuple(sorted({value for _, value in opts.headers if value}, key=len, reverse=True))
+    secrets = secret_values(opts.headers)
     report.target = scrub(report.target, secrets)
+    report.options = scrub(report.options, secrets)
+    report.inconclusive = scrub(report.inconclusive, secrets)
+    report.nothing_checked = scrub(report.nothing_checked, secrets)
+    report.waivers = scrub(report.waivers, secrets)
     report.results[:] = [
-        replace(r, message=scrub(r.message, secrets), details=scrub(r.details, secrets))
+        replace(
+            r,
+            message=scrub(r.message, secrets),
+            details=scrub(r.details, secrets),
+            violations=scrub(tuple(r.violations), secrets),
+        )
         for r in report.results
     ]
 

@@ -63,7 +63,7 @@ def test_strict_turns_dynamos_should_misses_into_failures(fleet: Any) -> None:
 
 @pytest.mark.parametrize("port", ["openai", "system"])
 def test_dynamos_other_ports_are_inconclusive_not_a_dynamo_bug(fleet: Any, port: str) -> None:
-    # SPEC §14.3: the OpenAI frontend port and a worker's system port serve no /v1/rl/workers.
+    # SPEC §14.4: the OpenAI frontend port and a worker's system port serve no /v1/rl/workers.
     url = fleet.http_url if port == "openai" else fleet.engines[0].system_url
     report = conformance.run(url=url, profiles=["frontend"], load_clients=1, load_requests=1)
     assert report.verdict.value == "inconclusive" and report.exit_code == 3

@@ -1,4 +1,4 @@
-"""A wrong port or path is the operator's mistake, not the target's (SPEC §14.3): when nothing at
+"""A wrong port or path is the operator's mistake, not the target's (SPEC §14.4): when nothing at
 the URL looks like an RL listener the run is INCONCLUSIVE (exit 3) and its first line says so;
 a listener that answers JSON but breaks the contract still fails (exit 1)."""
 

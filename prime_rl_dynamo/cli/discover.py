@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ssl
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command
@@ -21,6 +20,7 @@ from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 from prime_rl_dynamo.cli.validate import positive_int
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.http import tls_hint
 
 
 def add_parser(subparsers: Any) -> None:
@@ -92,12 +92,9 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.USAGE
     except NotReadyError as exc:
         complain("discover", f"not ready: {exc}")
-        if _untrusted_certificate(exc.failure):
-            complain(
-                "discover",
-                "the frontend's TLS certificate is not trusted: pass its CA bundle with "
-                "--cacert FILE (or --insecure for a test setup)",
-            )
+        hint = tls_hint(exc.failure, args.cacert or not args.insecure)
+        if hint:
+            complain("discover", hint)
         return ExitCode.FAIL
     except PrimeRLDynamoError as exc:
         complain("discover", f"refused: {exc}")
@@ -105,16 +102,3 @@ def run(args: argparse.Namespace) -> int:
     extra = {"url": ready.url, "polls": ready.polls}
     print(render(plan, as_json=args.json, extra=extra))
     return ExitCode.OK
-
-
-def _untrusted_certificate(failure: BaseException | None) -> bool:
-    """Whether the last poll failed because the frontend's TLS certificate did not verify: an
-    ``ssl.SSLCertVerificationError`` somewhere down the exception chain (httpx and httpcore wrap it,
-    by ``raise from`` or while handling it)."""
-    seen: set[int] = set()
-    while failure is not None and id(failure) not in seen:
-        if isinstance(failure, ssl.SSLCertVerificationError):
-            return True
-        seen.add(id(failure))
-        failure = failure.__cause__ or failure.__context__
-    return False
