@@ -84,8 +84,15 @@ RANK_TIMEOUT_S = 8.0
 #: every worker on each poll), and a run during which the harness kills, restarts or resizes an
 #: engine (the change itself takes seconds).
 DYNAMO_PLAN_TIMEOUT_S, DYNAMO_CHANGE_TIMEOUT_S = 15.0, 20.0
-#: How the name of every run against real Dynamo starts.
-REAL_DYNAMO = "real Dynamo 1.6.1"
+#: How the name of every run against real Dynamo starts (the release follows: ``1.5.1``).
+REAL_DYNAMO = "real Dynamo"
+
+
+def _real() -> str:
+    """``real Dynamo 1.5.1``: the prefix and the installed release."""
+    from conformance.runner import dynamo_release
+
+    return f"{REAL_DYNAMO} {dynamo_release()}"
 
 
 @dataclass
@@ -624,13 +631,14 @@ class Runner:
     # -- real Dynamo --------------------------------------------------------------------------
 
     def dynamo_runs(self) -> None:
-        """What real Dynamo 1.6.1 can present, through the harness: a plan, an error, a resize."""
-        from conformance.runner import dynamo_available
+        """What real Dynamo can present, through the harness: a plan, an error, a resize."""
+        from conformance.runner import dynamo_unavailable
 
         ctx = self.ctx
         opts = ctx.run.options
-        if opts.target == "reference" or not dynamo_available():
-            why = "--target reference" if opts.target == "reference" else "no dynamo extra"
+        unavailable = dynamo_unavailable()
+        if opts.target == "reference" or unavailable:
+            why = "--target reference" if opts.target == "reference" else unavailable
             ctx.run.notes.append(f"client profile: no real Dynamo runs ({why})")
             return
         from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
@@ -640,8 +648,10 @@ class Runner:
         key = "dynamo.engine-c#0"
         convention = self.main
 
+        real = _real()
+
         def make(name: str, kind: str, width: int) -> ClientRun:
-            return _new_run(self.rng, f"{REAL_DYNAMO} [2, 4, 1], {name}", kind, convention, width)
+            return _new_run(self.rng, f"{real} [2, 4, 1], {name}", kind, convention, width)
 
         def one(fleet: Fleet, run: ClientRun, **kw: Any) -> None:
             self.one(fleet, run, **kw)
@@ -649,6 +659,14 @@ class Runner:
         with start_dynamo_fleet(topology, discovery=opts.discovery) as fleet:
             ready, others = listed_engines(fleet, topology.model)
             width = sum(e["world_size"] for e in ready)
+            if not ready:
+                # A release whose listing carries no admin_base_url or world_size (before 1.5.0)
+                # presents nothing a client could plan: no scenario to judge a client on.
+                ctx.run.notes.append(
+                    f"client profile: no {real} runs: its listing presents no engine a client "
+                    "can plan (no admin_base_url with a world_size); the frontend profile judges that"
+                )
+                return
             plan = make(
                 f"{convention}, a model-less engine and another model's", "dynamo:plan", width
             )
@@ -689,7 +707,7 @@ class Runner:
                 one(fleet, resized, model=topology.model, timeout=min(self._timeout, 10.0))
             else:
                 ctx.runs.append(resized)
-        ctx.run.notes.append("client profile: 4 runs against real Dynamo 1.6.1 through the harness")
+        ctx.run.notes.append(f"client profile: 4 runs against {real} through the harness")
 
 
 def _schedule_done(fleet: Any, ready_at: float | None, ready_after: float) -> None:

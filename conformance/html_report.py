@@ -193,6 +193,7 @@ def _target_table(report: Report) -> str:
     t = report.target
     rows = [
         ("target", t.get("url") or t.get("kind")),
+        ("Dynamo release", t.get("dynamo_release")),
         *((f"{name} profile", what) for name, what in (t.get("profiles") or {}).items()),
         ("Server header", t.get("server")),
         ("reported version", t.get("reported_version")),

@@ -234,7 +234,7 @@ class Options:
         "tcp",
         "--request-plane",
         "request plane of the real Dynamo fleets the suite stands up (nats starts a "
-        "nats-server; Dynamo 1.6.1 refuses http)",
+        "nats-server; every Dynamo release with the RL listener refuses http)",
         ("tcp", "nats", "http"),  # wire.REQUEST_PLANES (held equal by a test)
         "request plane",
     )
@@ -391,6 +391,7 @@ class Options:
                 "--cacert and --insecure exclude each other: verify against the CA bundle, or "
                 "do not verify at all"
             )
+        self._check_release()
         if self.cacert:
             from prime_rl_dynamo.http import verify_setting
 
@@ -410,6 +411,32 @@ class Options:
                     near = difflib.get_close_matches(wanted, known, n=1, cutoff=0.6)
                     hint = f"; did you mean {near[0]}?" if near else ""
                     raise ValueError(f"--check: unknown check ID {wanted!r}{hint}")
+
+    def _check_release(self) -> None:
+        """``--target dynamo`` on a release that cannot host the harness's fleet, or a roundtrip
+        scope the installed release lacks: one line naming the release (ValueError)."""
+        if self.url or self.target == "reference":
+            return
+        roundtrip = "roundtrip" in self.resolved_profiles()
+        if self.target != "dynamo" and not roundtrip:
+            return
+        try:
+            from prime_rl_dynamo.errors import UnsupportedReleaseError
+            from prime_rl_dynamo.harness import require_release
+        except ImportError:  # pragma: no cover - the harness ships with the package
+            return
+        try:
+            release = require_release()
+        except UnsupportedReleaseError as exc:
+            if self.target == "dynamo":
+                raise ValueError(f"--target dynamo: cannot host a fleet: {exc}") from None
+            return  # auto: the roundtrip profile is skipped, saying why
+        wanted = {"prefix": "prefix", "suffix": "suffix"}.get(self.namespace_scope)
+        if roundtrip and wanted is not None and wanted not in release.scopes:
+            raise ValueError(
+                f"--namespace-scope {self.namespace_scope}: {release.label} has no {wanted} "
+                f"namespace scope (scopes it has: {', '.join(release.scopes)})"
+            )
 
 
 def _validate(f: Field[Any], value: Any) -> None:

@@ -88,6 +88,9 @@ def header(report: Report) -> str:
     """The summary's first line: the run's target (or why it could not be reached)."""
     target = report.target
     what = target.get("description") or target.get("url") or target.get("kind") or "no target"
+    release = target.get("dynamo_release")
+    if release and f"Dynamo {release}" not in what:
+        what += f" (Dynamo {release})"
     return f"Conformance of {what}"
 
 
@@ -424,6 +427,7 @@ def _properties(report: Report, profile: str) -> list[tuple[str, str]]:
         ("target.profile", (target.get("profiles") or {}).get(profile, "")),
         ("target.server", target.get("server") or ""),
         ("target.version", target.get("target_version") or target.get("reported_version") or ""),
+        ("target.dynamo_release", target.get("dynamo_release") or ""),
         ("timestamps", "UTC"),
         ("seed", report.seed),
         ("strict", str(bool(report.options.get("strict"))).lower()),

@@ -149,15 +149,40 @@ DYNAMO_EXTRA = (
 )
 
 
-def dynamo_available() -> bool:
-    """Whether the real Dynamo runtime and the project's harness can be imported."""
+def dynamo_unavailable() -> str | None:
+    """Why the suite cannot stand up real Dynamo here (one line), or None when it can: the
+    runtime and the harness import, and the installed release can host a stub fleet."""
     try:
         import dynamo.runtime  # noqa: F401
 
-        import prime_rl_dynamo.harness  # noqa: F401
+        from prime_rl_dynamo.errors import UnsupportedReleaseError
+        from prime_rl_dynamo.harness import require_release
     except Exception:
-        return False
-    return True
+        return "the dynamo extra is not importable"
+    try:
+        require_release()
+    except UnsupportedReleaseError as exc:
+        return str(exc)
+    return None
+
+
+def dynamo_hint(reason: str) -> str:
+    """What to do about ``dynamo_unavailable()``'s reason: the extra to install, when missing."""
+    return DYNAMO_EXTRA if reason == "the dynamo extra is not importable" else reason
+
+
+def dynamo_available() -> bool:
+    """Whether the real Dynamo runtime and the project's harness can be imported, and the
+    installed release can host a stub fleet (``dynamo_unavailable`` says why not)."""
+    return dynamo_unavailable() is None
+
+
+def dynamo_release() -> str | None:
+    """The installed ``ai-dynamo-runtime`` release (``1.5.1``), or None."""
+    from prime_rl_dynamo.harness import installed_release
+
+    release = installed_release()
+    return release.version if release is not None else None
 
 
 @contextlib.contextmanager
@@ -174,11 +199,14 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         return
     if not set(LISTENER_PROFILES) & set(profiles):
         run.target = {"kind": "none", "description": "the fleets each profile stands up itself"}
+        if "roundtrip" in profiles and opts.target != "reference" and dynamo_available():
+            run.target["dynamo_release"] = dynamo_release()
         yield
         return
-    if opts.target == "dynamo" and not dynamo_available():
-        run.target = {"kind": "dynamo", "description": "real Dynamo (the dynamo extra is missing)"}
-        raise TargetUnreachable(f"--target dynamo: {DYNAMO_EXTRA}")
+    missing = dynamo_unavailable() if opts.target == "dynamo" else None
+    if missing is not None:
+        run.target = {"kind": "dynamo", "description": f"real Dynamo ({missing})"}
+        raise TargetUnreachable(f"--target dynamo: {dynamo_hint(missing)}")
     use_dynamo = opts.target == "dynamo" or (opts.target == "auto" and dynamo_available())
     if use_dynamo:
         from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
@@ -191,7 +219,8 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
             run.target = {
                 "kind": "dynamo",
                 "url": run.url,
-                "description": "real Dynamo fleet from the harness "
+                "dynamo_release": fleet.release.version,
+                "description": f"real {fleet.release.label} fleet from the harness "
                 f"(default topology, {opts.discovery} discovery, "
                 f"{opts.request_plane} request plane)",
             }
@@ -203,7 +232,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
     with start_reference_fleet(seed=run.seed) as fleet:
         run.fleet = fleet
         run.url = fleet.frontend_url.rstrip("/")
-        why = "" if opts.target == "reference" else " (the dynamo extra is not importable)"
+        why = "" if opts.target == "reference" else f" ({dynamo_unavailable()})"
         run.target = {
             "kind": "reference",
             "url": run.url,
@@ -265,7 +294,9 @@ def _profile_target(name: str, run: RunContext) -> str:
         )
     if opts.target == "reference":
         return "not run: --target reference (the roundtrip checks real Dynamo end to end)"
-    return f"real Dynamo fleets from the harness ({opts.discovery} discovery)"
+    release = dynamo_release()
+    label = f"Dynamo {release}" if release else "Dynamo"
+    return f"real {label} fleets from the harness ({opts.discovery} discovery)"
 
 
 def _wait_listed(fleet: Fleet) -> None:

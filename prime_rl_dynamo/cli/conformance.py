@@ -31,11 +31,14 @@ def _description() -> str:
     }
     exits.update(_OTHER_EXITS)
     codes = ", ".join(f"{code} {meaning}" for code, meaning in sorted(exits.items()))
+    from prime_rl_dynamo.harness import release_label
+
     return (
         "Run the conformance suite. Every check carries a requirement ID of "
         "schema/requirements.v1.json; MUST failures fail the run, SHOULD failures warn "
         "(--strict makes them fail). Without URL: every profile against a real Dynamo fleet "
-        f"(dynamo extra) or the embedded reference frontend. Exit codes: {codes}."
+        f"(dynamo extra; installed: {release_label()}) or the embedded reference frontend. "
+        f"Exit codes: {codes}."
     )
 
 
@@ -123,10 +126,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         complain("conformance", str(exc))
         return ExitCode.USAGE
-    from conformance.runner import DYNAMO_EXTRA, dynamo_available
+    from conformance.runner import dynamo_hint, dynamo_unavailable
 
-    if options.target == "dynamo" and not dynamo_available():
-        print(f"prime-rl-dynamo conformance: --target dynamo: {DYNAMO_EXTRA}", file=sys.stderr)
+    missing = dynamo_unavailable() if options.target == "dynamo" else None
+    if missing is not None:
+        print(
+            f"prime-rl-dynamo conformance: --target dynamo: {dynamo_hint(missing)}", file=sys.stderr
+        )
         return ExitCode.USAGE
     if args.quiet or not console.is_terminal:
         report = run_suite(options=options)
