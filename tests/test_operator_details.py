@@ -76,7 +76,8 @@ def test_a_wrong_waiver_name_lists_the_shipped_files(capsys: pytest.CaptureFixtu
     code = main(["conformance", "http://127.0.0.1:1", "--waivers", "dynamo-1.6"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "a bare name picks a shipped file: dynamo-1.6.1 (conformance/deviations/)" in err
+    assert "a bare name picks a shipped file: " in err and "(conformance/deviations/)" in err
+    assert "dynamo-1.6.1" in err.split("shipped file: ", 1)[1]
 
 
 def test_schema_path_lists_every_file_a_name_could_mean(
