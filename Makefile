@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup conformance test check lint typecheck pytest pytest-quick ci-conformance bench bench-docs generate
+.PHONY: setup conformance test check lint typecheck pytest pytest-quick ci-conformance bench bench-docs generate examples
 
 setup: $(VENV)/.installed
 
@@ -75,3 +75,8 @@ bench-docs: setup
 generate: setup
 	$(PY) -m tools.openapi
 	$(PY) -m tools.codegen
+
+## After a change to the suite or its reports: rerun the examples of docs/conformance.md
+## (two real runs on loopback, the HTML screenshot in headless Chromium, the report diff).
+examples: setup
+	$(PY) -m tools.conformance_examples

@@ -123,6 +123,7 @@ class ClientRun:
     pending_listings: tuple[int, ...] = ()  # listing request numbers that presented it pending
     foreign: list[RecordedRequest] = field(default_factory=list)  # what reached another origin
     harness_problem: str = ""  # real Dynamo runs: why the fleet could not present the scenario
+    log: list[dict[str, Any]] = field(default_factory=list)  # what the client logged (warnings+)
     parts: tuple[str, ...] = ()  # a composite's single-variable scenarios
 
     @property
@@ -304,7 +305,9 @@ def _call_function(
         except BaseException as exc:  # the client refused (or broke): recorded, judged by checks
             box["error"] = f"{type(exc).__name__}: {exc}"
 
-    with _environment({**extra, **call.side_env()}):
+    from conformance.client_logs import captured
+
+    with _environment({**extra, **call.side_env()}), captured() as run.log:
         thread = threading.Thread(target=target, name="client-under-test", daemon=True)
         thread.start()
         thread.join(call.timeout + grace)
@@ -437,6 +440,7 @@ class Runner:
         )
         client_run.elapsed = time.monotonic() - started
         client_run.outcome += f" in {client_run.elapsed:.1f} s"
+        self._keep_log(client_run)
         calls = fleet.recorder.requests()
         client_run.admin_calls = [r for r in calls if r.server in ("admin", "system")]
         client_run.listing_calls = [r for r in calls if r.server == "frontend"]
@@ -446,6 +450,19 @@ class Runner:
                 f"the client {self.ctx.client.description} could not be started: {failure}"
             )
         self.ctx.runs.append(client_run)
+
+    def _keep_log(self, client_run: ClientRun) -> None:
+        """What the client logged goes into the report (client_log), without the credentials
+        it was given: a client may log them."""
+        from conformance.client_call import SECRET_ENV
+        from prime_rl_dynamo.redaction import scrub
+
+        creds = client_run.credentials
+        given = (os.environ.get(SECRET_ENV), creds.api_key, *creds.headers.values())
+        secrets = tuple(v for v in given if v)
+        self.ctx.run.client_log.extend(
+            scrub({"run": client_run.name, **r}, secrets) for r in client_run.log
+        )
 
     def _start_failure(self, run: ClientRun) -> str | None:
         """Why a command could not start at all, judged on its exit and the wire: exit 126/127,

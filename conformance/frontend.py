@@ -101,15 +101,23 @@ class FrontendContext(ProfileContext):
         """The listing's URL."""
         return self.base + DISCOVERY_PATH
 
-    def get(self, path: str = DISCOVERY_PATH, method: str = "GET") -> Reply:
-        """One request to the RL listener.
+    def get(
+        self,
+        path: str = DISCOVERY_PATH,
+        method: str = "GET",
+        *,
+        seen: Reply | httpx.HTTPError | None = None,
+    ) -> Reply:
+        """One request to the RL listener (``seen``: the reply or error it already produced).
 
         Nobody listening is the harness's problem (error); a listener that breaks the exchange
         off (reset, truncated body, timeout) fails the check that asked.
         """
         url = self.base + path
         try:
-            return request(self.client, method, url)
+            if isinstance(seen, httpx.HTTPError):
+                raise seen
+            return seen or request(self.client, method, url)
         except httpx.ConnectError as exc:
             raise CheckError(unreachable(method, url, exc, self.client)) from exc
         except ExchangeBound as exc:
@@ -128,10 +136,12 @@ class FrontendContext(ProfileContext):
         return raw_request(self.run.options, self.workers_url, method, headers)
 
     def main(self) -> Reply:
-        """The first GET of the listing (cached; a broken-off exchange is remembered too)."""
+        """The first GET of the listing (cached; a broken-off exchange is remembered too): the
+        runner's probe of the target when it made one (SPEC §14.4), so no extra GET is sent."""
         if self._main is None and self._main_broken is None:
+            probed, self.run.first_get = self.run.first_get, None
             try:
-                self._main = self.get()
+                self._main = self.get(seen=probed)
             except Failed as exc:
                 self._main_broken = str(exc)
             else:

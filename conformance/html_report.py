@@ -163,7 +163,7 @@ def render_html(report: Report) -> str:
         parts.append("</table>")
     parts.append('<h2>Options</h2><table class="meta">')
     for key, value in report.options.items():
-        parts.append(f"<tr><td>{_e(key)}</td><td><code>{_e(value)}</code></td></tr>")
+        parts.append(f"<tr><td>{_e(key)}</td><td><code>{_e(_shown(value))}</code></td></tr>")
     parts.append(
         f"</table><p>Reproduce the whole run: <code>{_e(reproduce_command(report))}</code></p>"
     )
@@ -172,6 +172,21 @@ def render_html(report: Report) -> str:
         parts.append(f"<tr><td>{_e(key)}</td><td>{_e(value)}</td></tr>")
     parts.append("</table></body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _shown(value: object) -> str:
+    """An option's value as a reader writes it: ``-`` for none, items joined by commas, a
+    pair as ``NAME: VALUE`` (no Python reprs such as ``()`` or ``None``)."""
+    if value is None or value == () or value == []:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(
+            f"{v[0]}: {v[1]}" if isinstance(v, (list, tuple)) and len(v) == 2 else str(v)
+            for v in value
+        )
+    return str(value)
 
 
 def _target_table(report: Report) -> str:

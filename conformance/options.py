@@ -177,7 +177,9 @@ class Options:
     """Everything that decides what a run does (recorded in the JSON report)."""
 
     url: str | None = _text(
-        "url", "RL listener base URL, e.g. http://127.0.0.1:8001; without it, an embedded target"
+        "url",
+        "RL listener base URL, e.g. http://127.0.0.1:8001; without it, an embedded target",
+        "URL",
     )
     profiles: tuple[str, ...] = _option(
         (),
@@ -284,7 +286,7 @@ class Options:
     )
     waivers: str | None = _text(
         "--waivers",
-        "waiver file of known deviations (YAML): matched failures are reported as waived; a "
+        "waiver file of known deviations (YAML or JSON): matched failures are reported as waived; a "
         "bare name picks a shipped one: dynamo-1.6.1 (conformance/deviations/)",
         "FILE",
     )
@@ -384,6 +386,11 @@ class Options:
         """Refuse, before anything runs, what only the outside world can refuse: a URL the client
         would not use, an unreadable CA bundle or waiver file, an unknown check ID (ValueError)."""
         self.base_url()
+        if self.cacert and self.insecure:  # as discover refuses them together
+            raise ValueError(
+                "--cacert and --insecure exclude each other: verify against the CA bundle, or "
+                "do not verify at all"
+            )
         self._check_release()
         if self.cacert:
             from prime_rl_dynamo.http import verify_setting

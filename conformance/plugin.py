@@ -23,6 +23,8 @@ __all__ = ["ConformanceWarning"]
 _CHECK_PARAM = "rl_check"
 _REPORT = pytest.StashKey[Any]()
 _EMPTY = pytest.StashKey[str]()
+_LAST = pytest.StashKey[list[str]]()  # lines that stand after pytest's own summary
+_GIVEN = pytest.StashKey[bool]()  # some --rl-* option was given
 INCONCLUSIVE = 3  # like the CLI's; pytest itself uses 3 for an internal error
 NOTHING_CHECKED = 5  # pytest's "no tests collected"
 
@@ -46,7 +48,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # collection error; only when some are given, so other pytest runs pay nothing.
     from conformance.options import arguments, given
 
+    config.stash[_LAST] = []
     if any(given(config.getoption(keywords["dest"])) for _, keywords in arguments(pytest=True)):
+        config.stash[_GIVEN] = True
         _options(config)
 
 
@@ -69,9 +73,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     options = _options(metafunc.config)
     ids = [c.id for c in select_checks(options)]
     if not ids:
+        from conformance.options import pytest_spelling
         from conformance.runner import explain_empty
 
-        metafunc.config.stash[_EMPTY] = explain_empty(options)
+        metafunc.config.stash[_EMPTY] = pytest_spelling(explain_empty(options))
     metafunc.parametrize(_CHECK_PARAM, ids, ids=ids, indirect=True)
 
 
@@ -194,7 +199,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         from _pytest.junitxml import xml_key
         from _pytest.reports import TestReport
 
-        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
         xml = session.config.stash.get(xml_key, None)
         for w in expired:
             name = w["check"] or w["requirement"]
@@ -202,8 +206,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 f"waiver of {name} expired on {w['expires']}: "
                 "the run fails until the waiver is renewed or removed"
             )
-            if terminal is not None:
-                terminal.write_line(line)
+            session.config.stash[_LAST].append(line)
             if xml is not None:
                 where = ("conformance/waivers", None, f"waiver[{name}]")
                 nodeid = f"conformance/waivers::waiver[{name}]"
@@ -214,17 +217,36 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if exitstatus in (0, 5):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
+    from conformance.options import pytest_spelling
+
     empty = session.config.stash.get(_EMPTY, None)
     why = None
     if report is not None and report.verdict.value == "nothing-checked":
-        why = report.why_nothing_checked()
+        why = pytest_spelling(report.why_nothing_checked())
     elif report is None and empty is not None:
         why = empty
+    elif report is None and session.config.stash.get(_GIVEN, False) and not _selected(session):
+        # --rl-* options, yet no item of the suite was collected: the suite's items live in the
+        # conformance package, which pytest collects only when asked to
+        why = (
+            "--rl-* options were given, but no item of the conformance suite was collected: "
+            "add --pyargs conformance (pytest --pyargs conformance --rl-url URL)"
+        )
     if why is not None and exitstatus in (0, 5):
-        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
-        if terminal is not None:
-            terminal.write_line(f"nothing was checked: {why}")
+        session.config.stash[_LAST].append(f"nothing was checked: {why}")
         session.exitstatus = NOTHING_CHECKED
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # After pytest's own summary line, on a line of their own: what the run's outcome means.
+    lines = config.stash.get(_LAST, [])
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if not lines or terminal is None:
+        return
+    terminal.ensure_newline()
+    for line in lines:
+        terminal.write_line(line)
 
 
 @pytest.fixture(scope="session")

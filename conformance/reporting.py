@@ -107,7 +107,10 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     console = console or Console(width=160)
     report = report.shown()  # the target's text, escaped for a terminal
     if report.inconclusive:
-        console.print(f"[bold magenta]{report.inconclusive}[/]", highlight=False)
+        # one line whatever the width: a grep, a CI log or a test reads it whole
+        console.print(
+            f"[bold magenta]{escape(report.inconclusive)}[/]", highlight=False, soft_wrap=True
+        )
     if report.incomplete:
         console.print(
             f"[bold magenta]interrupted[/]: partial report, {plural(len(report.results), 'check')} done, "
@@ -115,14 +118,21 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
             highlight=False,
         )
     console.print(
-        f"[bold]{header(report)}[/bold]"
+        f"[bold]{escape(header(report))}[/bold]"
         f"  (seed {report.seed}, strict={bool(report.options.get('strict'))})",
         highlight=False,
     )
     for profile, what in (report.target.get("profiles") or {}).items():
-        console.print(f"  {profile}: {what}", highlight=False)
+        console.print(f"  {profile}: {escape(what)}", highlight=False)
     for note in report.target.get("notes", []):
-        console.print(f"  note: {note}", highlight=False)
+        console.print(f"  note: {escape(note)}", highlight=False)
+    if report.client_log:
+        levels = dict.fromkeys(r["level"] for r in report.client_log)
+        console.print(
+            f"  client log: {plural(len(report.client_log), 'record')} "
+            f"({', '.join(levels)}) captured into the JSON report (client_log)",
+            highlight=False,
+        )
     unreachable = bool(report.inconclusive) and all(
         r.status in (Status.ERROR, Status.SKIP) for r in report.results
     )
@@ -179,7 +189,9 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     verdict = report.verdict
     console.print(f"{_VERDICT[verdict]}: {summary}", highlight=False)
     if verdict is Verdict.NOTHING_CHECKED:
-        console.print(f"  nothing was checked: {report.why_nothing_checked()}", highlight=False)
+        console.print(  # markup off: "[dynamo]" of a pip line is no style
+            f"  nothing was checked: {report.why_nothing_checked()}", markup=False, highlight=False
+        )
     if verdict is Verdict.NOT_CONFORMANT and report.failed_requirements():
         console.print(f"  failed requirements: {', '.join(report.failed_requirements())}")
     waived = [r.requirement for r in report.by_status(Status.WAIVED)]
@@ -193,12 +205,10 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
                 + (f" on {w['expires']}: {_EXPIRED}" if w["state"] == "expired" else ""),
                 highlight=False,
             )
-    if verdict is not Verdict.CONFORMANT:
-        # Wrapped as the shell reads it, so that a copied line still runs.
-        words = ["  reproduce:", *_reproduce_words(report)]
-        console.print(
-            shell_lines(words, console.width), markup=False, highlight=False, soft_wrap=True
-        )
+    # Every verdict, a conformant one too (its seed reruns the same choices); wrapped as the
+    # shell reads it, so that a copied line still runs.
+    words = ["  reproduce:", *_reproduce_words(report)]
+    console.print(shell_lines(words, console.width), markup=False, highlight=False, soft_wrap=True)
 
 
 _EXPIRED = "the run fails until the waiver is renewed or removed"
@@ -305,7 +315,10 @@ def write_junit(report: Report, path: str | Path) -> Path:
             elif r.status == Status.WAIVED:
                 counts["skipped"] += 1
                 case.set("status", "waived")
-                ET.SubElement(case, "skipped", message=_first(r.message), type="waived")
+                # "waived (reason); found fail:" ends in a colon: the first line of what was
+                # found follows it, so the message says what was waived
+                waived = " ".join(line.strip() for line in r.message.splitlines()[:2])
+                ET.SubElement(case, "skipped", message=_first(waived), type="waived")
                 ET.SubElement(case, "system-out").text = r.message
             elif r.status == Status.WARN:
                 # JUnit has no warning outcome and a passing case shows as passed whatever its

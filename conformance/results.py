@@ -16,6 +16,7 @@ from typing import Any
 
 from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.redaction import scrub
+from prime_rl_dynamo.text import plural
 
 __all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "iso_time"]
 
@@ -117,6 +118,8 @@ class Report:
     inconclusive: str | None = None  # one line: why nothing could be decided (unreachable, ...)
     nothing_checked: str | None = None  # why no check was selected, when none was
     waivers: list[dict[str, Any]] = field(default_factory=list)  # the waiver file, as applied
+    #: what the client under test logged, warnings and worse: {run, level, logger, thread, message}
+    client_log: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def verdict(self) -> Verdict:
@@ -138,7 +141,10 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """0 conformant, 1 not conformant, 3 inconclusive, 4 nothing checked (EXIT_CODES)."""
+        """0 conformant, 1 not conformant, 3 inconclusive, 4 nothing checked (EXIT_CODES); 130
+        for an interrupted run, as the process exits (its verdict stays inconclusive)."""
+        if self.incomplete:
+            return ExitCode.INTERRUPTED
         return EXIT_CODES[self.verdict]
 
     def why_nothing_checked(self) -> str:
@@ -168,8 +174,24 @@ class Report:
         return [w for w in self.waivers if w.get("state") == "expired"]
 
     def failed_requirements(self) -> list[str]:
-        """Requirement IDs with at least one failing check, in run order."""
-        return list(dict.fromkeys(r.requirement for r in self.by_status(Status.FAIL)))
+        """What makes this run not ok, so that ``assert report.ok, report.failed_requirements()``
+        says why: requirement IDs with a failing check or an expired waiver (in run order), then
+        one entry for each run-wide reason, which holds a space as no ID does:
+        ``interrupted: ...``, ``inconclusive: ...``, ``nothing checked: ...``.
+        Empty exactly when the run is ok."""
+        failed = [r.requirement for r in self.by_status(Status.FAIL)]
+        failed += [str(w.get("requirement") or "") for w in self.expired_waivers()]
+        out = [req for req in dict.fromkeys(failed) if req]
+        if self.incomplete:
+            out.append(f"interrupted: {plural(len(self.not_run), 'check')} not run")
+        errors = self.by_status(Status.ERROR)
+        if self.inconclusive or (errors and not self.incomplete):
+            why = self.inconclusive or (errors[0].message.splitlines() or [""])[0]
+            checks = f"{plural(len(errors), 'check')} in error" if errors else "no check concluded"
+            out.append(f"inconclusive: {checks}: {why}")
+        if not out and self.verdict is Verdict.NOTHING_CHECKED:
+            out.append(f"nothing checked: {self.why_nothing_checked()}")
+        return out
 
     def by_requirement(self) -> dict[str, list[Result]]:
         """Results grouped by requirement ID, in first-seen order."""
@@ -206,6 +228,7 @@ class Report:
             "counts": self.counts(),
             "failed_requirements": self.failed_requirements(),
             "waivers": self.waivers,
+            "client_log": scrub(self.client_log),
             "results": [r.to_dict() for r in self.results],
         }
 

@@ -330,12 +330,10 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
             "does not run against the reference"
         )
     if not dynamo_available():
-        from conformance.runner import dynamo_unavailable
+        from conformance.runner import dynamo_hint, dynamo_unavailable
 
-        raise Skipped(
-            f"{dynamo_unavailable()} (pip install 'prime-rl-dynamo[dynamo]'): "
-            "the roundtrip needs the real Dynamo runtime"
-        )
+        reason = dynamo_unavailable() or "real Dynamo is not available"
+        raise Skipped(f"{dynamo_hint(reason)}; the roundtrip checks real Dynamo end to end")
     from prime_rl_dynamo.harness import start_dynamo_fleet
     from prime_rl_dynamo.strategies import sample, topologies
     from prime_rl_dynamo.topology import topology_from_dict

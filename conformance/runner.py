@@ -53,6 +53,10 @@ class RunContext:
     url: str | None = None  # RL listener base URL of the target (frontend/workers profiles)
     fleet: Fleet | None = None  # the embedded fleet, when the suite stood one up
     notes: list[str] = field(default_factory=list)
+    # the probe's GET of the listing (or how it broke off): the frontend profile's first GET
+    first_get: Any = None
+    # what the client under test logged (warnings and worse), per run: the report's client_log
+    client_log: list[dict[str, Any]] = field(default_factory=list)
 
     def observe(self, headers: dict[str, str], parsed: Any) -> None:
         """Record what the target says about itself (first listing reply only): its Server
@@ -138,6 +142,13 @@ def _versions() -> dict[str, str]:
     return out
 
 
+#: What to do when real Dynamo is asked for and the dynamo extra is missing.
+DYNAMO_EXTRA = (
+    "real Dynamo needs the dynamo extra: pip install 'prime-rl-dynamo[dynamo]' "
+    "(from a checkout: pip install -e '.[dynamo]')"
+)
+
+
 def dynamo_unavailable() -> str | None:
     """Why the suite cannot stand up real Dynamo here (one line), or None when it can: the
     runtime and the harness import, and the installed release can host a stub fleet."""
@@ -153,6 +164,11 @@ def dynamo_unavailable() -> str | None:
     except UnsupportedReleaseError as exc:
         return str(exc)
     return None
+
+
+def dynamo_hint(reason: str) -> str:
+    """What to do about ``dynamo_unavailable()``'s reason: the extra to install, when missing."""
+    return DYNAMO_EXTRA if reason == "the dynamo extra is not importable" else reason
 
 
 def dynamo_available() -> bool:
@@ -178,6 +194,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         run.target = {"kind": "url", "url": run.url}
         if run.url and set(LISTING_PROFILES) & set(profiles):
             _preflight(run.url, opts.timeout)
+            _looks_like_a_listener(run, run.url)
         yield
         return
     if not set(LISTENER_PROFILES) & set(profiles):
@@ -186,6 +203,10 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
             run.target["dynamo_release"] = dynamo_release()
         yield
         return
+    missing = dynamo_unavailable() if opts.target == "dynamo" else None
+    if missing is not None:
+        run.target = {"kind": "dynamo", "description": f"real Dynamo ({missing})"}
+        raise TargetUnreachable(f"--target dynamo: {dynamo_hint(missing)}")
     use_dynamo = opts.target == "dynamo" or (opts.target == "auto" and dynamo_available())
     if use_dynamo:
         from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
@@ -221,7 +242,8 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
 
 
 class TargetUnreachable(Exception):
-    """Nothing listens at the target URL: no check can decide anything (the run is inconclusive)."""
+    """Nothing listens at the target URL, or nothing there looks like an RL listener (SPEC §14.4):
+    no check can decide anything (the run is inconclusive)."""
 
 
 def _preflight(base: str, timeout: float) -> None:
@@ -244,6 +266,18 @@ def _preflight(base: str, timeout: float) -> None:
         ) from None
     except OSError as exc:
         raise TargetUnreachable(f"cannot connect to {base}: {exc.strerror or exc}") from None
+
+
+def _looks_like_a_listener(run: RunContext, base: str) -> None:
+    # A wrong port or path is the operator's mistake, not the target's (SPEC §14.4).
+    from conformance._http import target_client
+    from conformance.listener import not_a_listener
+
+    with target_client(run.options, base) as client:
+        problem, run.first_get = not_a_listener(client, base)
+    if problem is not None:
+        run.notes.extend(problem.notes)
+        raise TargetUnreachable(problem.line)
 
 
 def _profile_target(name: str, run: RunContext) -> str:
@@ -386,7 +420,10 @@ def run(
     except Exception as exc:  # the embedded target could not be stood up
         done = {r.check for r in report.results}
         rest = [c for c in chosen if c.id not in done]
-        report.target = report.target or {"kind": "unavailable"}
+        report.target = report.target or {
+            "kind": "unavailable",
+            "description": "the embedded target (it could not be stood up)",
+        }
         why = f"the target could not be stood up: {type(exc).__name__}: {exc}"
         report.inconclusive = why.splitlines()[0]
         report.extend(_whole_profile(rest, Status.ERROR, why))
@@ -397,6 +434,7 @@ def run(
     if waivers:
         report.results[:], report.waivers = apply_waivers(report.results, waivers)
     report.target.setdefault("notes", []).extend(run_ctx.notes)
+    report.client_log = run_ctx.client_log
     if opts.target_version:
         report.target["target_version"] = opts.target_version
     report.finished = time.time()

@@ -127,7 +127,11 @@ def _parse(source: Path) -> Any:
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
-        raise WaiverError(f"waiver file {source}: {exc.strerror or exc}") from None
+        shipped = ", ".join(sorted(p.stem for p in BUNDLED.glob("*.yaml")))
+        raise WaiverError(
+            f"waiver file {source}: {exc.strerror or exc}; a bare name picks a shipped file: "
+            f"{shipped} (conformance/deviations/)"
+        ) from None
     except UnicodeDecodeError as exc:
         raise WaiverError(
             f"waiver file {source}: expected UTF-8 text; found byte 0x{exc.object[exc.start]:02x} "

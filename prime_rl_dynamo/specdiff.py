@@ -244,6 +244,7 @@ def diff_paths(old: Path, new: Path) -> DiffReport:
         elif new_doc is None:
             changes.append(Change(name, "", "document removed", name, BREAKING, BREAKING))
         else:
+            _same_kind(old_path, old_doc, new_path, new_doc)
             try:
                 changes.extend(diff_documents(name, old_doc, new_doc))
             except RecursionError:
@@ -252,6 +253,33 @@ def diff_paths(old: Path, new: Path) -> DiffReport:
                     f"end within {_MAX_DEPTH} levels; found a reference cycle or deeper nesting"
                 ) from None
     return DiffReport(old_version, new_version, changes)
+
+
+def _kind(document: Any) -> str:
+    return (
+        "an OpenAPI document"
+        if isinstance(document, Mapping) and "openapi" in document
+        else ("a JSON Schema")
+    )
+
+
+def _same_kind(old_path: Any, old: Any, new_path: Any, new: Any) -> None:
+    """ValueError (a usage error) when one side is an OpenAPI document and the other a JSON
+    Schema: their differences would read as operations added or removed, not as changes."""
+    if _kind(old) != _kind(new):
+        raise ValueError(
+            f"{old_path} is {_kind(old)} and {new_path} is {_kind(new)}: compare two JSON "
+            "Schemas or two OpenAPI documents (or two contract directories)"
+        )
+
+
+def _swapped(detail: str) -> str:
+    """A response's detail said of a request, where the client writes and the server reads."""
+    return re.sub(
+        r"\b(client|server)(s?)\b",
+        lambda m: ("server" if m[1] == "client" else "client") + m[2],
+        detail,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -1068,7 +1096,7 @@ def _diff_parameters(op: _Operation) -> Iterator[Change]:
             op.name, op.old, op.new, p_old.get("schema", {}), p_new.get("schema", {})
         ).run():
             yield Change(
-                op.name, f"{label}{change.location}", change.kind, change.detail,
+                op.name, f"{label}{change.location}", change.kind, _swapped(change.detail),
                 change.servers, change.clients,
             )  # fmt: skip
 
@@ -1167,7 +1195,8 @@ def _diff_content(
         where = f"{label} {media}" if request else label
         for change in diff.run():
             yield Change(
-                op.name, f"{where} {change.location or '/'}", change.kind, change.detail,
+                op.name, f"{where} {change.location or '/'}", change.kind,
+                _swapped(change.detail) if request else change.detail,
                 *((change.servers, change.clients) if request else (change.clients, change.servers)),
             )  # fmt: skip
 

@@ -30,12 +30,41 @@ def test_plan_table_from_real_sample(capsys: pytest.CaptureFixture[str]) -> None
     code, out, _ = cli(capsys, "plan", PD, "--inference-world-size", "8")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["engine", "admin_base_url", "world_size", "rank_offset", "ranks"]
+    header = ["engine", "admin_base_url", "world_size", "rank_offset", "inference", "ranks"]
+    assert lines[0].split() == [*header, "group", "ranks"]
     assert lines[1].startswith("dynamo.decode.rl#") and lines[1].endswith(
-        "4           0            [0, 4)"
+        "4           0            [0, 4)           [1, 5)"
     )
-    assert lines[2].endswith("[4, 6)") and lines[3].endswith("[6, 8)")
-    assert "group_world_size 9 (prime-nccl, trainer rank 0)" in lines[-1]
+    assert lines[2].endswith("[4, 6)           [5, 7)") and lines[3].endswith(
+        "[6, 8)           [7, 9)"
+    )
+    assert "group_world_size 9 (prime-nccl, trainer group rank 0)" in lines[-1]
+
+
+def test_plan_names_group_and_inference_ranks_for_vllm_native(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # rank_offset 1 beside inference ranks [0, 4) is no off-by-one: the offset is the group rank.
+    code, out, _ = cli(
+        capsys, "plan", PD, "--inference-world-size", "8", "--convention", "vllm-native-nccl"
+    )
+    assert code == 0
+    first = out.splitlines()[1].split()
+    assert first[-5:] == ["1", "[0,", "4)", "[1,", "5)"]
+
+
+def test_plan_refuses_filesystem_with_the_reason_and_does_not_offer_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as refused:
+        main(["plan", PD, "--inference-world-size", "8", "--convention", "filesystem"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "'filesystem' weight transfers have no rank plan" in err
+    assert "unknown" not in err
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    assert "filesystem" not in capsys.readouterr().out
 
 
 def test_plan_json_native(capsys: pytest.CaptureFixture[str]) -> None:

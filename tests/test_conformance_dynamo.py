@@ -61,6 +61,21 @@ def test_strict_turns_dynamos_should_misses_into_failures(fleet: Any) -> None:
     assert result.status is Status.FAIL and "text/plain" in result.message
 
 
+@pytest.mark.parametrize("port", ["openai", "system"])
+def test_dynamos_other_ports_are_inconclusive_not_a_dynamo_bug(fleet: Any, port: str) -> None:
+    # SPEC §14.4: the OpenAI frontend port and a worker's system port serve no /v1/rl/workers.
+    url = fleet.http_url if port == "openai" else fleet.engines[0].system_url
+    report = conformance.run(url=url, profiles=["frontend"], load_clients=1, load_requests=1)
+    assert report.verdict.value == "inconclusive" and report.exit_code == 3
+    assert report.inconclusive == (
+        f"nothing serves /v1/rl/workers at {url} (HTTP 404): "
+        "is this Dynamo's RL listener (`DYN_RL_PORT`)?"
+    )
+    assert not report.by_status(Status.FAIL)
+    named = "OpenAI-compatible" if port == "openai" else "system server"
+    assert any(named in note for note in report.target["notes"]), report.target["notes"]
+
+
 def test_roundtrip_listing_equals_generated_fleets_and_follows_churn() -> None:
     report = conformance.run(profiles=["roundtrip"], topologies=1, seed=2)
     by_check = {r.check: r for r in report.results}

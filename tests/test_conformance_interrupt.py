@@ -48,6 +48,9 @@ def test_sigint_writes_a_partial_report_marked_incomplete(tmp_path: Path) -> Non
     assert "interrupted: partial report" in out
     data = json.loads(report.read_text())
     assert data["incomplete"] is True and data["verdict"] == "inconclusive"
+    assert data["exit_code"] == proc.returncode == 130  # the JSON says what the process did
+    assert data["failed_requirements"][-1].startswith("interrupted: ")
+    assert not data["ok"]
     done = {r["check"]: r["status"] for r in data["results"]}
     assert done["HTTP-1::status-and-content-type"] == "pass"
     assert "HTTP-2::head" in data["not_run"] and "HTTP-2::head" not in done

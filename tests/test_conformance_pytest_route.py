@@ -122,8 +122,23 @@ def test_a_bad_option_is_pytests_usage_error_like_the_clis(
 def test_nothing_checked_exits_5_and_says_why(broken: Any) -> None:
     proc = _pytest(broken.frontend_url, "--rl-requirement", "RANK-6")
     assert proc.returncode == 5, proc.stdout[-2000:]
-    assert "nothing was checked: no check was selected: RANK-6 is checked only by the client" in (
-        proc.stdout
+    last = proc.stdout.splitlines()[-1]  # last, on its own line, after pytest's summary
+    assert last.startswith("nothing was checked: no check was selected: RANK-6 is checked only")
+    assert last.endswith("add --rl-profile client)")  # the pytest spelling, not the CLI's
+    assert "%]nothing" not in proc.stdout
+
+
+def test_rl_options_without_the_suite_collected_say_so_and_exit_5(tmp_path: Path) -> None:
+    # `pytest --rl-url X` without --pyargs conformance collects nothing of the suite
+    without_suite = [a for a in PYTEST_ROUTE if a not in ("--pyargs", "conformance")]
+    proc = subprocess.run(
+        [*without_suite, "--rl-url", "http://127.0.0.1:9"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=ENV, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == (
+        "nothing was checked: --rl-* options were given, but no item of the conformance suite "
+        "was collected: add --pyargs conformance (pytest --pyargs conformance --rl-url URL)"
     )
 
 

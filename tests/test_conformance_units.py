@@ -131,7 +131,11 @@ def test_junit_and_json_reports_parse(tmp_path: Path) -> None:
     assert junit.find(".//failure").get("type") == "HTTP-2"  # type: ignore[union-attr]
     data = json.loads(write_json(report, tmp_path / "r.json").read_text())
     assert data["seed"] == 42 and data["ok"] is False
-    assert data["failed_requirements"] == ["HTTP-2"]
+    # the fail, then the error: both keep the run from being ok
+    assert data["failed_requirements"] == [
+        "HTTP-2",
+        "inconclusive: 1 check in error: error because",
+    ]
     assert data["counts"] == {"pass": 1, "skip": 1, "waived": 0, "warn": 1, "fail": 1, "error": 1}
     assert "--seed 42" in data["reproduce"]
 

@@ -34,6 +34,15 @@ def test_setup_commands_are_make_targets_and_ci_runs_the_test_one() -> None:
         assert f"make {target}" in README
         assert re.search(rf"^{target}:", makefile, flags=re.M), target
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    # exactly two set-up commands; `make setup` is named, as their first step, not as a third
+    setup = README.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    block = setup.split("```bash", 1)[1].split("```", 1)[0]
+    assert [line.split()[:2] for line in block.strip().splitlines()] == [
+        ["make", "conformance"],
+        ["make", "test"],
+    ]
+    assert "`make setup`" in setup and re.search(r"^setup:", makefile, flags=re.M)
+    assert re.search(r"^(conformance|test): setup\b", makefile, flags=re.M)
 
 
 @pytest.mark.integration

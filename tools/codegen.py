@@ -165,7 +165,9 @@ def render(schema: dict[str, Any] | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.codegen", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.codegen", allow_abbrev=False, description=__doc__
+    )
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if _models.py differs from the schema"
     )

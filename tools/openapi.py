@@ -187,6 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write (or with ``--check`` verify) schema/openapi/*.openapi.json."""
     parser = argparse.ArgumentParser(
         prog="python -m tools.openapi",
+        allow_abbrev=False,
         description="Generate the OpenAPI documents of schema/openapi/ from their templates and "
         "the JSON Schemas of schema/.",
     )

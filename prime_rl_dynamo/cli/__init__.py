@@ -46,7 +46,9 @@ _EXTRA_OF = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(
+    from prime_rl_dynamo.cli._parser import Parser
+
+    parser = Parser(
         prog="prime-rl-dynamo",
         description="The Dynamo <-> Prime-RL discovery contract: validate, plan, discover, "
         "serve a reference fleet, run real Dynamo, check conformance.",

@@ -80,6 +80,13 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.requirements import resolve_requirements
 
     console = make_console()
+    if args.markdown and not args.list:  # not a run: a whole all-profile run is minutes long
+        print(
+            "prime-rl-dynamo conformance: --markdown only applies to --list "
+            "(conformance --list --markdown prints docs/conformance-matrix.md)",
+            file=sys.stderr,
+        )
+        return ExitCode.USAGE
     if args.list:
         if args.markdown:
             sys.stdout.write(matrix_markdown(all_checks()))
@@ -119,6 +126,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         complain("conformance", str(exc))
         return ExitCode.USAGE
+    from conformance.runner import dynamo_hint, dynamo_unavailable
+
+    missing = dynamo_unavailable() if options.target == "dynamo" else None
+    if missing is not None:
+        print(
+            f"prime-rl-dynamo conformance: --target dynamo: {dynamo_hint(missing)}", file=sys.stderr
+        )
+        return ExitCode.USAGE
     if args.quiet or not console.is_terminal:
         report = run_suite(options=options)
     else:
@@ -142,9 +157,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return ExitCode.USAGE
-    if report.incomplete:
-        return ExitCode.INTERRUPTED
-    return report.exit_code
+    return report.exit_code  # 130 when interrupted, as the JSON report says
 
 
 def check_writable(flag: str, path: str) -> None:

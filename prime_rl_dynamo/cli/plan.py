@@ -19,9 +19,23 @@ from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES
 from prime_rl_dynamo.text import plural
 
-#: The configuration's weight_broadcast spellings (``nccl`` is ``prime-nccl``; ``filesystem`` is
-#: accepted and refused with its reason: it has no rank plan).
-CONVENTIONS = tuple(WEIGHT_BROADCAST_TYPES)
+#: The configuration's weight_broadcast spellings that have a rank plan (``nccl`` is
+#: ``prime-nccl``). ``filesystem`` has none: it is not offered, and refused with that reason.
+CONVENTIONS = tuple(name for name, convention in WEIGHT_BROADCAST_TYPES.items() if convention)
+
+
+def convention_name(value: str) -> str:
+    """``--convention``'s type: a name of CONVENTIONS; a usage error that says why otherwise."""
+    if value in CONVENTIONS:
+        return value
+    if value in WEIGHT_BROADCAST_TYPES:  # filesystem: a real weight_broadcast, no ranks
+        raise argparse.ArgumentTypeError(
+            f"{value!r} weight transfers have no rank plan (the trainer writes files, no rank "
+            f"takes part); plan one of {', '.join(CONVENTIONS)}"
+        )
+    raise argparse.ArgumentTypeError(
+        f"unknown convention {value!r}; expected one of {', '.join(CONVENTIONS)}"
+    )
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +54,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--convention",
-        choices=CONVENTIONS,
+        type=convention_name,
+        metavar="{" + ",".join(CONVENTIONS) + "}",
         default="prime-nccl",
         help="rank numbering of the weight broadcast, spelled as weight_broadcast in the "
         "configuration (default: prime-nccl; nccl is the same)",
@@ -76,7 +91,13 @@ def render(plan: Any, *, as_json: bool, extra: dict[str, Any] | None = None) -> 
         data = {**extra, **data}
     if as_json:
         return json.dumps(data, indent=2)
-    rows = [("engine", "admin_base_url", "world_size", "rank_offset", "ranks")]
+    # "ranks" are inference ranks (0-based in every convention); in a collective group the
+    # trainer is rank 0, so an engine's group ranks are its inference ranks + 1. rank_offset is
+    # what the engine is sent: the first inference rank, or the first group rank (vLLM native).
+    trainer = data["trainer_rank"]
+    rows = [
+        ("engine", "admin_base_url", "world_size", "rank_offset", "inference ranks", "group ranks")
+    ]
     for e in data["engines"]:
         start, stop = e["ranks"]
         rows.append(
@@ -86,6 +107,7 @@ def render(plan: Any, *, as_json: bool, extra: dict[str, Any] | None = None) -> 
                 str(e["world_size"]),
                 str(e["rank_offset"]),
                 f"[{start}, {stop})",
+                f"[{start + 1}, {stop + 1})" if trainer is not None else "- (no group)",
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -93,8 +115,7 @@ def render(plan: Any, *, as_json: bool, extra: dict[str, Any] | None = None) -> 
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
-    trainer = data["trainer_rank"]
-    tail = f"trainer rank {trainer}" if trainer is not None else "no collective group"
+    tail = f"trainer group rank {trainer}" if trainer is not None else "no collective group"
     lines.append(
         f"{plural(len(data['engines']), 'engine')}, inference_world_size {data['inference_world_size']}, "
         f"group_world_size {data['group_world_size']} ({data['convention']}, {tail})"

@@ -5,7 +5,9 @@ a Rust test reading the vectors): the same files the validator loads, from the c
 installed wheel. 'list' names every file; 'path NAME' prints one file's absolute path, where NAME
 is a relative name (``openapi/rl-frontend.openapi.json``), a file name
 (``rl-frontend.openapi.json``), a short name (``rl-frontend``) or a directory (``openapi``,
-``.``). Exit 0, or 2 for an unknown NAME.
+``.``). ``schemathesis.toml`` names the suite's schemathesis configuration, so that
+``schemathesis --config-file "$(prime-rl-dynamo schema path schemathesis.toml)" run ...`` works
+from any directory. Exit 0, or 2 for an unknown NAME.
 """
 
 from __future__ import annotations
@@ -89,7 +91,19 @@ def resolve(name: str) -> Path:
     if len(matches) == 1:
         return schema_dir() / matches[0]
     if matches:
-        raise LookupError(f"{name!r} names several bundled files: {', '.join(matches)}")
+        # every file the name could mean, not only those one rule matched (requirements.v2.json
+        # has no short name, yet `requirements` means it as much as requirements.v1.json)
+        frozen = any(n.startswith("frozen/") for n in matches)
+        alike = [
+            n
+            for n in names
+            if n.rsplit("/", 1)[-1].startswith(wanted + ".")
+            and (frozen or not n.startswith("frozen/"))
+        ]
+        every = list(dict.fromkeys([*matches, *alike]))
+        raise LookupError(
+            f"{name!r} names several bundled files: {', '.join(every)} (give one of them)"
+        )
     candidates = dict.fromkeys(names + [_short(n) for n in names] + [_stem(n) for n in names])
     close = difflib.get_close_matches(wanted, list(candidates), n=3)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
@@ -105,6 +119,14 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "list":
         for name in bundled_names():
             print(schema_dir() / name if args.paths else name)
+        return ExitCode.OK
+    if args.name.strip() in (
+        "schemathesis.toml",
+        "schemathesis",
+    ):  # the suite's, not the contract's
+        import conformance
+
+        print(Path(conformance.__file__).resolve().parent / "schemathesis.toml")
         return ExitCode.OK
     try:
         print(resolve(args.name))

@@ -24,26 +24,48 @@ def add_parser(subparsers: Any) -> None:
         "serve",
         __doc__,
         run,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Help,
         epilog=_fault_help(),
     )
-    parser.add_argument("--topology", metavar="FILE", help="topology file (default: W=16 fleet)")
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
     parser.add_argument(
-        "--port", type=port_number, default=8001, help="RL listener port (0: any free)"
+        "--topology", metavar="FILE", help="topology file (default: the W=16 fleet)"
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="loopback address to bind (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--port",
+        type=port_number,
+        default=8001,
+        help="RL listener port (default: %(default)s; 0: any free port)",
     )
     parser.add_argument(
         "--fault",
         action="append",
         default=[],
         metavar="NAME[=VALUE][:COUNT]",
-        help="fault of the RL listener (repeatable)",
+        help="fault of the RL listener (repeatable; default: none)",
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed for ids and faults")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="seed for ids and faults (default: random)"
+    )
     parser.add_argument("--json", action="store_true", help="print the addresses as JSON")
     parser.add_argument(
         "--record", metavar="FILE", help="also append every request received to FILE (JSON lines)"
     )
+
+
+class _Help(argparse.HelpFormatter):
+    """Wraps the description to the terminal; keeps the fault table's lines as they are."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        fill = super()._fill_text
+        return "\n\n".join(
+            "\n".join(indent + line for line in part.splitlines())
+            if part.startswith("faults:")
+            else fill(part, width, indent)
+            for part in text.split("\n\n")
+        )
 
 
 def port_number(text: str) -> int:
@@ -107,6 +129,12 @@ def _lines(info: dict[str, Any]) -> list[str]:
         f"discovery     {info['discovery_url']}",
         f"W             {info['inference_world_size']}",
     ]
+    erring = [e["key"] for e in info["engines"] if e["listed"] and e.get("reply_error")]
+    if erring:  # listed with an error, they keep every client waiting (READY-1)
+        lines[-1] += (
+            f"  (never ready: {', '.join(erring)} listed with an error, and a client waits "
+            "until no matching worker has one, READY-1)"
+        )
     if info["faults"]:
         lines.append(f"faults        {' '.join(info['faults'])}")
     for engine in info["engines"]:

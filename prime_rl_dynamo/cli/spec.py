@@ -68,4 +68,10 @@ def run_diff(args: argparse.Namespace) -> int:
                 f"{entry.get('kind')} matches no change"
             )
         print(report.verdict())
+        if args.accept is None and not report.ok and report.breaking:
+            print(
+                "  a breaking change no conformant peer can notice may stay under the same "
+                "protocol_version only when written down with its reason: --accept FILE "
+                "(schema/frozen/v1-accepted.json holds the released contract's; docs/spec-diff.md)"
+            )
     return ExitCode.OK if report.ok else ExitCode.FAIL

@@ -35,7 +35,9 @@ async def _main(http_host: str, http_port: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the frontend process."""
-    parser = argparse.ArgumentParser(prog="python -m prime_rl_dynamo.harness.frontend")
+    parser = argparse.ArgumentParser(
+        prog="python -m prime_rl_dynamo.harness.frontend", allow_abbrev=False
+    )
     parser.add_argument("--http-host", default="127.0.0.1")
     parser.add_argument("--http-port", type=int, required=True)
     args = parser.parse_args(argv)

@@ -323,7 +323,9 @@ async def _main(spec_path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the stub worker process."""
-    parser = argparse.ArgumentParser(prog="python -m prime_rl_dynamo.harness.stub_worker")
+    parser = argparse.ArgumentParser(
+        prog="python -m prime_rl_dynamo.harness.stub_worker", allow_abbrev=False
+    )
     parser.add_argument("--spec", required=True, type=Path, help="JSON spec written by the harness")
     args = parser.parse_args(argv)
     die_with_parent()

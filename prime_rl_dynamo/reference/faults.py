@@ -63,6 +63,15 @@ FAULTS: dict[str, tuple[str | None, str]] = {
 #: apply to them: they act on every request of their kind).
 ENGINE_FAULTS = ("system-health-text", "engine-status", "engine-text", "admin-health")
 
+
+def _nearest(given: str | None, known: Iterable[str]) -> str:
+    """``" (did you mean X?)"`` for the closest of ``known`` ('' when none is close)."""
+    import difflib
+
+    close = difflib.get_close_matches(str(given), list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 # Faults whose value is a number, with the smallest value that makes sense.
 _NUMERIC: dict[str, float] = {
     "latency": 0,
@@ -138,7 +147,8 @@ def parse_fault(text: str) -> Fault:
     name, value, count = match["name"], match["value"], match["count"]
     if name not in FAULTS:
         raise ConfigError(
-            f"fault {text!r}: unknown name {name!r}; expected one of {sorted(FAULTS)}"
+            f"fault {text!r}: unknown name {name!r}{_nearest(name, FAULTS)}; expected one of "
+            f"{sorted(FAULTS)}"
         )
     wanted, _ = FAULTS[name]
     if value == "":
@@ -169,7 +179,8 @@ def parse_fault(text: str) -> Fault:
 
         if value not in BREAKS:
             raise ConfigError(
-                f"fault {text!r}: no body breaks requirement {value!r}; expected one of "
+                f"fault {text!r}: no body breaks requirement {value!r}{_nearest(value, BREAKS)}; "
+                "expected one of "
                 f"{', '.join(BREAKS)}"
             )
     if name == "break-v2":
@@ -177,14 +188,16 @@ def parse_fault(text: str) -> Fault:
 
         if value not in V2_BREAKS:
             raise ConfigError(
-                f"fault {text!r}: no v2 break for {value!r}; expected one of {', '.join(V2_BREAKS)}"
+                f"fault {text!r}: no v2 break for {value!r}{_nearest(value, V2_BREAKS)}; expected "
+                f"one of {', '.join(V2_BREAKS)}"
             )
     if name == "variant":
         from prime_rl_dynamo.reference.variants import VARIANT_BODIES
 
         if value not in VARIANT_BODIES:
             raise ConfigError(
-                f"fault {text!r}: no known v1 variant {value!r}; expected one of "
+                f"fault {text!r}: no known v1 variant {value!r}{_nearest(value, VARIANT_BODIES)}; "
+                "expected one of "
                 f"{', '.join(VARIANT_BODIES)}"
             )
     first = int(match["first"]) if match["first"] is not None else 1

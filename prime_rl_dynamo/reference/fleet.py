@@ -532,6 +532,7 @@ class ReferenceFleet(Fleet):
                     "world_size": e.world_size,
                     "system_url": e.system_url,
                     "admin_base_url": e.admin_base_url,
+                    "reply_error": e.spec.faults.reply_error,
                 }
                 for e in self.engines
             ],

@@ -445,7 +445,9 @@ def update_text(text: str, rendered: dict[str, str], *, where: str = "") -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Rewrite the blocks (or, with --check, list the files whose blocks drifted)."""
-    parser = argparse.ArgumentParser(prog="python -m tools.bench.docs", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.bench.docs", allow_abbrev=False, description=__doc__
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a block is stale")
     parser.add_argument("--report", type=Path, default=REPO / REPORT, help="the bench JSON")
     parser.add_argument(

@@ -16,7 +16,7 @@ import threading
 
 def main(argv: list[str] | None = None) -> int:
     """Start the fleet, announce it on stdout, serve until stdin closes."""
-    parser = argparse.ArgumentParser(prog="python -m tools.bench.fleet_server")
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.fleet_server", allow_abbrev=False)
     parser.add_argument("topology", help="topology as a JSON document (topology.v1 format)")
     parser.add_argument("--max-seconds", type=float, default=1800.0)
     args = parser.parse_args(argv)

@@ -141,7 +141,9 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print a stored report as Markdown."""
-    parser = argparse.ArgumentParser(prog="python -m tools.bench.markdown", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.bench.markdown", allow_abbrev=False, description=__doc__
+    )
     parser.add_argument("report", type=Path, help="JSON written by python -m tools.bench --json")
     args = parser.parse_args(argv)
     try:

@@ -413,7 +413,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the section, write JSON and the plot, print the ratios."""
-    parser = argparse.ArgumentParser(prog="python -m tools.bench.protocol")
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.protocol", allow_abbrev=False)
     parser.add_argument(
         "--quick", action="store_true", help="64 and 1,024 engines, 2 trials, no Dynamo"
     )

@@ -19,7 +19,9 @@ import threading
 
 def main(argv: list[str] | None = None) -> int:
     """Serve the listener until stdin closes (bounded by --max-seconds)."""
-    parser = argparse.ArgumentParser(prog="python -m tools.bench.protocol_server")
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.bench.protocol_server", allow_abbrev=False
+    )
     parser.add_argument("engines", type=int)
     parser.add_argument("--max-seconds", type=float, default=900.0)
     args = parser.parse_args(argv)

@@ -501,7 +501,9 @@ def format_table(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tools.bench.validation [--sizes 1,64,1024,8192] [--repetitions 15] [--json]``."""
-    parser = argparse.ArgumentParser(prog="python -m tools.bench.validation", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.bench.validation", allow_abbrev=False, description=__doc__
+    )
     parser.add_argument("--sizes", default="1,64,1024,8192", help="worker counts, comma-separated")
     parser.add_argument("--repetitions", type=int, default=15)
     parser.add_argument("--jsonschema-max-workers", type=int, default=64)
