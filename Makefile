@@ -18,8 +18,9 @@ $(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh
 conformance: setup
 	$(BIN)/prime-rl-dynamo conformance --junit-xml reports/conformance.xml --json-report reports/conformance.json
 
-## Everything CI checks: lint, types, the conformance suite on both embedded fleets (JUnit in
-## reports/), then the test suite (integration tests included; its summary closes the output).
+## Everything CI checks: lint, types, the conformance suite on both embedded fleets and the
+## roundtrip on the oldest Dynamo release (JUnit in reports/), then the test suite (integration
+## tests included; its summary closes the output).
 test: setup lint typecheck ci-conformance pytest
 
 ## The inner loop while editing (under 150 s on 2 cores): lint, types, and every test that starts
@@ -37,6 +38,7 @@ lint:
 	$(BIN)/prime-rl-dynamo spec diff schema/frozen/v1 schema --accept schema/frozen/v1-accepted.json
 	$(PY) -m tools.openapi --check
 	$(PY) -m tools.codegen --check
+	$(PY) -m tools.kill_matrix --check
 
 typecheck:
 	$(BIN)/mypy
@@ -51,6 +53,10 @@ ci-conformance:
 		--request-plane nats --namespace-scope prefix \
 		--junit-xml reports/conformance-dynamo-nats-prefix.xml \
 		--json-report reports/conformance-dynamo-nats-prefix.json
+	# The roundtrip on the oldest Dynamo release the harness runs, in its own venv (.nox/ci-oldest),
+	# writing reports/conformance-dynamo-1.3.0.post1-roundtrip.xml: the per-release adaptations
+	# stay alive (docs/compat.md; the whole matrix: nox -s matrix).
+	$(BIN)/nox -s ci-oldest
 
 ## Two workers (pytest-xdist): the tests mostly wait on servers and processes. Every test that runs
 ## real Dynamo, etcd or NATS is in one xdist group (tests/conftest.py), so those never overlap.

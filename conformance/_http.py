@@ -30,7 +30,9 @@ __all__ = [
     "json_media",
     "make_client",
     "request",
+    "same_origin",
     "target_client",
+    "unreachable",
 ]
 
 #: The discovery client's cap, the suite's default (one value: ``prime_rl_dynamo.defaults``).
@@ -81,6 +83,13 @@ class OriginHeaders(httpx.Auth):
         yield request
 
 
+def same_origin(first: str | httpx.URL, second: str | httpx.URL) -> bool:
+    """Whether two absolute URLs share scheme, host and port (the default port filled in)."""
+    from prime_rl_dynamo.http import origin
+
+    return origin(first) == origin(second)
+
+
 def make_client(
     timeout: float,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
@@ -105,14 +114,18 @@ def make_client(
         headers={"accept-encoding": "identity", "user-agent": "prime-rl-dynamo-conformance"},
     )
     client.deadline, client.max_body_bytes = timeout, max_body_bytes
+    client.verify_setting = verify
     return client
 
 
-def target_client(options: Options, origin: str | None) -> httpx.Client:
+def target_client(
+    options: Options, origin: str | None, *, timeout: float | None = None
+) -> httpx.Client:
     """A client bounded by a run's options, sending its headers to ``origin`` (the target) only
-    and verifying TLS as the options say."""
+    and verifying TLS as the options say: every profile builds its client here (``timeout``: a
+    longer deadline for a profile whose requests wait on purpose)."""
     return make_client(
-        options.timeout,
+        options.timeout if timeout is None else timeout,
         options.max_body_bytes,
         origin=origin,
         headers=options.headers,
@@ -125,6 +138,17 @@ class BoundedClient(httpx.Client):
 
     deadline: float = 10.0  # seconds for a whole exchange
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    verify_setting: bool | str = True  # what the run gave (--cacert FILE, --insecure: False)
+
+
+def unreachable(method: str, url: str, exc: BaseException, client: httpx.Client) -> str:
+    """Why a request never got an answer, for a CheckError: a TLS certificate that did not
+    verify says what to do about it (--cacert, or why --cacert cannot help)."""
+    from prime_rl_dynamo.http import tls_hint
+
+    verify = client.verify_setting if isinstance(client, BoundedClient) else True
+    hint = tls_hint(exc, verify)
+    return f"{method} {url}: {hint}" if hint else f"{method} {url}: nothing answers: {exc}"
 
 
 def bounds(client: httpx.Client) -> tuple[float, int]:

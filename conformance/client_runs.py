@@ -1,40 +1,20 @@
-"""Driving a client under test: the calling contract, one run's record, the pinned scenarios and
-their fault tables, and running the client against reference fleets and real Dynamo.
+"""Running a client under test: one run's record, calling the client in either form of the
+contract (conformance/client_call.py), and the runs of the profile against reference fleets
+(pinned and generated topologies, the scenarios of conformance/client_scenarios.py) and real
+Dynamo.
 
-The calling contract (also in docs/conformance.md):
-
-* Python callable (``--client module:function``)::
-
-      function(discovery_url: str, inference_world_size: int, convention: str,
-               credentials: Credentials, *, model: str | None, master_address: str,
-               master_port: int, timeout: float) -> object
-
-* Shell command (``--client-cmd CMD``, run with ``sh -c``): the same values in environment
-  variables ``CONFORMANCE_DISCOVERY_URL``, ``CONFORMANCE_INFERENCE_WORLD_SIZE``,
-  ``CONFORMANCE_CONVENTION``, ``CONFORMANCE_MODEL`` (empty: any), ``CONFORMANCE_MASTER_ADDRESS``,
-  ``CONFORMANCE_MASTER_PORT``, ``CONFORMANCE_TIMEOUT``, ``CONFORMANCE_API_KEY`` (unset: none),
-  ``CONFORMANCE_HEADERS`` (JSON object), ``CONFORMANCE_HEADERS_FROM_ENV`` (JSON object: header
-  -> variable name) and ``CONFORMANCE_ALLOWED_HOSTS`` (JSON array; unset: no allow-list).
-
-The client discovers the engines at ``discovery_url`` (the full ``.../v1/rl/workers`` URL),
-waits for a ready snapshot of ``model`` whose world sizes sum to ``inference_world_size``, and
-initialises the weight broadcast on every engine in any wire form trainers use (direct
-``POST {admin}/init_broadcaster``, ``collective_rpc`` ``init_broadcaster`` with keywords or
-positional args, ``collective_rpc`` ``init_weight_transfer_engine``, or the engine route
-``{system_url}/engine/update/init_weight_transfer_engine``; conformance/client_wire.py reads them
-all) with ``master_address``/``master_port`` as the group's coordinates. It
-may then pause, update weights and resume. Every admin call carries the credentials, subject to
-the allow-list. It returns (exit 0) when done, raises (non-zero exit) when it refuses, and gives
-up within ``timeout`` seconds.
+What a run keeps is what the fleet recorded (requests, order, timing, headers, bodies), the exit
+status and the client's structured result: the only evidence the checks decide on. The client's
+error text is kept for the report's detail (``message``) and never judged.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import json
 import os
+import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -43,16 +23,29 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from conformance.client_wire import InitRecord, Uninterpretable, init_record
-from conformance.client_wire import is_init as _is_init
-from conformance.client_wire import is_update as _is_update
-from conformance.options import DEFAULT_CLIENT
-from conformance.registry import CheckError, Skipped
+from conformance.client_call import (
+    ClientCall,
+    ClientUnderTest,
+    Credentials,
+    read_result,
+)
+from conformance.client_scenarios import (
+    BASE,
+    DYNAMO_TOPOLOGY,
+    MAX_BODY_BYTES,
+    PINNED_NATIVE_TOPOLOGY,
+    PINNED_TOPOLOGY,
+    SCENARIOS,
+    Scenario,
+    heterogeneous,
+    plain,
+    with_disallowed_host,
+)
+from conformance.client_wire import InitRecord, Uninterpretable, init_record, is_init, is_update
+from conformance.registry import CheckError
 from conformance.runner import ProfileContext, RunContext
-from prime_rl_dynamo.defaults import NO_API_KEY
 from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.recording import RecordedRequest
-from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
 from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
@@ -60,109 +53,46 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONVENTIONS",
-    "SCENARIOS",
-    "SECRET_ENV",
+    "GRACE_S",
+    "HANG_LIMIT",
+    "RANK_TIMEOUT_S",
+    "REAL_DYNAMO",
     "ClientContext",
     "ClientRun",
-    "ClientUnderTest",
-    "Credentials",
-    "arguments_from_env",
-    "load_client",
+    "Runner",
+    "call_client",
+    "during",
+    "listed_engines",
+    "real_listing_problem",
 ]
 
 CONVENTIONS = Convention.names()
-ENV_PREFIX = "CONFORMANCE_"
-#: The environment variable the suite fills with a secret for ``headers_from_env``.
-SECRET_ENV = "CONFORMANCE_SECRET_TOKEN"
+#: How long past its deadline a client may run before it is stopped (and judged as hanging).
+GRACE_S = 3.0
+#: After this many runs in which the client hung past its deadline, every later run gets the
+#: short deadline and grace below: a client that ignores its deadline is judged on each run all
+#: the same, but costs the profile at most about two minutes in all.
+HANG_LIMIT = 2
+#: What a command may take to start (an interpreter and its imports, on a loaded machine): added
+#: to its grace, since its own deadline counts from when it is up.
+COMMAND_START_S = 5.0
+HUNG_TIMEOUT_S, HUNG_GRACE_S = 1.0, 0.5
+#: The deadline of a rank run: a fleet that is ready from the start needs two polls, the inits
+#: and one update.
+RANK_TIMEOUT_S = 8.0
+#: The deadlines of the real Dynamo runs: a plan on a fleet that is ready (the real frontend probes
+#: every worker on each poll), and a run during which the harness kills, restarts or resizes an
+#: engine (the change itself takes seconds).
+DYNAMO_PLAN_TIMEOUT_S, DYNAMO_CHANGE_TIMEOUT_S = 15.0, 20.0
+#: How the name of every run against real Dynamo starts (the release follows: ``1.5.1``).
+REAL_DYNAMO = "real Dynamo"
 
 
-@dataclass(frozen=True)
-class Credentials:
-    """What the client must attach to admin calls, and where it may."""
+def _real() -> str:
+    """``real Dynamo 1.5.1``: the prefix and the installed release."""
+    from conformance.runner import dynamo_release
 
-    api_key: str | None = None  # sent as "Authorization: Bearer <api_key>"; "EMPTY": no key
-    headers: dict[str, str] = field(default_factory=dict)  # static headers
-    headers_from_env: dict[str, str] = field(default_factory=dict)  # header -> env variable
-    allowed_hosts: tuple[str, ...] | None = None  # None: no allow-list (every admin host)
-
-    def expected_headers(self) -> dict[str, str]:
-        """Lower-cased header -> value every admin call to an allowed host must carry."""
-        out = {k.lower(): v for k, v in self.headers.items()}
-        for header, var in self.headers_from_env.items():
-            out[header.lower()] = os.environ.get(var, "")
-        if self.api_key is not None and self.api_key != NO_API_KEY:
-            out["authorization"] = f"Bearer {self.api_key}"
-        return out
-
-    def absent_headers(self) -> tuple[str, ...]:
-        """Lower-cased headers that must not be sent: ``EMPTY`` is no key (CRED-2, Prime-RL's)."""
-        return ("authorization",) if self.api_key == NO_API_KEY else ()
-
-    def allows(self, host: str) -> bool:
-        """Whether credentials may go to ``host`` (exact names only in the suite's scenarios)."""
-        return self.allowed_hosts is None or host in self.allowed_hosts
-
-
-ClientCallable = Callable[..., object]
-
-
-def arguments_from_env(
-    environ: dict[str, str] | None = None,
-) -> tuple[tuple[str, int, str, Credentials], dict[str, Any]]:
-    """The calling contract's (args, kwargs) from the CONFORMANCE_* environment of --client-cmd.
-
-    Lets a command-line client reuse a Python implementation: ``func(*args, **kwargs)``.
-    """
-    env = os.environ if environ is None else environ
-
-    def get(name: str) -> str:
-        try:
-            return env[ENV_PREFIX + name]
-        except KeyError:
-            raise KeyError(f"{ENV_PREFIX}{name} is not set (run me through --client-cmd)") from None
-
-    allowed = env.get(ENV_PREFIX + "ALLOWED_HOSTS")
-    creds = Credentials(
-        api_key=env.get(ENV_PREFIX + "API_KEY"),
-        headers=json.loads(env.get(ENV_PREFIX + "HEADERS", "{}")),
-        headers_from_env=json.loads(env.get(ENV_PREFIX + "HEADERS_FROM_ENV", "{}")),
-        allowed_hosts=tuple(json.loads(allowed)) if allowed is not None else None,
-    )
-    args = (get("DISCOVERY_URL"), int(get("INFERENCE_WORLD_SIZE")), get("CONVENTION"), creds)
-    kwargs = {
-        "model": env.get(ENV_PREFIX + "MODEL") or None,
-        "master_address": get("MASTER_ADDRESS"),
-        "master_port": int(get("MASTER_PORT")),
-        "timeout": float(get("TIMEOUT")),
-    }
-    return args, kwargs
-
-
-@dataclass(frozen=True)
-class ClientUnderTest:
-    """A client given by import path or by shell command."""
-
-    description: str
-    func: ClientCallable | None = None
-    command: str | None = None
-
-
-def load_client(import_path: str | None, command: str | None) -> ClientUnderTest:
-    """Resolve ``module:function`` (or take the command); default: the project's own client."""
-    if command:
-        return ClientUnderTest(description=f"command {command!r}", command=command)
-    path = import_path or DEFAULT_CLIENT
-    module_name, _, attr = path.partition(":")
-    if not module_name or not attr:
-        raise CheckError(f"--client expects MODULE:FUNCTION, got {path!r}")
-    try:
-        module = importlib.import_module(module_name)
-        func = getattr(module, attr)
-    except (ImportError, AttributeError) as exc:
-        raise CheckError(f"cannot load the client {path!r}: {exc}") from exc
-    if not callable(func):
-        raise CheckError(f"the client {path!r} is not callable")
-    return ClientUnderTest(description=path, func=func)
+    return f"{REAL_DYNAMO} {dynamo_release()}"
 
 
 @dataclass
@@ -180,27 +110,37 @@ class ClientRun:
     others: list[dict[str, Any]] = field(default_factory=list)  # listed, outside the plan
     admin_calls: list[RecordedRequest] = field(default_factory=list)  # admin + engine routes
     listing_calls: list[RecordedRequest] = field(default_factory=list)  # to the RL listener
-    outcome: str = ""  # "returned" | "raised: ..." | "exit N: ..." | "timed out"
+    outcome: str = ""  # "returned" | "raised" | "exit N" | "timed out", for the report
     returned: bool = False
-    message: str = ""  # the client's whole error text (exception or stderr), for message checks
+    hung: bool = False  # still running at its deadline plus GRACE_S (stopped)
+    message: str = ""  # the client's error text (exception or stderr): report detail only
+    result: dict[str, Any] | None = None  # what the client wrote to CONFORMANCE_RESULT_FILE
     exit_code: int | None = None  # shell commands only
     started: float = 0.0  # time.time() when the client was started
     elapsed: float = 0.0
     ready_at: float | None = None  # time.time() from which the fleet was ready (recoveries)
     ready_from_listing: int | None = None  # listing request number from which it was ready
+    pending_listings: tuple[int, ...] = ()  # listing request numbers that presented it pending
     foreign: list[RecordedRequest] = field(default_factory=list)  # what reached another origin
     harness_problem: str = ""  # real Dynamo runs: why the fleet could not present the scenario
+    parts: tuple[str, ...] = ()  # a composite's single-variable scenarios
 
     @property
     def expect_refusal(self) -> bool:
         """Whether W was wrong on purpose (no engine may be initialised)."""
         return self.kind == "refusal"
 
+    @property
+    def refused_under(self) -> str | None:
+        """The requirement ID the client's result names (None: it wrote no result)."""
+        value = (self.result or {}).get("requirement")
+        return value if isinstance(value, str) else None
+
     def init_calls(self) -> dict[str, list[RecordedRequest]]:
         """Engine key -> the broadcast-init calls it received (every wire form)."""
         out: dict[str, list[RecordedRequest]] = {}
         for r in self.admin_calls:
-            if _is_init(r):
+            if is_init(r):
                 out.setdefault(r.engine, []).append(r)
         return out
 
@@ -228,256 +168,8 @@ class ClientRun:
         return [
             r
             for r in self.admin_calls
-            if _is_update(r) or r.path.endswith("/pause") or r.path.endswith("pause_generation")
+            if is_update(r) or r.path.endswith("/pause") or r.path.endswith("pause_generation")
         ]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A pinned fleet that exercises one client requirement, run whatever the seed.
-
-    ``expect`` is ``"complete"`` (the client must initialise the final fleet and return),
-    ``"fatal"`` (refuse quickly: no init, no success) or ``"fail"`` (no success).
-    """
-
-    id: str
-    requirement: str
-    what: str
-    topology: dict[str, Any]
-    inference_world_size: int
-    expect: str = "complete"
-    faults: tuple[str, ...] = ()
-    timeout: float = 5.0
-    ready_after: float | None = None  # seconds after start (the topology's schedule)
-    ready_from_listing: int | None = None  # listing request number (a fault's :COUNT)
-    api_key: str | None = None  # None: a random key
-    allowed_hosts: tuple[str, ...] | None = None
-    userinfo_url: bool = False  # give the client a discovery URL carrying user info
-    proxy: bool = False  # point the proxy variables at another origin
-    engine_setup: tuple[tuple[str, str, Any], ...] = ()  # (engine key, attribute, value)
-
-
-def _fleet(*engines: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {
-        "version": 1,
-        "namespace": "dynamo",
-        "model": "Qwen/Qwen3-0.6B",
-        "seed": 11,
-        "engines": list(engines),
-        **extra,
-    }
-
-
-_A = {"component": "engine-a", "world_size": 2}
-_B = {"component": "engine-b", "world_size": 1}
-_BASE = _fleet(_A, _B)  # W = 3, heterogeneous
-_OTHER = "other/model"
-
-
-def _join(at: float, leave: str | None, join: str) -> list[dict[str, Any]]:
-    events = [{"at": at, "action": "join", "engine": join}]
-    if leave:
-        events.insert(0, {"at": at, "action": "leave", "engine": leave})
-    return events
-
-
-#: Faults of the listing of the base fleet (W = 3): id, requirement, what the listing does, the
-#: fault, and what the client must do (``fatal`` and ``fail`` within 3 s).
-_LISTING_FAULTS = (
-    (
-        "schema-violation",
-        "POLL-2",
-        "a listing that breaks WORKER-9 (world_size out of range)",
-        "break=WORKER-9",
-        "fatal",
-    ),
-    (
-        "duplicates",
-        "POLL-2",
-        "a listing with a duplicate identity (LIST-2)",
-        "break=LIST-2",
-        "fatal",
-    ),
-    ("forbidden", "POLL-2", "the listing answers 403", "status=403", "fatal"),
-    ("oversized", "POLL-3", "a valid listing padded past 16 MiB", "oversized=16777216", "fail"),
-    (
-        "cross-origin-redirect",
-        "POLL-4",
-        "the listing answers 307 to the same URL under host localhost",
-        "redirect-host=localhost",
-        "fail",
-    ),
-    (
-        "userinfo-listed",
-        "CRED-1",
-        "a listed admin_base_url carries user info (WORKER-8)",
-        "break=WORKER-8",
-        "fatal",
-    ),
-    ("version-2", "VERSION-2", "a listing with protocol_version 2", "version=2", "fatal"),
-    (
-        "unknown-fields",
-        "BODY-5",
-        "unknown fields at the top, in every worker and in every transport",
-        "unknown-fields",
-        "complete",
-    ),
-    (
-        "smg-dialect",
-        "DIALECT-1",
-        "the SMG gateway's body at the same path",
-        "break=DIALECT-1",
-        "fatal",
-    ),
-)
-
-#: Misbehaviour of one engine of the base fleet that must fail the client within 3 s: id,
-#: requirement, what the engine does, and the engine's reference setting (key, attribute, value).
-_ENGINE_FAULTS: tuple[tuple[str, str, str, tuple[str, str, Any]], ...] = (
-    (
-        "admin-redirect",
-        "CRED-4",
-        "engine-b's admin API answers 307 to the same URL under host localhost",
-        ("dynamo.engine-b#0", "admin_redirect_host", "localhost"),
-    ),
-    (
-        "resize-after-init",
-        "TOPO-1",
-        "engine-a reports world size 4 once it answered its init",
-        ("dynamo.engine-a#0", "resize_after_init", 4),
-    ),
-    (
-        "init-error-in-200",
-        "ADMIN-3",
-        'engine-b answers its init with 200 {"status": "error"} (as Dynamo\'s engine routes do)',
-        ("dynamo.engine-b#0", "admin_error_in_200", True),
-    ),
-)
-
-
-def _pending_until_join(
-    id: str,
-    requirement: str,
-    what: str,
-    w: int,
-    listed: list[dict[str, Any]],
-    joining: dict[str, Any],
-    *,
-    replaces: str | None = None,
-) -> Scenario:
-    """A fleet that is not ready for W while only ``listed`` is, until ``joining`` joins (and
-    ``replaces`` leaves) after 0.4 s."""
-    schedule = _join(0.4, replaces, f"dynamo.{joining['component']}#0")
-    fleet = _fleet(*listed, {**joining, "present": False}, schedule=schedule)
-    return Scenario(id, requirement, what, fleet, w, ready_after=0.4)
-
-
-def _listing_fault(id: str, requirement: str, what: str, fault: str, expect: str) -> Scenario:
-    timeout = 5.0 if expect == "complete" else 3.0
-    return Scenario(id, requirement, what, _BASE, 3, expect, (fault,), timeout)
-
-
-def _engine_fault(id: str, requirement: str, what: str, setup: tuple[str, str, Any]) -> Scenario:
-    return Scenario(id, requirement, what, _BASE, 3, "fail", timeout=3.0, engine_setup=(setup,))
-
-
-#: Every pinned scenario of the profile, one or more per client requirement.
-SCENARIOS: tuple[Scenario, ...] = (
-    Scenario(
-        "error-then-ready",
-        "READY-1",
-        "a matching worker carries error for the first 3 polls",
-        _BASE,
-        3,
-        faults=("error-workers=1:3",),
-        ready_from_listing=4,
-    ),
-    _pending_until_join(
-        "no-admin-then-ready",
-        "READY-2",
-        "a matching worker has no admin URL until it is replaced after 0.4 s",
-        4,
-        [_A, _B, {"component": "engine-c", "world_size": 1, "admin": False}],
-        {"component": "engine-d", "world_size": 1},
-        replaces="dynamo.engine-c#0",
-    ),
-    _pending_until_join(
-        "sum-then-ready",
-        "READY-3",
-        "world sizes sum to 3 of W = 5 until an engine joins after 0.4 s",
-        5,
-        [_A, _B],
-        {"component": "engine-d", "world_size": 2},
-    ),
-    _pending_until_join(
-        "none-then-ready",
-        "READY-6",
-        "only another model's worker is listed until the model's engine joins after 0.4 s",
-        2,
-        [{"component": "judge", "world_size": 1, "model": _OTHER}],
-        {"component": "engine-d", "world_size": 2},
-    ),
-    Scenario(
-        "mixed-fleet",
-        "RANK-1",
-        "prefix scope, a model-less worker, other models (with and without admin); canonical "
-        "order differs from (component, instance_id); API key EMPTY",
-        _fleet(
-            {"component": "alpha", "namespace": "dynamo-b", "world_size": 1},
-            {"component": "zeta", "namespace": "dynamo-a", "world_size": 2, "model": None},
-            {"component": "judge", "namespace": "dynamo-a", "world_size": 4, "model": _OTHER},
-            {"component": "embed", "world_size": 1, "model": _OTHER, "admin": False},
-        ),
-        3,
-        api_key=NO_API_KEY,
-    ),
-    Scenario(
-        "retryable",
-        "POLL-1",
-        "a connection reset, then 429 with Retry-After: 1, then 503",
-        _BASE,
-        3,
-        faults=("reset:1", "rate-limit=1:2", "unavailable:3"),
-        ready_from_listing=4,
-    ),
-    Scenario(
-        "proxy-environment",
-        "POLL-4",
-        "HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name another origin",
-        _BASE,
-        3,
-        proxy=True,
-    ),
-    Scenario(
-        "userinfo-url",
-        "CRED-1",
-        "the configured discovery URL carries user:password@",
-        _BASE,
-        3,
-        expect="fatal",
-        userinfo_url=True,
-        timeout=3.0,
-    ),
-    Scenario(
-        "allow-list",
-        "CRED-3",
-        "allow-list 127.0.0.1; engine-b advertises localhost",
-        _fleet(_A, {**_B, "admin_host": "localhost"}),
-        3,
-        allowed_hosts=("127.0.0.1",),
-    ),
-    Scenario(
-        "init-fails",
-        "ADMIN-3",
-        "engine-b answers its init with 500",
-        _fleet(_A, {**_B, "faults": {"admin_fail": ["init_broadcaster", "collective_rpc"]}}),
-        3,
-        expect="fail",
-        timeout=3.0,
-    ),
-    *(_listing_fault(*row) for row in _LISTING_FAULTS),
-    *(_engine_fault(*row) for row in _ENGINE_FAULTS),
-)
 
 
 class ClientContext(ProfileContext):
@@ -491,6 +183,8 @@ class ClientContext(ProfileContext):
         self.client = client
         self.conventions = conventions
         self.runs: list[ClientRun] = []
+        #: Composite scenario id -> why it was not run (a part failed alone).
+        self.not_run: dict[str, str] = {}
 
     def normal_runs(self, convention: str | None = None) -> list[ClientRun]:
         """Rank runs on a fleet whose W was right (optionally of one convention)."""
@@ -501,32 +195,22 @@ class ClientContext(ProfileContext):
         ]
 
     def scenario(self, scenario_id: str) -> ClientRun:
-        """The run of one pinned scenario."""
+        """The run of one pinned scenario (CheckError when it was not run)."""
         for r in self.runs:
             if r.kind == scenario_id:
                 return r
-        raise CheckError(f"the scenario {scenario_id!r} was not run")
+        why = self.not_run.get(scenario_id)
+        raise CheckError(f"the scenario {scenario_id!r} was not run" + (f": {why}" if why else ""))
 
     def declared(self, convention: str) -> None:
         """Skipped unless the client declared ``convention`` (--client-conventions)."""
+        from conformance.registry import Skipped
+
         if convention not in self.conventions:
             raise Skipped(
                 f"the client does not implement {convention} (--client-conventions "
                 f"{','.join(self.conventions)})"
             )
-
-
-_START_FAILURES = ("ModuleNotFoundError: ", "ImportError: ", "No module named ")
-
-
-def _start_failure(run: ClientRun) -> str | None:
-    """Why a command could not start at all (exit 126/127, an import error), else None."""
-    if run.exit_code in (126, 127):
-        return f"exit {run.exit_code}: {run.message.strip()[-300:]}"
-    started = run.listing_calls or run.exit_code in (None, 0)
-    if not started and any(text in run.message for text in _START_FAILURES):
-        return f"exit {run.exit_code}: {run.message.strip().splitlines()[-1][:300]}"
-    return None
 
 
 @contextlib.contextmanager
@@ -543,88 +227,99 @@ def _environment(extra: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def _call_client(
+def call_client(
     client: ClientUnderTest,
     run: ClientRun,
     discovery_url: str,
     model: str | None,
     timeout: float,
     extra_env: dict[str, str] | None = None,
+    *,
+    grace: float = GRACE_S,
 ) -> None:
-    creds = run.credentials
-    extra = dict(extra_env or {})
-    run.started = time.time()
-    if client.command is not None:
-        env = dict(os.environ)
-        env.update(extra)
-        env.update(
-            {
-                f"{ENV_PREFIX}DISCOVERY_URL": discovery_url,
-                f"{ENV_PREFIX}INFERENCE_WORLD_SIZE": str(run.inference_world_size),
-                f"{ENV_PREFIX}CONVENTION": run.convention,
-                f"{ENV_PREFIX}MODEL": model or "",
-                f"{ENV_PREFIX}MASTER_ADDRESS": run.master_address,
-                f"{ENV_PREFIX}MASTER_PORT": str(run.master_port),
-                f"{ENV_PREFIX}TIMEOUT": str(timeout),
-                f"{ENV_PREFIX}HEADERS": json.dumps(creds.headers),
-                f"{ENV_PREFIX}HEADERS_FROM_ENV": json.dumps(creds.headers_from_env),
-            }
+    """Run the client once (either form) and record its exit, result and error text in ``run``;
+    a client still running ``grace`` seconds past its deadline is stopped and marked ``hung``."""
+    with tempfile.TemporaryDirectory(prefix="conformance-result-") as tmp:
+        result_file = os.path.join(tmp, "result.json")
+        call = ClientCall(
+            discovery_url,
+            run.inference_world_size,
+            run.convention,
+            run.credentials,
+            model,
+            run.master_address,
+            run.master_port,
+            timeout,
+            max_body_bytes=MAX_BODY_BYTES,
+            result_file=result_file,
         )
-        if creds.api_key is not None:
-            env[f"{ENV_PREFIX}API_KEY"] = creds.api_key
-        if creds.allowed_hosts is not None:
-            env[f"{ENV_PREFIX}ALLOWED_HOSTS"] = json.dumps(list(creds.allowed_hosts))
-        try:
-            proc = subprocess.run(
-                ["sh", "-c", client.command],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=timeout + 15,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            run.outcome = f"timed out after {timeout + 15:g} s"
-            return
-        run.exit_code = proc.returncode
-        run.returned = proc.returncode == 0
-        run.message = (proc.stderr or proc.stdout or "")[-4000:]
-        tail = run.message.strip().splitlines()[-3:]
-        run.outcome = "returned" if run.returned else f"exit {proc.returncode}: " + " | ".join(tail)
+        run.started = time.time()
+        if client.command is not None:
+            _call_command(client.command, call, run, extra_env or {}, grace)
+        else:
+            _call_function(client, call, run, extra_env or {}, grace)
+        run.result = read_result(result_file)
+
+
+def _call_command(
+    command: str, call: ClientCall, run: ClientRun, extra: dict[str, str], grace: float
+) -> None:
+    env = {**os.environ, **extra, **call.to_env()}
+    proc = subprocess.Popen(
+        ["sh", "-c", command],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # the whole group is stopped at the deadline
+    )
+    try:
+        out, err = proc.communicate(timeout=call.timeout + grace + COMMAND_START_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        run.hung = True
+        run.message = (err or out or "")[-4000:]
+        stop = call.timeout + grace + COMMAND_START_S
+        run.outcome = f"still running {stop:g} s after the start (stopped)"
         return
+    run.exit_code = proc.returncode
+    run.returned = proc.returncode == 0
+    run.message = (err or out or "")[-4000:]
+    run.outcome = "returned" if run.returned else f"exit {proc.returncode}"
+
+
+def _call_function(
+    client: ClientUnderTest, call: ClientCall, run: ClientRun, extra: dict[str, str], grace: float
+) -> None:
     assert client.func is not None
     box: dict[str, Any] = {}
+    args, kwargs = call.arguments()
 
     def target() -> None:
         try:
-            client.func(  # type: ignore[misc]
-                discovery_url,
-                run.inference_world_size,
-                run.convention,
-                creds,
-                model=model,
-                master_address=run.master_address,
-                master_port=run.master_port,
-                timeout=timeout,
-            )
+            client.func(*args, **kwargs)  # type: ignore[misc]
             box["ok"] = True
         except BaseException as exc:  # the client refused (or broke): recorded, judged by checks
             box["error"] = f"{type(exc).__name__}: {exc}"
 
-    with _environment(extra):
+    with _environment({**extra, **call.side_env()}):
         thread = threading.Thread(target=target, name="client-under-test", daemon=True)
         thread.start()
-        thread.join(timeout + 15)
+        thread.join(call.timeout + grace)
+        # A hung callable cannot be stopped; its environment is restored regardless.
     if thread.is_alive():
-        run.outcome = f"timed out after {timeout + 15:g} s (still running)"
+        run.hung = True
+        run.outcome = f"still running {call.timeout + grace:g} s after the start"
     elif box.get("ok"):
         run.returned, run.outcome = True, "returned"
     else:
         run.message = str(box.get("error", "?"))
-        run.outcome = "raised: " + run.message.splitlines()[0][:300]
+        run.outcome = "raised"
 
 
-def _listed_engines(
+def listed_engines(
     fleet: Fleet, model: str | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(matching engines in canonical order, every other listed engine), from the listing.
@@ -656,6 +351,7 @@ def _listed_engines(
             "host": httpx.URL(url).host if url else None,
             "key": key,
             "reachable": bool(reachable),
+            "model": w.get("model"),
         }
         matches = model is None or w.get("model") in (None, model)
         usable = "error" not in w and url and isinstance(w.get("world_size"), int)
@@ -672,73 +368,9 @@ def _listed_engines(
     return ready, others
 
 
-#: The engine-route vocabulary of the latest Prime-RL generation, presented by the
-#: pinned vllm-native-nccl fleet so that a trainer needing it can be judged on its rank math.
-_VOCABULARY: dict[str, Any] = {
-    "routes": ["pause_generation", "resume_generation", *ENGINE_ROUTE_VOCABULARY],
-    "weight_transfer_backend": "nccl",
-}
-
-#: A heterogeneous fleet, run once per declared convention: world sizes [2, 4, 1], W = 7.
-#: An even split sends offsets [0, 2, 4] here: rank 4 taken twice, rank 6 by nobody.
-PINNED_TOPOLOGY: dict[str, Any] = {
-    "version": 1,
-    "namespace": "dynamo",
-    "model": "Qwen/Qwen3-0.6B",
-    "seed": 7,
-    "engines": [
-        {"component": "engine-a", "world_size": 2},
-        {"component": "engine-b", "world_size": 4},
-        {"component": "engine-c", "world_size": 1},
-    ],
-}
-
-#: The same fleet for the vllm-native-nccl run, presenting the engine-route vocabulary.
-PINNED_NATIVE_TOPOLOGY: dict[str, Any] = {
-    **PINNED_TOPOLOGY,
-    "engines": [{**g, **_VOCABULARY} for g in PINNED_TOPOLOGY["engines"]],
-}
-
-
-def _group_world_size(group: dict[str, Any]) -> int:
-    if group.get("world_size"):
-        return int(group["world_size"])
-    return int(group.get("tp", 1) * group.get("pp", 1) * group.get("pcp", 1) * group.get("dp", 1))
-
-
-def _heterogeneous(data: dict[str, Any]) -> dict[str, Any]:
-    """At least two distinct world sizes among the model's engines (the even split needs them)."""
-    model = data.get("model")
-    mine = [
-        g
-        for g in data["engines"]
-        if g.get("model", model) in (None, model) and g.get("admin", True) and "faults" not in g
-    ]
-    sizes = {_group_world_size(g) for g in mine}
-    count = sum(g.get("count", 1) for g in mine)
-    if len(sizes) >= 2 and count >= 2:
-        return data
-    size = next(iter(sizes), 1)
-    extra = {"component": "hetero", "count": 1, "world_size": size + 1 if size < 8 else size - 1}
-    return {**data, "engines": [*data["engines"], extra]}
-
-
-def _with_disallowed_host(data: dict[str, Any]) -> dict[str, Any]:
-    """Make sure some planned engine advertises "localhost", outside the allow-list 127.0.0.1."""
-    groups = [dict(g) for g in data["engines"]]
-    ready = [
-        g for g in groups[1:] if "model" not in g and g.get("admin", True) and "faults" not in g
-    ]
-    if any(g.get("admin_host") for g in ready) or groups[0].get("admin_host"):
-        return data
-    if ready:
-        ready[-1]["admin_host"] = "localhost"
-    else:
-        groups.append({"component": "decodex", "count": 1, "tp": 2, "admin_host": "localhost"})
-    return {**data, "engines": groups}
-
-
 def _credentials(rng: Any, *, api_key: str | None = None, allowed: Any = None) -> Credentials:
+    from conformance.client_call import SECRET_ENV
+
     return Credentials(
         api_key=api_key if api_key is not None else f"key-{rng.getrandbits(64):016x}",
         headers={"X-Static-Token": f"static-{rng.getrandbits(48):012x}"},
@@ -764,25 +396,317 @@ def _with_userinfo(url: str) -> str:
 _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")
 
 
-#: The fleet of the real Dynamo runs: the pinned [2, 4, 1] fleet, engine-b registering no model (a
-#: model-less worker, which matches, SPEC §9.1) and a judge of another model with an admin URL (a
-#: worker a client could call and must leave alone, READY-5); models come from the runtime's cards.
-DYNAMO_TOPOLOGY: dict[str, Any] = {
-    **PINNED_TOPOLOGY,
-    "engines": [
-        {"component": "engine-a", "world_size": 2},
-        {"component": "engine-b", "world_size": 4, "model": None},
-        {"component": "engine-c", "world_size": 1},
-        {"component": "judge", "world_size": 2, "model": _OTHER},
-    ],
-}
+class Runner:
+    """Runs the client of ``ctx`` against fleets and appends each run to ``ctx.runs``."""
+
+    def __init__(self, ctx: ClientContext, rng: Any) -> None:
+        self.ctx = ctx
+        self.rng = rng
+        declared = ctx.conventions
+        self.main = declared[0]
+
+    @property
+    def _timeout(self) -> float:
+        return float(self.ctx.run.options.client_timeout)
+
+    def one(
+        self,
+        fleet: Fleet,
+        client_run: ClientRun,
+        *,
+        model: str | None,
+        timeout: float,
+        url: str | None = None,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        """One run of the client against ``fleet``, recorded (CheckError: it could not start)."""
+        fleet.recorder.clear()
+        started = time.monotonic()
+        deadline, grace = min(timeout, self._timeout), GRACE_S
+        hung = sum(1 for r in self.ctx.runs if r.hung)
+        if hung >= HANG_LIMIT:
+            deadline, grace = min(deadline, HUNG_TIMEOUT_S), HUNG_GRACE_S
+        call_client(
+            self.ctx.client,
+            client_run,
+            url or fleet.discovery_url,
+            model,
+            deadline,
+            extra_env=extra_env,
+            grace=grace,
+        )
+        client_run.elapsed = time.monotonic() - started
+        client_run.outcome += f" in {client_run.elapsed:.1f} s"
+        calls = fleet.recorder.requests()
+        client_run.admin_calls = [r for r in calls if r.server in ("admin", "system")]
+        client_run.listing_calls = [r for r in calls if r.server == "frontend"]
+        failure = self._start_failure(client_run)
+        if failure is not None:
+            raise CheckError(
+                f"the client {self.ctx.client.description} could not be started: {failure}"
+            )
+        self.ctx.runs.append(client_run)
+
+    def _start_failure(self, run: ClientRun) -> str | None:
+        """Why a command could not start at all, judged on its exit and the wire: exit 126/127,
+        or a non-zero exit without a single request on the first (conformant) fleet."""
+        if run.exit_code is None:
+            return None
+        tail = run.message.strip()[-300:]
+        if run.exit_code in (126, 127):
+            return f"exit {run.exit_code}: {tail}"
+        first = not self.ctx.runs and run.kind == "rank"
+        if first and run.exit_code != 0 and not run.listing_calls:
+            return f"exit {run.exit_code} before any request on a conformant fleet: {tail}"
+        return None
+
+    # -- the rank runs ------------------------------------------------------------------------
+
+    def rank_runs(self, *, refusal: bool, with_plans: bool = True) -> None:
+        """The pinned [2, 4, 1] fleet once per declared convention (with ``with_plans``) and, with
+        ``refusal``, once told the wrong W."""
+        from prime_rl_dynamo.reference import start_reference_fleet
+        from prime_rl_dynamo.topology import topology_from_dict
+
+        declared, main = self.ctx.conventions if with_plans else (), self.main
+        native = Convention.VLLM_NATIVE_NCCL.value
+        fleets = [
+            (PINNED_TOPOLOGY, [c for c in declared if c != native], refusal and main != native),
+            (
+                PINNED_NATIVE_TOPOLOGY,
+                [c for c in declared if c == native],
+                refusal and main == native,
+            ),
+        ]
+        for data, conventions, with_refusal in fleets:
+            if not conventions and not with_refusal:
+                continue
+            pinned = topology_from_dict(data, source="pinned topology [2, 4, 1]")
+            with start_reference_fleet(pinned) as fleet:
+                ready, others = listed_engines(fleet, pinned.model)
+                width = sum(e["world_size"] for e in ready)
+                plans = [
+                    (f"pinned topology [2, 4, 1] ({c})", c, width, "rank") for c in conventions
+                ]
+                if with_refusal:
+                    plans.append(
+                        ("pinned topology [2, 4, 1], told the wrong W", main, width + 1, "refusal")
+                    )
+                for name, conv, told, kind in plans:
+                    run = _new_run(self.rng, name, kind, conv, told, engines=ready, others=others)
+                    # The refusal waits out its whole deadline (READY-3): keep it short.
+                    timeout = 2.0 if kind == "refusal" else RANK_TIMEOUT_S
+                    self.one(fleet, run, model=pinned.model, timeout=timeout)
+
+    def generated_runs(self, count: int) -> None:
+        """``count`` generated heterogeneous topologies (nothing unusual but sizes and hosts),
+        rotating the declared conventions; every second one with an allow-list."""
+        from prime_rl_dynamo.reference import start_reference_fleet
+        from prime_rl_dynamo.strategies import sample, topologies
+        from prime_rl_dynamo.topology import topology_from_dict
+
+        declared, seed = self.ctx.conventions, self.ctx.run.seed
+        # The first drawn example is the strategy's minimal one: draw one more and drop it.
+        drawn = sample(topologies(), count + 1, seed)[1:]
+        for index, data in enumerate(drawn, start=1):
+            convention = declared[(index - 1 + seed) % len(declared)]
+            restricted = index % 2 == 0
+            data = heterogeneous(plain(data))
+            if restricted:
+                data = with_disallowed_host(data)
+            source = f"generated topology {index}"
+            topology = topology_from_dict(data, source=source)
+            with start_reference_fleet(topology) as fleet:
+                ready, others = listed_engines(fleet, topology.model)
+                name = f"{source} ({convention}{', allow-list 127.0.0.1' if restricted else ''})"
+                allowed = ("127.0.0.1",) if restricted else None
+                client_run = _new_run(
+                    self.rng,
+                    name,
+                    "rank",
+                    convention,
+                    sum(e["world_size"] for e in ready),
+                    credentials=_credentials(self.rng, allowed=allowed),
+                    engines=ready,
+                    others=others,
+                )
+                self.one(fleet, client_run, model=topology.model, timeout=RANK_TIMEOUT_S)
+
+    # -- the scenarios ------------------------------------------------------------------------
+
+    def scenarios(self, wanted: set[str], parts_failed: Callable[[Scenario], str | None]) -> None:
+        """Every scenario in ``wanted``; a composite only when ``parts_failed`` finds none of its
+        parts failing alone (else ``ctx.not_run`` says which)."""
+        from prime_rl_dynamo.reference import start_reference_fleet
+        from prime_rl_dynamo.topology import topology_from_dict
+
+        chosen = [s for s in SCENARIOS if s.id in wanted]
+        if not chosen:
+            return
+        with start_reference_fleet(topology_from_dict(BASE, source="proxy target")) as other:
+            for scenario in chosen:
+                if scenario.parts:
+                    why = parts_failed(scenario)
+                    if why is not None:
+                        self.ctx.not_run[scenario.id] = why
+                        continue
+                self.scenario(scenario, other)
+
+    def scenario(self, scenario: Scenario, other: Any) -> None:
+        """One scenario; the plan the client should have reached is read after it ends."""
+        from prime_rl_dynamo.reference import start_reference_fleet
+        from prime_rl_dynamo.topology import topology_from_dict
+
+        topology = topology_from_dict(scenario.topology, source=f"scenario {scenario.id}")
+        with start_reference_fleet(topology, faults=scenario.faults) as fleet:
+            for key, attribute, value in scenario.engine_setup:
+                setattr(fleet.engine(key), attribute, value)
+            creds = _credentials(self.rng, api_key=scenario.api_key, allowed=scenario.allowed_hosts)
+            client_run = _new_run(
+                self.rng,
+                f"scenario {scenario.id} ({scenario.what})",
+                scenario.id,
+                self.main,
+                scenario.inference_world_size,
+                credentials=creds,
+                ready_from_listing=scenario.ready_from_listing,
+                pending_listings=scenario.pending_listings,
+                parts=scenario.parts,
+            )
+            if scenario.ready_after is not None:
+                # The schedule counts from the client's first listing request.
+                fleet.frontend.started = float("inf")
+                fleet.frontend.schedule_from_first_listing = True
+            extra_env: dict[str, str] = {}
+            if scenario.proxy:
+                proxy = other.frontend_url
+                extra_env = {name: proxy for name in _PROXY_VARIABLES}
+                extra_env.update({"NO_PROXY": "", "no_proxy": ""})
+                other.recorder.clear()
+            url = _with_userinfo(fleet.discovery_url) if scenario.userinfo_url else None
+            self.one(
+                fleet,
+                client_run,
+                model=topology.model,
+                timeout=scenario.timeout,
+                url=url,
+                extra_env=extra_env,
+            )
+            if scenario.ready_after is not None:
+                first = client_run.listing_calls[0].time if client_run.listing_calls else None
+                client_run.ready_at = None if first is None else first + scenario.ready_after
+                _schedule_done(fleet, client_run.ready_at, scenario.ready_after)
+            if scenario.proxy:
+                client_run.foreign = other.recorder.requests()
+            else:
+                client_run.foreign = [
+                    r
+                    for r in client_run.listing_calls + client_run.admin_calls
+                    if r.host == "localhost"
+                ]
+            # The plan the client should have reached: the fleet as it is now, faults lifted.
+            fleet.set_faults([])
+            for key, attribute, _ in scenario.engine_setup:
+                if attribute == "admin_redirect_host":
+                    fleet.engine(key).admin_redirect_host = None
+            client_run.engines, client_run.others = listed_engines(fleet, topology.model)
+
+    # -- real Dynamo --------------------------------------------------------------------------
+
+    def dynamo_runs(self) -> None:
+        """What real Dynamo can present, through the harness: a plan, an error, a resize."""
+        from conformance.runner import dynamo_unavailable
+
+        ctx = self.ctx
+        opts = ctx.run.options
+        unavailable = dynamo_unavailable()
+        if opts.target == "reference" or unavailable:
+            why = "--target reference" if opts.target == "reference" else unavailable
+            ctx.run.notes.append(f"client profile: no real Dynamo runs ({why})")
+            return
+        from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
+        from prime_rl_dynamo.topology import topology_from_dict
+
+        topology = topology_from_dict(DYNAMO_TOPOLOGY, source="real Dynamo [2, 4, 1]")
+        key = "dynamo.engine-c#0"
+        convention = self.main
+
+        real = _real()
+
+        def make(name: str, kind: str, width: int) -> ClientRun:
+            return _new_run(self.rng, f"{real} [2, 4, 1], {name}", kind, convention, width)
+
+        def one(fleet: Fleet, run: ClientRun, **kw: Any) -> None:
+            self.one(fleet, run, **kw)
+
+        with start_dynamo_fleet(topology, discovery=opts.discovery) as fleet:
+            ready, others = listed_engines(fleet, topology.model)
+            width = sum(e["world_size"] for e in ready)
+            if not ready:
+                # A release whose listing carries no admin_base_url or world_size (before 1.5.0)
+                # presents nothing a client could plan: no scenario to judge a client on.
+                ctx.run.notes.append(
+                    f"client profile: no {real} runs: its listing presents no engine a client "
+                    "can plan (no admin_base_url with a world_size); the frontend profile judges that"
+                )
+                return
+            plan = make(
+                f"{convention}, a model-less engine and another model's", "dynamo:plan", width
+            )
+            plan.engines, plan.others = ready, others
+            real_listing_problem(plan, ready, others, width)
+            one(fleet, plan, model=topology.model, timeout=DYNAMO_PLAN_TIMEOUT_S)
+            fleet.kill(key)
+            fleet.wait_ready(timeout=30)  # engine-c listed with an error (or gone)
+            during(
+                ctx,
+                one,
+                fleet,
+                topology.model,
+                make("engine-c killed, restarted after 1 s", "dynamo:error-then-ready", width),
+                lambda: fleet.restart(key),
+            )
+            during(
+                ctx,
+                one,
+                fleet,
+                topology.model,
+                make("engine-c resized 1 -> 3 after 1 s", "dynamo:sum-then-ready", width + 2),
+                lambda: fleet.resize(key, 3),
+            )
+            # TOPO-1: engine-a's routes reply reports world size 4 once it answered its init.
+            resized = make(
+                "engine-a reports world size 4 once initialised", "dynamo:resize-after-init", 0
+            )
+            fleet.resize_after_init["dynamo.engine-a#0"] = 4
+            try:
+                fleet.restart("dynamo.engine-a#0")
+                fleet.wait_ready(timeout=30)
+            except Exception as exc:  # the harness, not the client
+                resized.harness_problem = f"the harness could not restart engine-a: {exc}"
+            resized.engines, resized.others = listed_engines(fleet, topology.model)
+            resized.inference_world_size = sum(e["world_size"] for e in resized.engines)
+            if not resized.harness_problem:
+                one(fleet, resized, model=topology.model, timeout=min(self._timeout, 10.0))
+            else:
+                ctx.runs.append(resized)
+        ctx.run.notes.append(f"client profile: 4 runs against {real} through the harness")
 
 
-#: How the name of every run against real Dynamo starts.
-_REAL = "real Dynamo 1.6.1"
+def _schedule_done(fleet: Any, ready_at: float | None, ready_after: float) -> None:
+    """Let the whole schedule happen before the final fleet is read (a client that returned
+    early must be judged against the fleet as it ends up, not as it was when it returned)."""
+    frontend = fleet.frontend
+    frontend.schedule_from_first_listing = False
+    if ready_at is None:  # the client never asked: play the schedule out now
+        frontend.started = time.monotonic() - ready_after - 1.0
+        return
+    left = ready_at + 0.05 - time.time()
+    if left > 0:
+        time.sleep(left)
 
 
-def _real_listing_problem(
+def real_listing_problem(
     run: ClientRun, ready: list[dict[str, Any]], others: list[dict[str, Any]], width: int
 ) -> None:
     """Say (as ``run.harness_problem``) what the real listing failed to present of the scenario."""
@@ -795,83 +719,24 @@ def _real_listing_problem(
         run.harness_problem = f"the real listing did not present {' and '.join(missing)}"
 
 
-def _dynamo_runs(ctx: ClientContext, one: Callable[..., None], convention: str, rng: Any) -> None:
-    """What real Dynamo 1.6.1 can present, through the harness: a plan, an error, a resize."""
-    from conformance.runner import dynamo_available
-
-    opts = ctx.run.options
-    if opts.target == "reference" or not dynamo_available():
-        why = "--target reference" if opts.target == "reference" else "no dynamo extra"
-        ctx.run.notes.append(f"client profile: no real Dynamo runs ({why})")
-        return
-    from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
-    from prime_rl_dynamo.topology import topology_from_dict
-
-    topology = topology_from_dict(DYNAMO_TOPOLOGY, source="real Dynamo [2, 4, 1]")
-    key = "dynamo.engine-c#0"
-
-    def make(name: str, kind: str, width: int) -> ClientRun:
-        return _new_run(rng, f"{_REAL} [2, 4, 1], {name}", kind, convention, width)
-
-    def during(fleet: Fleet, client_run: ClientRun, change: Callable[[], object]) -> None:
-        _during(ctx, one, fleet, topology.model, client_run, change)
-
-    with start_dynamo_fleet(topology, discovery=opts.discovery) as fleet:
-        ready, others = _listed_engines(fleet, topology.model)
-        width = sum(e["world_size"] for e in ready)
-        plan = make(f"{convention}, a model-less engine and another model's", "rank", width)
-        plan.engines, plan.others = ready, others
-        _real_listing_problem(plan, ready, others, width)
-        one(fleet, plan, model=topology.model, timeout=opts.client_timeout)
-        fleet.kill(key)
-        fleet.wait_ready(timeout=30)  # engine-c listed with an error (or gone); the judge is ready
-        during(
-            fleet,
-            make("engine-c killed, restarted after 1 s", "dynamo:error-then-ready", width),
-            lambda: fleet.restart(key),
-        )
-        during(
-            fleet,
-            make("engine-c resized 1 -> 3 after 1 s", "dynamo:sum-then-ready", width + 2),
-            lambda: fleet.resize(key, 3),
-        )
-        # TOPO-1: engine-a's routes reply reports world size 4 once it answered its init (the
-        # real frontend probes every worker on each GET, so the next listing shows the resize).
-        resized = make(
-            "engine-a reports world size 4 once initialised", "dynamo:resize-after-init", 0
-        )
-        fleet.resize_after_init["dynamo.engine-a#0"] = 4
-        try:
-            fleet.restart("dynamo.engine-a#0")
-            fleet.wait_ready(timeout=30)
-        except Exception as exc:  # the harness, not the client
-            resized.harness_problem = f"the harness could not restart engine-a: {exc}"
-        resized.engines, resized.others = _listed_engines(fleet, topology.model)
-        resized.inference_world_size = sum(e["world_size"] for e in resized.engines)
-        if not resized.harness_problem:
-            one(fleet, resized, model=topology.model, timeout=min(opts.client_timeout, 10.0))
-        else:
-            ctx.runs.append(resized)
-    ctx.run.notes.append("client profile: 4 runs against real Dynamo 1.6.1 through the harness")
-
-
-def _during(
+def during(
     ctx: ClientContext,
     one: Callable[..., None],
     fleet: Fleet,
     model: str | None,
     client_run: ClientRun,
     change: Callable[[], object],
+    timeout: float = DYNAMO_CHANGE_TIMEOUT_S,
 ) -> None:
     """Run the client while the harness changes the fleet; a change that raises or outlasts the
     client's deadline is recorded as ``harness_problem`` (an error of the run, never a failure)."""
-    opts = ctx.run.options
+    timeout = min(timeout, ctx.run.options.client_timeout)
     # The harness changes the fleet from this thread; the client runs in another.
     failure: list[BaseException] = []
 
     def client() -> None:
         try:
-            one(fleet, client_run, model=model, timeout=opts.client_timeout)
+            one(fleet, client_run, model=model, timeout=timeout)
         except BaseException as exc:  # reported below, in this thread
             failure.append(exc)
 
@@ -884,70 +749,12 @@ def _during(
     except Exception as exc:  # the harness, not the client
         client_run.harness_problem = f"the harness could not change the fleet: {exc}"
     took = time.time() - client_run.ready_at
-    worker.join(opts.client_timeout + 30)
+    worker.join(timeout + 30)
     if failure:
         raise failure[0]
-    client_run.engines, client_run.others = _listed_engines(fleet, model)
-    if not client_run.harness_problem and took > opts.client_timeout - 2.0:
+    client_run.engines, client_run.others = listed_engines(fleet, model)
+    if not client_run.harness_problem and took > timeout - 2.0:
         client_run.harness_problem = (
             f"the harness took {took:.1f} s to change the fleet, longer than the client's "
-            f"{opts.client_timeout:g} s deadline allows (a loaded machine?)"
+            f"{timeout:g} s deadline allows (a loaded machine?)"
         )
-
-
-def _run_scenario(
-    scenario: Scenario,
-    ctx: ClientContext,
-    one: Callable[..., None],
-    other: Any,
-    convention: str,
-    rng: Any,
-    start_reference_fleet: Callable[..., Any],
-) -> None:
-    from prime_rl_dynamo.topology import topology_from_dict
-
-    topology = topology_from_dict(scenario.topology, source=f"scenario {scenario.id}")
-    with start_reference_fleet(topology, faults=scenario.faults) as fleet:
-        for key, attribute, value in scenario.engine_setup:
-            setattr(fleet.engine(key), attribute, value)
-        client_run = _new_run(
-            rng,
-            f"scenario {scenario.id} ({scenario.what})",
-            scenario.id,
-            convention,
-            scenario.inference_world_size,
-            credentials=_credentials(rng, api_key=scenario.api_key, allowed=scenario.allowed_hosts),
-            ready_from_listing=scenario.ready_from_listing,
-        )
-        if scenario.ready_after is not None:
-            since_start = time.monotonic() - fleet.frontend.started
-            client_run.ready_at = time.time() - since_start + scenario.ready_after
-        extra_env: dict[str, str] = {}
-        if scenario.proxy:
-            proxy = other.frontend_url
-            extra_env = {name: proxy for name in _PROXY_VARIABLES}
-            extra_env.update({"NO_PROXY": "", "no_proxy": ""})
-            other.recorder.clear()
-        url = _with_userinfo(fleet.discovery_url) if scenario.userinfo_url else None
-        one(
-            fleet,
-            client_run,
-            model=topology.model,
-            timeout=min(scenario.timeout, ctx.run.options.client_timeout),
-            url=url,
-            extra_env=extra_env,
-        )
-        if scenario.proxy:
-            client_run.foreign = other.recorder.requests()
-        else:
-            client_run.foreign = [
-                r
-                for r in client_run.listing_calls + client_run.admin_calls
-                if r.host == "localhost"
-            ]
-        # The plan the client should have reached: the fleet as it is now, faults lifted.
-        fleet.set_faults([])
-        for key, attribute, _ in scenario.engine_setup:
-            if attribute == "admin_redirect_host":
-                fleet.engine(key).admin_redirect_host = None
-        client_run.engines, client_run.others = _listed_engines(fleet, topology.model)

@@ -2,7 +2,9 @@
 
 Checks are matched by ID. *Newly failing*: fail or error now, not before (a new check that fails
 counts). *Newly passing*: pass now, fail / error / warn / waived before. *Waived*: waived now.
-Pure: reads two parsed reports, no I/O.
+Both reports must be valid against ``schema/conformance-report.v1.schema.json``; the gate also
+closes when B cannot vouch for itself (it checked nothing, was interrupted, skipped everything,
+or holds a check ID twice). Pure: reads two parsed reports, no I/O.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from prime_rl_dynamo.exitcodes import ExitCode
 
-__all__ = ["Change", "ReportDiff", "diff_reports"]
+__all__ = ["Change", "ReportDiff", "check_report", "diff_reports", "unvouched"]
 
 _BAD = ("fail", "error")
 
@@ -42,16 +44,19 @@ class ReportDiff:
     still_failing: list[Change] = field(default_factory=list)
     new_warnings: list[Change] = field(default_factory=list)
     gone: list[Change] = field(default_factory=list)  # in A, not run in B
+    #: Why B cannot vouch for its target (each closes the gate, whatever the changes say).
+    unvouched: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        """1 when anything newly fails (a CI gate stops there), else 0."""
-        return ExitCode.FAIL if self.newly_failing else ExitCode.OK
+        """1 when anything newly fails or B cannot vouch for itself (a CI gate stops there)."""
+        return ExitCode.FAIL if self.newly_failing or self.unvouched else ExitCode.OK
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
             "exit_code": self.exit_code,
+            "unvouched": list(self.unvouched),
             **{
                 kind: [c.to_dict() for c in getattr(self, kind)]
                 for kind in (
@@ -66,23 +71,68 @@ class ReportDiff:
         }
 
 
-def _results(report: Mapping[str, Any], name: str) -> dict[str, Mapping[str, Any]]:
-    results = report.get("results") if isinstance(report, Mapping) else None
-    if (
-        not isinstance(report, Mapping)
-        or report.get("format") != "prime-rl-dynamo-conformance/1"
-        or not isinstance(results, list)
-    ):
-        raise ValueError(
-            f"{name}: expected a conformance JSON report (format prime-rl-dynamo-conformance/1 "
-            "with a results list), as --json-report writes"
+def check_report(report: Any, name: str) -> None:
+    """ValueError unless ``report`` is valid against the conformance report schema: the message
+    names the file, the JSON pointer, what was expected and what was found."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    from prime_rl_dynamo.resources import load_json
+    from prime_rl_dynamo.validate import json_pointer
+
+    expected = "a conformance JSON report as --json-report writes it"
+    if not isinstance(report, Mapping) or report.get("format") != "prime-rl-dynamo-conformance/1":
+        found = (
+            f"format {str(report.get('format'))[:60]!r}"
+            if isinstance(report, Mapping)
+            else f"a JSON {type(report).__name__}"
         )
-    out: dict[str, Mapping[str, Any]] = {}
-    for index, r in enumerate(results):
-        if not isinstance(r, Mapping) or not isinstance(r.get("check"), str):
-            raise ValueError(f"{name}: results[{index}] has no check ID")
-        out[r["check"]] = r
+        raise ValueError(
+            f"{name}: expected {expected} (format prime-rl-dynamo-conformance/1), found {found}"
+        )
+    validator = Draft202012Validator(load_json("conformance-report.v1.schema.json"))
+    try:
+        error = best_match(validator.iter_errors(report))
+    except RecursionError:
+        raise ValueError(f"{name}: expected {expected}, found members nested too deep") from None
+    if error is not None:
+        what = error.message if len(error.message) <= 200 else error.message[:199] + "…"
+        where = json_pointer(list(error.absolute_path)) or "/"
+        raise ValueError(f"{name}: at {where}: expected {expected}; found that {what}")
+
+
+def unvouched(report: Mapping[str, Any]) -> list[str]:
+    """Why a (schema-valid) report cannot vouch for its target: nothing checked, interrupted,
+    every result skipped, or a check ID held twice (the last would silently win)."""
+    results = report["results"]
+    out = []
+    if not results:
+        out.append("it holds no result (nothing was checked)")
+    if report["incomplete"]:
+        out.append(f"the run was interrupted ({len(report['not_run'])} check(s) not run)")
+    if results and all(r["status"] == "skip" for r in results):
+        out.append("every result is a skip")
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r["check"]] = counts.get(r["check"], 0) + 1
+    twice = [c for c, n in counts.items() if n > 1]
+    if twice:
+        out.append(f"check ID(s) held more than once: {', '.join(twice[:5])}")
     return out
+
+
+def _results(report: Mapping[str, Any], name: str) -> dict[str, Mapping[str, Any]]:
+    check_report(report, name)
+    out: dict[str, Mapping[str, Any]] = {}
+    for r in report["results"]:
+        # A duplicate keeps its worst status (unvouched() names it): never the last one's pass.
+        kept = out.get(r["check"])
+        if kept is None or _RANK[r["status"]] > _RANK[kept["status"]]:
+            out[r["check"]] = r
+    return out
+
+
+_RANK = {"pass": 0, "skip": 1, "waived": 2, "warn": 3, "fail": 4, "error": 5}
 
 
 def _line(result: Mapping[str, Any] | None) -> str:
@@ -95,11 +145,11 @@ def diff_reports(
 ) -> ReportDiff:
     """Compare report ``a`` (before) with report ``b`` (after); ValueError if either is not one."""
     before, after = _results(a, names[0]), _results(b, names[1])
-    diff = ReportDiff()
+    diff = ReportDiff(unvouched=unvouched(b))
     for check in [*after, *(c for c in before if c not in after)]:
         old, new = before.get(check), after.get(check)
-        s_old = str(old["status"]) if old else None
-        s_new = str(new["status"]) if new else None
+        s_old = old["status"] if old else None
+        s_new = new["status"] if new else None
         change = Change(check, s_old, s_new, _line(new) or _line(old))
         if s_new is None:
             diff.gone.append(change)

@@ -26,6 +26,7 @@ from conformance._http import (
     json_media,
     request,
     target_client,
+    unreachable,
 )
 from conformance.registry import CheckError, Failed, Skipped, check, fail_on
 from conformance.runner import ProfileContext, RunContext, profile_setup
@@ -108,7 +109,7 @@ class FrontendContext(ProfileContext):
         try:
             return request(self.client, method, url)
         except httpx.ConnectError as exc:
-            raise CheckError(f"{method} {url}: nothing answers: {exc}") from exc
+            raise CheckError(unreachable(method, url, exc, self.client)) from exc
         except ExchangeBound as exc:
             raise Failed(
                 f"expected a complete HTTP response within the suite's bounds: {exc}"

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from conformance._http import Reply, make_client, request
+from conformance._http import Reply, request, target_client, unreachable
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo.violation import Violation
@@ -43,7 +43,7 @@ class FrontendV2Context(ProfileContext):
         try:
             return request(self.client, "GET", url, headers=headers or {})
         except httpx.ConnectError as exc:
-            raise CheckError(f"GET {url}: nothing answers: {exc}") from exc
+            raise CheckError(unreachable("GET", url, exc, self.client)) from exc
         except httpx.HTTPError as exc:
             raise Failed(f"GET {url}: expected a complete HTTP response, found {exc!r}") from exc
 
@@ -82,7 +82,8 @@ class FrontendV2Context(ProfileContext):
 @profile_setup("frontend-v2")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[FrontendV2Context]:
-    with make_client(max(run.options.timeout, WAIT + 10)) as client:
+    # -H, --cacert/--insecure and --max-body-bytes as every profile; held GETs need longer.
+    with target_client(run.options, run.url, timeout=max(run.options.timeout, WAIT + 10)) as client:
         yield FrontendV2Context(run, client)
 
 

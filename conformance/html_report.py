@@ -5,13 +5,14 @@ in full with the command that reproduces it, the waivers and the run's options.
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any
 
 from conformance.reporting import _expired_message, header, reproduce_command
-from conformance.results import Report, Result, Status, Verdict, iso_time, redact_urls
+from conformance.results import Report, Result, Status, Verdict, iso_time
+from prime_rl_dynamo.escaping import for_html
+from prime_rl_dynamo.redaction import scrub
 from prime_rl_dynamo.text import plural
 
 __all__ = ["render_html", "write_html"]
@@ -50,7 +51,7 @@ code { font-family: ui-monospace, monospace; font-size: .92em; }
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(redact_urls(value)), quote=True)
+    return for_html(str(scrub(value)))
 
 
 def _badge(status: Status) -> str:
@@ -72,6 +73,7 @@ def _worst(results: list[Result]) -> Status:
 
 def render_html(report: Report) -> str:
     """The report as one HTML document (no external resource of any kind)."""
+    report = report.shown()
     verdict = report.verdict
     parts = [
         "<!DOCTYPE html>",
@@ -176,6 +178,7 @@ def _target_table(report: Report) -> str:
     t = report.target
     rows = [
         ("target", t.get("url") or t.get("kind")),
+        ("Dynamo release", t.get("dynamo_release")),
         *((f"{name} profile", what) for name, what in (t.get("profiles") or {}).items()),
         ("Server header", t.get("server")),
         ("reported version", t.get("reported_version")),

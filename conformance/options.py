@@ -160,16 +160,16 @@ def _show_conventions(values: Mapping[str, Any]) -> list[str]:
 
 
 def _read_headers(texts: list[str]) -> dict[str, Any]:
-    from prime_rl_dynamo.http import parse_header
+    from prime_rl_dynamo.http import parse_headers
 
-    return {"headers": tuple(parse_header(text) for text in texts)}
+    return {"headers": parse_headers(texts)}
 
 
 def _show_headers(values: Mapping[str, Any]) -> list[str]:
     # A report holds "Name: <redacted>" already; a header pair is redacted here: never a value.
-    from prime_rl_dynamo.http import REDACTED
+    from prime_rl_dynamo.redaction import redacted_headers
 
-    return [h if isinstance(h, str) else f"{h[0]}: {REDACTED}" for h in values["headers"]]
+    return redacted_headers(values["headers"])
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,13 @@ class Options:
         pytest=False,
     )
     seed: int | None = _option(
-        None, Flag("--seed", "seed of generated topologies (default: random)", type=int)
+        None,
+        Flag(
+            "--seed",
+            "seed of generated topologies, a whole number >= 0 (default: random)",
+            type=int,
+        ),
+        minimum=0,
     )
     client: str | None = _text(
         "--client", "client under test, a Python callable", metavar="MODULE:FUNCTION"
@@ -226,7 +232,7 @@ class Options:
         "tcp",
         "--request-plane",
         "request plane of the real Dynamo fleets the suite stands up (nats starts a "
-        "nats-server; Dynamo 1.6.1 refuses http)",
+        "nats-server; every Dynamo release with the RL listener refuses http)",
         ("tcp", "nats", "http"),  # wire.REQUEST_PLANES (held equal by a test)
         "request plane",
     )
@@ -319,6 +325,10 @@ class Options:
     def __post_init__(self) -> None:
         for f in fields(self):
             _validate(f, getattr(self, f.name))
+        if self.headers:  # however built (CLI, pytest, keywords): one parser judges every header
+            from prime_rl_dynamo.http import parse_headers
+
+            object.__setattr__(self, "headers", parse_headers(self.headers))
         for first, second in (("client", "client_cmd"), ("cacert", "insecure")):
             if getattr(self, first) and getattr(self, second):
                 raise ValueError(
@@ -374,6 +384,7 @@ class Options:
         """Refuse, before anything runs, what only the outside world can refuse: a URL the client
         would not use, an unreadable CA bundle or waiver file, an unknown check ID (ValueError)."""
         self.base_url()
+        self._check_release()
         if self.cacert:
             from prime_rl_dynamo.http import verify_setting
 
@@ -394,6 +405,32 @@ class Options:
                     hint = f"; did you mean {near[0]}?" if near else ""
                     raise ValueError(f"--check: unknown check ID {wanted!r}{hint}")
 
+    def _check_release(self) -> None:
+        """``--target dynamo`` on a release that cannot host the harness's fleet, or a roundtrip
+        scope the installed release lacks: one line naming the release (ValueError)."""
+        if self.url or self.target == "reference":
+            return
+        roundtrip = "roundtrip" in self.resolved_profiles()
+        if self.target != "dynamo" and not roundtrip:
+            return
+        try:
+            from prime_rl_dynamo.errors import UnsupportedReleaseError
+            from prime_rl_dynamo.harness import require_release
+        except ImportError:  # pragma: no cover - the harness ships with the package
+            return
+        try:
+            release = require_release()
+        except UnsupportedReleaseError as exc:
+            if self.target == "dynamo":
+                raise ValueError(f"--target dynamo: cannot host a fleet: {exc}") from None
+            return  # auto: the roundtrip profile is skipped, saying why
+        wanted = {"prefix": "prefix", "suffix": "suffix"}.get(self.namespace_scope)
+        if roundtrip and wanted is not None and wanted not in release.scopes:
+            raise ValueError(
+                f"--namespace-scope {self.namespace_scope}: {release.label} has no {wanted} "
+                f"namespace scope (scopes it has: {', '.join(release.scopes)})"
+            )
+
 
 def _validate(f: Field[Any], value: Any) -> None:
     meta = f.metadata
@@ -408,7 +445,7 @@ def _validate(f: Field[Any], value: Any) -> None:
                 f"unknown {meta['noun']}(s) {', '.join(map(str, unknown))}; expected "
                 f"{', '.join(allowed)}{where}"
             )
-    if meta.get("minimum") is not None and value < meta["minimum"]:
+    if meta.get("minimum") is not None and value is not None and value < meta["minimum"]:
         raise ValueError(f"{f.name} must be at least {meta['minimum']}, found {value}{where}")
     if meta.get("positive") and not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{f.name} must be a positive number of seconds; found {value}{where}")

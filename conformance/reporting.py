@@ -16,7 +16,9 @@ from typing import Any
 
 from conformance.options import rerun_arguments
 from conformance.registry import Check, all_checks
-from conformance.results import Report, Result, Status, Verdict, redact_urls
+from conformance.results import Report, Result, Status, Verdict
+from prime_rl_dynamo.escaping import for_json
+from prime_rl_dynamo.redaction import scrub
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 from prime_rl_dynamo.text import cut, plural
 
@@ -54,7 +56,7 @@ def _reproduce_words(report: Report, requirement: str | None = None) -> list[str
             c for c in options.get("checks") or () if c.startswith(requirement + "::")
         ]
     argv = rerun_arguments(options, report.seed)
-    return ["prime-rl-dynamo", "conformance", *(shlex.quote(redact_urls(a)) for a in argv)]
+    return ["prime-rl-dynamo", "conformance", *(shlex.quote(scrub(a)) for a in argv)]
 
 
 def shell_lines(words: list[str], width: int) -> str:
@@ -86,6 +88,9 @@ def header(report: Report) -> str:
     """The summary's first line: the run's target (or why it could not be reached)."""
     target = report.target
     what = target.get("description") or target.get("url") or target.get("kind") or "no target"
+    release = target.get("dynamo_release")
+    if release and f"Dynamo {release}" not in what:
+        what += f" (Dynamo {release})"
     return f"Conformance of {what}"
 
 
@@ -100,6 +105,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     from rich.table import Table
 
     console = console or Console(width=160)
+    report = report.shown()  # the target's text, escaped for a terminal
     if report.inconclusive:
         console.print(f"[bold magenta]{report.inconclusive}[/]", highlight=False)
     if report.incomplete:
@@ -222,6 +228,7 @@ def write_json(report: Report, path: str | Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     data = report.to_dict()
     data["reproduce"] = reproduce_command(report)
+    data = for_json(data)  # a lone surrogate from the target: visible text, not invalid JSON
     out.write_text(
         json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8"
     )
@@ -241,6 +248,7 @@ def write_junit(report: Report, path: str | Path) -> Path:
     """
     import socket
 
+    report = report.shown()  # XML 1.0 allows no control character and no lone surrogate
     root = ET.Element("testsuites", name="prime-rl-dynamo conformance")
     profiles: dict[str, list[Result]] = {}
     for r in report.results:
@@ -406,12 +414,13 @@ def _properties(report: Report, profile: str) -> list[tuple[str, str]]:
         ("target.profile", (target.get("profiles") or {}).get(profile, "")),
         ("target.server", target.get("server") or ""),
         ("target.version", target.get("target_version") or target.get("reported_version") or ""),
+        ("target.dynamo_release", target.get("dynamo_release") or ""),
         ("timestamps", "UTC"),
         ("seed", report.seed),
         ("strict", str(bool(report.options.get("strict"))).lower()),
         *((f"version.{k}", v) for k, v in report.versions.items()),
     ]
-    return [(k, redact_urls(str(v))) for k, v in pairs if v not in ("", None)]
+    return [(k, scrub(str(v))) for k, v in pairs if v not in ("", None)]
 
 
 def _first(message: str) -> str:

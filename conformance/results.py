@@ -10,28 +10,14 @@ from __future__ import annotations
 
 import datetime
 import enum
-import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.redaction import scrub
 
-__all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "iso_time", "redact_urls"]
-
-# scheme://user:password@ -> scheme://***@ (a listed URL may carry credentials: never echo them)
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]*@")
-
-
-def redact_urls(value: Any) -> Any:
-    """``value`` with the user info of every URL in its strings replaced by ``***``."""
-    if isinstance(value, str):
-        return _USERINFO.sub(r"\1***@", value) if "@" in value else value
-    if isinstance(value, dict):
-        return {k: redact_urls(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(redact_urls(v) for v in value)
-    return value
+__all__ = ["EXIT_CODES", "Report", "Result", "Status", "Verdict", "iso_time"]
 
 
 class Status(str, enum.Enum):
@@ -96,9 +82,9 @@ class Result:
 
     def __post_init__(self) -> None:
         # Every result passes here: no credential of a listed URL reaches a message or report.
-        object.__setattr__(self, "message", redact_urls(self.message))
-        object.__setattr__(self, "details", redact_urls(self.details))
-        object.__setattr__(self, "violations", redact_urls(tuple(self.violations)))
+        object.__setattr__(self, "message", scrub(self.message))
+        object.__setattr__(self, "details", scrub(self.details))
+        object.__setattr__(self, "violations", scrub(tuple(self.violations)))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (times ISO 8601, durations in seconds)."""
@@ -140,7 +126,8 @@ class Report:
             return Verdict.NOT_CONFORMANT
         if self.incomplete or self.inconclusive or Status.ERROR in statuses:
             return Verdict.INCONCLUSIVE
-        if not statuses & {Status.PASS, Status.WARN, Status.WAIVED}:
+        # A waiver hides a known deviation; it vouches for nothing: some check must pass (or warn).
+        if not statuses & {Status.PASS, Status.WARN}:
             return Verdict.NOTHING_CHECKED
         return Verdict.CONFORMANT
 
@@ -161,6 +148,8 @@ class Report:
         if not self.results:
             return "no check matched the selection"
         reasons = dict.fromkeys(r.message.splitlines()[0] for r in self.results if r.message)
+        if any(r.status is Status.WAIVED for r in self.results):
+            return f"no check passed: every result was waived or skipped: {'; '.join(list(reasons)[:3])}"
         return f"every selected check was skipped: {'; '.join(list(reasons)[:3])}"
 
     def counts(self) -> dict[str, int]:
@@ -207,8 +196,8 @@ class Report:
             "nothing_checked": self.why_nothing_checked()
             if verdict is Verdict.NOTHING_CHECKED
             else None,
-            "target": redact_urls(self.target),
-            "options": redact_urls(self.options),
+            "target": scrub(self.target),
+            "options": scrub(self.options),
             "seed": self.seed,
             "versions": self.versions,
             "started": iso_time(self.started) if self.started else None,
@@ -219,6 +208,31 @@ class Report:
             "waivers": self.waivers,
             "results": [r.to_dict() for r in self.results],
         }
+
+    def shown(self) -> Report:
+        """A copy whose every text is safe to show (``escaping.visible``: no control character,
+        escape sequence or lone surrogate from the target), as the terminal, JUnit and HTML
+        reports print it."""
+        from prime_rl_dynamo.escaping import visible_data
+
+        return replace(
+            self,
+            target=visible_data(self.target),
+            options=visible_data(self.options),
+            results=[
+                replace(
+                    r,
+                    message=visible_data(r.message),
+                    details=visible_data(r.details),
+                    violations=visible_data(tuple(r.violations)),
+                )
+                for r in self.results
+            ],
+            not_run=visible_data(list(self.not_run)),
+            inconclusive=visible_data(self.inconclusive),
+            nothing_checked=visible_data(self.nothing_checked),
+            waivers=visible_data(self.waivers),
+        )
 
     def extend(self, results: Iterable[Result]) -> None:
         """Append results (in order)."""

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conformance.registry import CheckError, Failed, Skipped, check
-from conformance.runner import ProfileContext, RunContext, dynamo_available, profile_setup
+from conformance.runner import (
+    ProfileContext,
+    RunContext,
+    dynamo_available,
+    dynamo_release,
+    profile_setup,
+)
 from prime_rl_dynamo.text import plural
 from prime_rl_dynamo.wire import WorkerId
 
@@ -324,8 +330,10 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
             "does not run against the reference"
         )
     if not dynamo_available():
+        from conformance.runner import dynamo_unavailable
+
         raise Skipped(
-            "the dynamo extra is not installed (pip install 'prime-rl-dynamo[dynamo]'): "
+            f"{dynamo_unavailable()} (pip install 'prime-rl-dynamo[dynamo]'): "
             "the roundtrip needs the real Dynamo runtime"
         )
     from prime_rl_dynamo.harness import start_dynamo_fleet
@@ -336,7 +344,7 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
     count = max(1, min(run.options.topologies, MAX_ROUNDTRIP_TOPOLOGIES))
     opts = run.options
     run.notes.append(
-        f"roundtrip profile: real Dynamo fleets from the harness ({opts.discovery} "
+        f"roundtrip profile: real Dynamo {dynamo_release()} fleets from the harness ({opts.discovery} "
         f"discovery, {opts.request_plane} request plane, {opts.namespace_scope} namespace scope; "
         f"the pinned topology, churned, and {count} generated, seed {run.seed})"
     )

@@ -138,15 +138,35 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def dynamo_available() -> bool:
-    """Whether the real Dynamo runtime and the project's harness can be imported."""
+def dynamo_unavailable() -> str | None:
+    """Why the suite cannot stand up real Dynamo here (one line), or None when it can: the
+    runtime and the harness import, and the installed release can host a stub fleet."""
     try:
         import dynamo.runtime  # noqa: F401
 
-        import prime_rl_dynamo.harness  # noqa: F401
+        from prime_rl_dynamo.errors import UnsupportedReleaseError
+        from prime_rl_dynamo.harness import require_release
     except Exception:
-        return False
-    return True
+        return "the dynamo extra is not importable"
+    try:
+        require_release()
+    except UnsupportedReleaseError as exc:
+        return str(exc)
+    return None
+
+
+def dynamo_available() -> bool:
+    """Whether the real Dynamo runtime and the project's harness can be imported, and the
+    installed release can host a stub fleet (``dynamo_unavailable`` says why not)."""
+    return dynamo_unavailable() is None
+
+
+def dynamo_release() -> str | None:
+    """The installed ``ai-dynamo-runtime`` release (``1.5.1``), or None."""
+    from prime_rl_dynamo.harness import installed_release
+
+    release = installed_release()
+    return release.version if release is not None else None
 
 
 @contextlib.contextmanager
@@ -162,6 +182,8 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         return
     if not set(LISTENER_PROFILES) & set(profiles):
         run.target = {"kind": "none", "description": "the fleets each profile stands up itself"}
+        if "roundtrip" in profiles and opts.target != "reference" and dynamo_available():
+            run.target["dynamo_release"] = dynamo_release()
         yield
         return
     use_dynamo = opts.target == "dynamo" or (opts.target == "auto" and dynamo_available())
@@ -176,7 +198,8 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
             run.target = {
                 "kind": "dynamo",
                 "url": run.url,
-                "description": "real Dynamo fleet from the harness "
+                "dynamo_release": fleet.release.version,
+                "description": f"real {fleet.release.label} fleet from the harness "
                 f"(default topology, {opts.discovery} discovery, "
                 f"{opts.request_plane} request plane)",
             }
@@ -188,7 +211,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
     with start_reference_fleet(seed=run.seed) as fleet:
         run.fleet = fleet
         run.url = fleet.frontend_url.rstrip("/")
-        why = "" if opts.target == "reference" else " (the dynamo extra is not importable)"
+        why = "" if opts.target == "reference" else f" ({dynamo_unavailable()})"
         run.target = {
             "kind": "reference",
             "url": run.url,
@@ -237,7 +260,9 @@ def _profile_target(name: str, run: RunContext) -> str:
         )
     if opts.target == "reference":
         return "not run: --target reference (the roundtrip checks real Dynamo end to end)"
-    return f"real Dynamo fleets from the harness ({opts.discovery} discovery)"
+    release = dynamo_release()
+    label = f"Dynamo {release}" if release else "Dynamo"
+    return f"real {label} fleets from the harness ({opts.discovery} discovery)"
 
 
 def _wait_listed(fleet: Fleet) -> None:
@@ -380,16 +405,26 @@ def run(
 
 
 def _redact(report: Report, opts: Options) -> None:
-    """Header values never reach a report, a message or a terminal: names are kept, values not."""
-    from prime_rl_dynamo.http import redacted_headers, scrub
+    """Header values never reach a report, a message or a terminal: names are kept, values not
+    (a bare token the target echoes included: ``secret_values`` is the one definition)."""
+    from prime_rl_dynamo.redaction import redacted_headers, scrub, secret_values
 
     if not opts.headers:
         return
     report.options["headers"] = redacted_headers(opts.headers)
-    secrets = tuple(sorted({value for _, value in opts.headers if value}, key=len, reverse=True))
+    secrets = secret_values(opts.headers)
     report.target = scrub(report.target, secrets)
+    report.options = scrub(report.options, secrets)
+    report.inconclusive = scrub(report.inconclusive, secrets)
+    report.nothing_checked = scrub(report.nothing_checked, secrets)
+    report.waivers = scrub(report.waivers, secrets)
     report.results[:] = [
-        replace(r, message=scrub(r.message, secrets), details=scrub(r.details, secrets))
+        replace(
+            r,
+            message=scrub(r.message, secrets),
+            details=scrub(r.details, secrets),
+            violations=scrub(tuple(r.violations), secrets),
+        )
         for r in report.results
     ]
 

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance._http import DEFAULT_MAX_BODY_BYTES, ExchangeBound, check_bounds
+import httpx
+
+from conformance._http import DEFAULT_MAX_BODY_BYTES, ExchangeBound, check_bounds, same_origin
 from conformance.registry import CheckError, Failed
+from prime_rl_dynamo.redaction import shown_url
 
 __all__ = ["OPENAPI_DOCUMENT", "StFailure", "openapi_document", "run_schemathesis"]
 
@@ -42,6 +45,14 @@ def openapi_document() -> Path:
         raise CheckError(f"the bundled OpenAPI document is missing: {exc}") from exc
 
 
+class _OffOrigin(Exception):
+    """A schemathesis exchange was redirected to another origin (a failure of the target)."""
+
+
+def _off_origin(url: str, location: str) -> bool:
+    return not same_origin(url, str(httpx.URL(url).join(location)))
+
+
 class _Bounded(Exception):
     """A schemathesis exchange broke the suite's body cap or deadline (the message says which)."""
 
@@ -65,6 +76,15 @@ def _bounded_session(deadline: float, cap: int) -> Any:
             response = super().send(
                 request, stream=True, timeout=timeout, verify=verify, cert=cert, proxies=proxies
             )
+            location = response.headers.get("location")
+            if response.is_redirect and location and _off_origin(str(request.url), location):
+                response.close()
+                raise _OffOrigin(
+                    f"{request.method} {shown_url(str(request.url))} answered "
+                    f"{response.status_code} redirecting to another origin "
+                    f"({shown_url(str(httpx.URL(str(request.url)).join(location)))}); not "
+                    "followed: no header (-H) may cross an origin (HTTP-1)"
+                )
             chunks, size = [], 0
             try:
                 for chunk in response.iter_content(65536):
@@ -83,6 +103,9 @@ def _bounded_session(deadline: float, cap: int) -> Any:
 
     session = requests.Session()
     session.trust_env = False
+    # No redirect is followed: requests would forward every -H header but Authorization to
+    # wherever a Location points (the adapter fails an off-origin one first).
+    session.get_redirect_target = lambda response: None  # type: ignore[method-assign,assignment]
     for prefix in ("http://", "https://"):
         session.mount(prefix, BoundedAdapter())
     return session
@@ -129,6 +152,8 @@ def run_schemathesis(
                 headers=dict(headers) or None,
                 verify=verify,
             )
+        except _OffOrigin as exc:
+            raise Failed(f"expected an answer from the listener itself: {exc}") from None
         except _Bounded as exc:
             raise Failed(
                 f"expected a complete HTTP response within the suite's bounds: {exc}"

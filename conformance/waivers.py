@@ -8,6 +8,7 @@ waives nothing and the matched result fails, so a forgotten waiver cannot hide a
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,6 +20,13 @@ __all__ = ["BUNDLED", "Waiver", "WaiverError", "apply_waivers", "load_waivers", 
 
 #: Waiver files shipped with the package, by name (``--waivers dynamo-1.6.1``).
 BUNDLED = Path(__file__).resolve().parent / "deviations"
+
+
+# Control characters and lone surrogates: a reason is shown in every report.
+_ACTING = frozenset(chr(c) for c in [*range(0x20), *range(0x7F, 0xA0), *range(0xD800, 0xE000)]) - {
+    "\n",
+    "\t",
+}
 
 
 class WaiverError(ValueError):
@@ -68,17 +76,10 @@ def load_waivers(path: str | Path) -> list[Waiver]:
 
     A bare name such as ``dynamo-1.6.1`` names a file shipped in ``conformance/deviations/``.
     """
-    import yaml
-
     from prime_rl_dynamo.requirements import resolve_requirements
 
     source = waiver_path(path)
-    try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise WaiverError(f"waiver file {source}: {exc.strerror or exc}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise WaiverError(f"waiver file {source}: not YAML: {str(exc).splitlines()[0]}") from None
+    data = _parse(source)
     entries = data.get("waivers") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise WaiverError(f"waiver file {source}: expected a mapping with a 'waivers' list")
@@ -93,31 +94,118 @@ def load_waivers(path: str | Path) -> list[Waiver]:
         reason = entry.get("reason")
         if not isinstance(reason, str) or not reason.strip():
             raise WaiverError(f"{where}: every waiver needs a reason (a non-empty string)")
+        bad = next((i for i, c in enumerate(reason) if c in _ACTING), None)
+        if bad is not None:
+            raise WaiverError(
+                f"{where}: expected a reason of printable text; found a control character or "
+                f"a lone surrogate (U+{ord(reason[bad]):04X}) at position {bad}"
+            )
         try:
             (requirement,) = resolve_requirements([str(entry.get("requirement", ""))], where)
         except ValueError as exc:
             raise WaiverError(str(exc)) from None
         check = entry.get("check")
-        if check is not None and not str(check).upper().startswith(requirement + "::"):
-            raise WaiverError(f"{where}: check {check!r} is not a check of {requirement}")
+        if check is not None:
+            check = _check_id(str(check), requirement, where)
         out.append(
             Waiver(
                 requirement=requirement,
                 reason=reason.strip(),
-                check=str(check) if check is not None else None,
+                check=check,
                 expires=_date(entry.get("expires"), where),
             )
         )
     return out
 
 
-def _date(value: Any, where: str) -> datetime.date | None:
-    if value is None or isinstance(value, datetime.date):
-        return value
+def _parse(source: Path) -> Any:
+    """The file's data: JSON when it reads as JSON (tabs and all), else YAML without anchors or
+    aliases (an alias bomb expands to gigabytes) and without implicit dates (``expires`` is
+    judged by ``_date``, which names the entry)."""
+    import yaml
+
     try:
-        return datetime.date.fromisoformat(str(value))
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise WaiverError(f"waiver file {source}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise WaiverError(
+            f"waiver file {source}: expected UTF-8 text; found byte 0x{exc.object[exc.start]:02x} "
+            f"at offset {exc.start}"
+        ) from None
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise WaiverError(f"waiver file {source}: expected JSON; nested too deep") from None
+        except ValueError:
+            pass  # YAML flow style reads as JSON's superset
+    loader = _loader()
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                line = event.start_mark.line + 1 if event.start_mark else "?"
+                raise WaiverError(
+                    f"waiver file {source}, line {line}: expected plain YAML; found an "
+                    "anchor or alias (& or *), which a waiver file does not use"
+                )
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise WaiverError(
+            f"waiver file {source}: expected YAML or JSON, found text that is not YAML: {first}"
+        ) from None
+    except RecursionError:
+        raise WaiverError(f"waiver file {source}: expected YAML or JSON; nested too deep") from None
+
+
+def _loader() -> Any:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        """SafeLoader without implicit timestamps: ``2027-02-30`` stays text for ``_date``."""
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return Loader
+
+
+def _check_id(check: str, requirement: str, where: str) -> str:
+    """A waiver's check ID as the registry spells it (matched case-insensitively), or WaiverError
+    naming the nearest one: an unknown ID would waive nothing, silently."""
+    import difflib
+
+    from conformance.registry import all_checks
+
+    known = [c.id for c in all_checks() if c.requirement == requirement]
+    spelled = {k.upper(): k for k in known}
+    if check.strip().upper() in spelled:
+        return spelled[check.strip().upper()]
+    near = difflib.get_close_matches(check, known, n=1, cutoff=0.5)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    raise WaiverError(
+        f"{where}: expected a check ID of {requirement} ({', '.join(known) or 'it has none'}); "
+        f"found {check[:80]!r}{hint}"
+    )
+
+
+def _date(value: Any, where: str) -> datetime.date | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return value  # an explicit !!timestamp date
+    text = str(value) if isinstance(value, str | int) else None
+    try:
+        if text is None:
+            raise ValueError
+        return datetime.date.fromisoformat(text.strip())
     except ValueError:
-        raise WaiverError(f"{where}: expires must be a date YYYY-MM-DD, found {value!r}") from None
+        raise WaiverError(
+            f"{where}: expected expires to be a date YYYY-MM-DD (a day that exists, no time); "
+            f"found {str(value)[:40]!r}"
+        ) from None
 
 
 def apply_waivers(

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from conformance._http import Reply, is_http_url, json_media, make_client, request
+from conformance._http import Reply, is_http_url, json_media, request, target_client, unreachable
 from conformance.registry import CheckError, Failed, Skipped, check
 from conformance.runner import ProfileContext, RunContext, profile_setup
 from prime_rl_dynamo.text import plural
@@ -57,7 +57,7 @@ class WorkersContext(ProfileContext):
         try:
             reply = request(self.client, "GET", self.url)
         except httpx.ConnectError as exc:
-            raise CheckError(f"GET {self.url}: nothing answers: {exc}") from exc
+            raise CheckError(unreachable("GET", self.url, exc, self.client)) from exc
         except httpx.HTTPError as exc:
             raise Skipped(
                 f"no listing to probe: GET {self.url} broke off: {type(exc).__name__} (see HTTP-1)"
@@ -132,10 +132,7 @@ def _usable_admin(url: object) -> bool:
 @profile_setup("workers")
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[WorkersContext]:
-    opts = run.options
-    with make_client(
-        opts.timeout, opts.max_body_bytes, origin=run.url, headers=opts.headers, verify=opts.verify
-    ) as client:
+    with target_client(run.options, run.url) as client:
         yield WorkersContext(run, client)
 
 

@@ -22,7 +22,8 @@ import httpx
 
 from prime_rl_dynamo._urls import host_problem
 from prime_rl_dynamo.errors import PolicyError, TransportError
-from prime_rl_dynamo.http import origin, origin_text, redact_url, scrub, secret_values, tls_context
+from prime_rl_dynamo.http import origin, origin_text, tls_context
+from prime_rl_dynamo.redaction import redact_url, scrub, secret_values
 
 __all__ = ["AsyncClosing", "BodyTooLarge", "BoundedDecoder", "BoundedHttp", "Reply", "within"]
 

@@ -21,9 +21,9 @@ import httpx
 from prime_rl_dynamo._bounded import REDIRECTS, BodyTooLarge, BoundedHttp
 from prime_rl_dynamo._urls import check_authority
 from prime_rl_dynamo.errors import ConfigError, PolicyError, TransportError
-from prime_rl_dynamo.http import redact_url as _redact
-from prime_rl_dynamo.http import scrub, shown_url
 from prime_rl_dynamo.observation import EngineResult
+from prime_rl_dynamo.redaction import redact_url as _redact
+from prime_rl_dynamo.redaction import scrub, shown_url
 from prime_rl_dynamo.wire import WorkerId
 
 __all__ = ["ADMIN_MAX_BODY_BYTES", "AdminEngine", "EngineCalls", "admin_url"]

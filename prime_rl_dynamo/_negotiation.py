@@ -8,14 +8,13 @@ before; the client says so once. Snapshots handed to the rest of the client are 
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from prime_rl_dynamo.errors import ProtocolError
-from prime_rl_dynamo.v2 import PROTOCOL_HEADER, check_body_v2
+from prime_rl_dynamo.v2 import PROTOCOL_HEADER, check_body_v2, parse_v2
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import U32_MAX
 
@@ -73,16 +72,19 @@ class Negotiation:
         self.etag: str | None = None
         self._cached: Any = None
         self._wait: float | None = None
+        self._sent_validator = False  # whether the last GET carried If-None-Match
 
     # -- the request ---------------------------------------------------------------------------
 
     def headers(self, base: Mapping[str, str]) -> dict[str, str]:
         """The GET's headers: the versions asked for and, under v2, the last validator."""
         out = dict(base)
+        self._sent_validator = False
         if self.enabled:
             out[PROTOCOL_HEADER] = "2, 1"
             if self.version == 2 and self.etag and self._cached is not None:
                 out["If-None-Match"] = self.etag
+                self._sent_validator = True
         return out
 
     def params(self) -> dict[str, str] | None:
@@ -109,7 +111,9 @@ class Negotiation:
 
     def not_modified(self, url: str) -> Any:
         """The snapshot a ``304`` stands for (the last one), or a ProtocolError when there is none."""
-        if self.version == 2 and self._cached is not None:
+        # Only an answer to a conditional GET: a 304 to a GET that carried no If-None-Match
+        # (the last v2 listing had no ETag) says nothing about the fleet.
+        if self.version == 2 and self._cached is not None and self._sent_validator:
             return self._cached
         raise ProtocolError(
             f"HTTP-1: GET {url} answered 304 to a request without a validator",
@@ -118,7 +122,7 @@ class Negotiation:
         )
 
     def accept(
-        self, headers: Mapping[str, str], body: bytes, validate: Callable[[bytes], Any]
+        self, headers: Mapping[str, str], body: bytes, validate: Callable[[Any], Any]
     ) -> Any:
         """Validate a 200 listing of either version; a v1-shaped snapshot either way."""
         if not (self.enabled and headers.get(_HEADER, "").strip() == "2"):
@@ -131,25 +135,21 @@ class Negotiation:
                 )
             self.version, self.etag, self._cached = 1, None, None
             return validate(body)
-        try:
-            parsed = json.loads(body)
-        except ValueError as exc:
-            raise ProtocolError(
-                f"discovery body (protocol 2) breaks BODY-1: not JSON ({exc})",
-                violations=[Violation("BODY-1", "", f"expected a JSON document ({exc})")],
-                body=body,
-            ) from exc
-        if not _fast_v2_ok(parsed):
+        # One validator for both versions: v1's rules read the bytes (repeated members, numbers,
+        # nesting), then the v2 rules; the body is never re-serialised (1e999 stays as v1 has it).
+        parsed, violations = parse_v2(body)
+        if parsed is not None and not violations and not _fast_v2_ok(parsed):
             violations = check_body_v2(parsed)
-            if violations:
-                ids = ", ".join(dict.fromkeys(v.requirement for v in violations))
-                raise ProtocolError(
-                    f"discovery body (protocol 2) breaks {ids}: {violations[0]}",
-                    violations=violations,
-                    body=body,
-                )
-        parsed["protocol_version"] = 1  # the v1 snapshot the planner reads; v2 members ignored
-        snapshot = validate(json.dumps(parsed).encode())
+        if violations or not isinstance(parsed, dict):
+            violations = violations or [Violation("BODY-2", "", "expected a JSON object")]
+            ids = ", ".join(dict.fromkeys(v.requirement for v in violations))
+            raise ProtocolError(
+                f"discovery body (protocol 2) breaks {ids}: {violations[0]}",
+                violations=violations,
+                body=body,
+            )
+        # The v1 snapshot the planner reads (v2 members ignored), from the parsed document.
+        snapshot = validate({**parsed, "protocol_version": 1})
         if self.version != 2:
             logger.info(
                 "%s speaks protocol 2: conditional GETs and the ?wait= change feed", self.url

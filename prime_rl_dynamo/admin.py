@@ -27,9 +27,9 @@ from prime_rl_dynamo.client import Discovery, DiscoveryClient, assess_snapshot
 from prime_rl_dynamo.credentials import Credentials, host_allowed
 from prime_rl_dynamo.defaults import ADMIN_TIMEOUT, UPDATE_TIMEOUT
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyChangedError, TopologyError
-from prime_rl_dynamo.http import secret_values, shown_url
 from prime_rl_dynamo.observation import EngineResult
 from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan
+from prime_rl_dynamo.redaction import secret_values, shown_url
 from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
 from prime_rl_dynamo.wire import WorkerId
 

@@ -30,10 +30,10 @@ from prime_rl_dynamo.errors import (
     ConfigError,
     NotReadyError,
     PendingError,
+    PrimeRLDynamoError,
     ProtocolError,
     TransportError,
 )
-from prime_rl_dynamo.http import shown_url
 from prime_rl_dynamo.readiness import (
     MIN_INTERVAL,
     Discovery,
@@ -43,6 +43,7 @@ from prime_rl_dynamo.readiness import (
     assess_snapshot,
     judge,
 )
+from prime_rl_dynamo.redaction import scrub_error, shown_url
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import DISCOVERY_PATH
 
@@ -75,12 +76,20 @@ def normalize_discovery_url(url: str) -> str:
     ``http://host:8001/v1/rl/workers``; a path prefix (reverse proxy) is kept.
     """
     if not isinstance(url, str) or not url.strip():
-        raise ConfigError(f"discovery URL must be a non-empty string; found {url!r}")
+        # Not the repr: a URL object's repr shows its password.
+        found = "an empty string" if isinstance(url, str) else f"a {type(url).__name__}"
+        raise ConfigError(f"discovery URL must be a non-empty string; found {found}")
     text = url.strip()
     shown = shown_url(text)
     try:
         parsed = httpx.URL(text)
     except httpx.InvalidURL as exc:
+        if "@" in text:  # httpx quotes the part it choked on, which may be a password
+            raise ConfigError(
+                f"discovery URL {shown!r} is not a URL: its user info cannot be parsed (not "
+                "shown: it may hold a credential; a '/' in a password is written %2F). "
+                "Credentials never travel in URLs (CRED-1): pass them as headers instead"
+            ) from None
         raise ConfigError(f"discovery URL {shown!r} is not a URL: {exc}") from None
     check_authority(parsed, f"discovery URL {shown!r}")
     if parsed.scheme not in ("http", "https"):
@@ -238,7 +247,7 @@ class DiscoveryClient(AsyncClosing):
     # --- one GET -----------------------------------------------------------------------------
 
     @staticmethod
-    def _validate(body: bytes) -> Snapshot:
+    def _validate(body: Any) -> Snapshot:
         # Imported here: the validator loads the bundled schema, which a plain import should not
         # pay for.
         from prime_rl_dynamo.validate import validate_body
@@ -300,6 +309,14 @@ class DiscoveryClient(AsyncClosing):
             await self._sleep(delay)
 
     def _classify(self, response: Reply) -> Snapshot:
+        # A listing may reflect a request header (a token in a worker label): no error raised
+        # from what the server said carries a credential (messages, violations, reasons).
+        try:
+            return self._classify_raw(response)
+        except PrimeRLDynamoError as exc:
+            raise scrub_error(exc, self.http.secrets) from exc.__cause__
+
+    def _classify_raw(self, response: Reply) -> Snapshot:
         if response.status == 304:  # protocol 2: the fleet is as the last listing said
             return self._protocol.not_modified(response.url)
         body = self._body_of(response)
@@ -329,7 +346,10 @@ class DiscoveryClient(AsyncClosing):
     async def poll_once(self, previous: Discovery | None = None) -> Discovery:
         """One poll: a Discovery when ready, PendingError when not (READY-4 compares to ``previous``)."""
         snapshot = await self.fetch()
-        return judge(self.policy, snapshot, previous, url=self.url, polls=1, elapsed=0.0)
+        try:
+            return judge(self.policy, snapshot, previous, url=self.url, polls=1, elapsed=0.0)
+        except PendingError as exc:
+            raise scrub_error(exc, self.http.secrets) from None
 
     async def wait_ready(self, *, timeout: float | None = None) -> Discovery:
         """Poll until a ready snapshot (returned) or the deadline (NotReadyError, POLL-5)."""
@@ -399,6 +419,7 @@ class _Wait:
         """One poll: (the ready Discovery or None, the pause before the next, a Retry-After)."""
         client = self.client
         response: Reply | None = None
+        started = client._clock()
         try:
             response = await client._exchange(min(self.polling.request_timeout, self.left()))
             snapshot = client._classify(response)
@@ -419,13 +440,14 @@ class _Wait:
                 snapshot, polls=self.polls, elapsed=client._clock() - self.start
             )
         except PendingError as exc:
-            self.pending = exc
+            self.pending = scrub_error(exc, client.http.secrets)
             ready = None
-        return (
-            ready,
-            client._protocol.next_delay(self.polling.poll_interval, self.wait_budget()),
-            None,
-        )
+        # Under v2 the next GET may wait for a change itself, but a server that answers at once
+        # (an ETag that changes every time, a cache answering If-None-Match) must not be polled
+        # faster than the interval: the time this poll took counts, the rest is slept.
+        pause = client._protocol.next_delay(self.polling.poll_interval, self.wait_budget())
+        floor = self.polling.poll_interval - (client._clock() - started)
+        return ready, max(pause, floor), None
 
     def wait_budget(self) -> float:
         # Under v2 the next GET waits for a change instead of the client sleeping; it must end

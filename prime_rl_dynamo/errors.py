@@ -39,6 +39,7 @@ __all__ = [
     "TopologyChangedError",
     "TopologyError",
     "TransportError",
+    "UnsupportedReleaseError",
 ]
 
 
@@ -201,3 +202,8 @@ class AdminError(PrimeRLDynamoError):
 
 class HarnessError(PrimeRLDynamoError):
     """The real Dynamo harness could not start or operate its fleet (says which process and why)."""
+
+
+class UnsupportedReleaseError(HarnessError):
+    """The installed Dynamo release cannot host the harness's fleet at all (no runtime, or no RL
+    listener in it); the message is the one-line reason."""

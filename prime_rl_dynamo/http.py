@@ -1,4 +1,5 @@
-"""Shared HTTP plumbing of the client and the admin pool.
+"""Shared HTTP plumbing of the client and the admin pool: one TLS context, the CA-bundle setting,
+header parsing (redaction lives in ``prime_rl_dynamo.redaction``).
 
 Building an SSL context loads the CA bundle (about 50 ms); one is built once and shared, so an
 admin pool of a thousand engines does not spend most of a minute on it.
@@ -7,10 +8,9 @@ admin pool of a thousand engines does not spend most of a minute on it.
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -18,15 +18,11 @@ from prime_rl_dynamo._urls import url_host
 from prime_rl_dynamo.errors import ConfigError
 
 __all__ = [
-    "REDACTED",
     "origin_text",
     "parse_header",
-    "redact_url",
-    "redacted_headers",
-    "scrub",
-    "secret_values",
-    "shown_url",
+    "parse_headers",
     "tls_context",
+    "verify_setting",
 ]
 
 
@@ -40,8 +36,35 @@ def tls_context(verify: str | bool | ssl.SSLContext = True) -> ssl.SSLContext:
     return httpx.create_ssl_context(verify=verify)
 
 
-#: What a header value is replaced with wherever a command prints or records it.
-REDACTED = "<redacted>"
+def tls_hint(failure: BaseException | None, verify: bool | str | ssl.SSLContext = True) -> str:
+    """What to do about a TLS certificate that did not verify ('' when ``failure``'s chain holds
+    no ``ssl.SSLCertVerificationError``): pass the CA with --cacert, or, when the certificate
+    expired or a CA bundle was given already, what --cacert cannot fix."""
+    seen: set[int] = set()
+    cert: ssl.SSLCertVerificationError | None = None
+    while failure is not None and id(failure) not in seen:
+        if isinstance(failure, ssl.SSLCertVerificationError):
+            cert = failure
+            break
+        seen.add(id(failure))
+        failure = failure.__cause__ or failure.__context__
+    if cert is None:
+        return ""
+    reason = cert.verify_message or cert.reason or "certificate verify failed"
+    if cert.verify_code == 10:  # X509_V_ERR_CERT_HAS_EXPIRED: no CA bundle makes it valid
+        return (
+            f"the target's TLS certificate has expired ({reason}): renew it; --cacert cannot "
+            "help (--insecure skips the check, for test setups only)"
+        )
+    if isinstance(verify, str):
+        return (
+            f"the target's TLS certificate does not verify against --cacert {verify} ({reason}): "
+            "give the bundle of the CA that signed it (--insecure for a test setup)"
+        )
+    return (
+        f"the target's TLS certificate is not trusted ({reason}): pass its CA bundle with "
+        "--cacert FILE (or --insecure for a test setup)"
+    )
 
 
 def verify_setting(cacert: str | None, insecure: bool) -> bool | str:
@@ -50,65 +73,92 @@ def verify_setting(cacert: str | None, insecure: bool) -> bool | str:
     if insecure:
         return False
     if cacert:
-        if not Path(cacert).is_file():
-            raise ConfigError(f"--cacert {cacert}: no such file")
+        path = Path(cacert)
+        expected = "expected a CA bundle file (PEM certificates)"
+        if path.is_dir():
+            raise ConfigError(f"--cacert {cacert}: {expected}; found a directory")
+        if not path.exists():
+            raise ConfigError(f"--cacert {cacert}: {expected}; no such file")
+        if not path.is_file():
+            raise ConfigError(f"--cacert {cacert}: {expected}; found a device or special file")
         try:
             tls_context(cacert)
-        except (ssl.SSLError, OSError) as exc:
-            raise ConfigError(f"--cacert {cacert}: not a PEM CA bundle ({exc})") from None
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            found = "an empty file" if path.stat().st_size == 0 else f"no certificate ({exc})"
+            raise ConfigError(f"--cacert {cacert}: {expected}; found {found}") from None
         return cacert
     return True
 
 
-def parse_header(text: str) -> tuple[str, str]:
-    """``"Name: value"`` (curl's ``-H`` form) as ``(name, value)``, or ConfigError saying why.
+_TOKEN_CHARS = frozenset(
+    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+_HIDDEN = "(the text is not shown: it may hold a credential)"
 
-    A malformed header is never quoted back: ``-H 'Authorization Bearer TOKEN'`` (no colon) is
-    all value, and the message must not carry the token.
+
+def _char_kind(char: str) -> str:
+    if char in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
+        return "a line break"
+    if not char.isascii():
+        return "a non-ASCII character"
+    return "a control character (DEL)" if char == "\x7f" else "a control character"
+
+
+def _name_char(char: str) -> str:
+    # A visible ASCII character may be quoted; anything else is named by its kind.
+    return repr(char) if "!" <= char <= "~" or char == " " else _char_kind(char)
+
+
+def parse_header(text: str | tuple[str, str]) -> tuple[str, str]:
+    """``"Name: value"`` (curl's ``-H`` form) or a ``(name, value)`` pair, checked as HTTP carries
+    it, or ConfigError saying why.
+
+    The name is an RFC 9110 token; the value visible ASCII, spaces and tabs only (a vertical tab,
+    a form feed, DEL, U+0085 or U+2028 would reach the wire or break the HTTP library, and the
+    escaped form of the value would defeat the scrubber). A malformed header is never quoted
+    back: ``-H 'Authorization Bearer TOKEN'`` (no colon) is all value.
     """
-    from prime_rl_dynamo.errors import ConfigError
-
-    name, sep, value = str(text).partition(":")
-    name = name.strip()
-    hidden = "(the text is not shown: it may hold a credential)"
+    if isinstance(text, tuple):
+        name, sep, value = str(text[0]), ":", str(text[1])
+    else:
+        name, sep, value = str(text).partition(":")
+    name = name.strip(" \t")
     if not sep or not name:
         found = "no ':'" if not sep else "an empty name"
         raise ConfigError(
             "header: expected NAME: VALUE, e.g. 'Authorization: Bearer ...'; "
-            f"found {found} {hidden}"
+            f"found {found} {_HIDDEN}"
         )
-    if any(c.isspace() or c in '()<>@,;:\\"/[]?={}' or ord(c) < 33 for c in name):
+    bad_name = next((i for i, c in enumerate(name) if c not in _TOKEN_CHARS), None)
+    if bad_name is not None:
         raise ConfigError(
-            "header: the name before ':' is not a valid HTTP field name (letters, digits and "
-            f"!#$%&'*+-.^_`|~ only) {hidden}"
+            "header: expected a name before ':' made of letters, digits and !#$%&'*+-.^_`|~ "
+            f"(an HTTP field name); found {_name_char(name[bad_name])} at position {bad_name} of "
+            f"the name {_HIDDEN}"
         )
-    value = value.strip()
-    if "\r" in value or "\n" in value:
-        raise ConfigError(f"header {name!r}: the value must not contain a line break")
+    value = value.strip(" \t")
+    bad = next((i for i, c in enumerate(value) if not (" " <= c <= "~" or c == "\t")), None)
+    if bad is not None:
+        raise ConfigError(
+            f"header {name}: expected a value of visible ASCII characters, spaces and tabs; "
+            f"found {_char_kind(value[bad])} at position {bad} (the value is not shown)"
+        )
     return name, value
 
 
-def redacted_headers(headers: Iterable[tuple[str, str]]) -> list[str]:
-    """``"Name: <redacted>"`` for each header, for messages and reports: never the value."""
-    return [f"{name}: {REDACTED}" for name, _ in headers]
-
-
-def redact_url(url: str) -> str:
-    """The URL without user info, for labels and messages (secrets never reach a log)."""
-    if "@" not in url:
-        return url
-    scheme, sep, rest = url.partition("://")
-    authority, slash, path = rest.partition("/")
-    if "@" not in authority:
-        return url
-    return f"{scheme}{sep}***@{authority.rsplit('@', 1)[-1]}{slash}{path}"
-
-
-def shown_url(url: str) -> str:
-    """The URL as a message may quote it: no user info, and no query or fragment (``...``), which
-    may carry a token (``?api_key=...``)."""
-    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
-    return redact_url(url[:cut]) + ("..." if cut < len(url) else "")
+def parse_headers(texts: Iterable[str | tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Every ``-H`` checked by ``parse_header``; a name given twice (in any case) is refused, since
+    one value would be silently dropped."""
+    out = tuple(parse_header(text) for text in texts)
+    seen: set[str] = set()
+    for name, _ in out:
+        if name.lower() in seen:
+            raise ConfigError(
+                f"header {name}: given twice; expected each header name once (HTTP would keep "
+                "one value and drop the other)"
+            )
+        seen.add(name.lower())
+    return out
 
 
 def origin(url: httpx.URL | str) -> tuple[str, str, int | None]:
@@ -125,31 +175,3 @@ def origin_text(url: httpx.URL) -> str:
     host = url_host(url.host)
     port = f":{url.port}" if url.port is not None else ""
     return f"{url.scheme}://{host}{port}"
-
-
-def secret_values(headers: Mapping[str, str]) -> tuple[str, ...]:
-    """The credential values of a header set (a Bearer key both whole and bare), longest first."""
-    values: set[str] = set()
-    for value in headers.values():
-        if len(value) >= 4:
-            values.add(value)
-        scheme, _, token = value.partition(" ")
-        if scheme.lower() == "bearer" and len(token) >= 4:
-            values.add(token)
-    return tuple(sorted(values, key=len, reverse=True))
-
-
-def scrub(value: Any, secrets: tuple[str, ...]) -> Any:
-    """``value`` (text, or JSON-like data of dicts, lists, tuples and text) with every secret
-    replaced by REDACTED, as every command shows a header value."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, dict):
-        return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(scrub(v, secrets) for v in value)
-    return value

@@ -26,6 +26,7 @@ from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.defaults import API_KEY_VAR, DISCOVERY_TIMEOUT
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyError
 from prime_rl_dynamo.plan import BroadcastPlan, Convention
+from prime_rl_dynamo.redaction import shown_url
 
 __all__ = [
     "DataPlane",
@@ -117,9 +118,26 @@ def _get(obj: Any, name: str) -> Any:
     """A field of a config object or mapping (None when absent): Prime-RL's objects, duck-typed."""
     if obj is None:
         return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
+    try:
+        if isinstance(obj, Mapping):
+            return obj.get(name)
+        return getattr(obj, name, None)
+    except Exception as exc:  # a property of someone else's config object: refuse, say which
+        raise ConfigError(
+            f"reading {name!r} of the {type(obj).__name__} config raised {type(exc).__name__}; "
+            "expected a plain value"
+        ) from None
+
+
+def _url_text(value: Any, where: str) -> str:
+    """A discovery URL given as text or as a URL object (pydantic's AnyHttpUrl, httpx.URL)."""
+    if isinstance(value, str):
+        return value
+    if type(value).__name__ in ("AnyHttpUrl", "HttpUrl", "AnyUrl", "Url", "URL"):
+        return str(value)
+    raise ConfigError(
+        f"{where} must be a URL string such as http://frontend:8001; found {type(value).__name__}"
+    )
 
 
 def _mapping(value: Any, where: str) -> dict[str, str]:
@@ -156,7 +174,7 @@ def client_config_from_prime_rl(
         "client.dynamo.discovery_url": _get(_get(client_config, "dynamo"), "discovery_url"),
         "client.dynamo_discovery_url": _get(client_config, "dynamo_discovery_url"),
     }
-    given = {k: v for k, v in urls.items() if v is not None}
+    given = {k: _url_text(v, k) for k, v in urls.items() if v is not None}
     if not given:
         raise ConfigError(
             "no Dynamo discovery URL: set client.dynamo.discovery_url (latest Prime-RL), "
@@ -165,7 +183,8 @@ def client_config_from_prime_rl(
     if "discovery_url (keyword)" not in given and len(set(given.values())) > 1:
         raise ConfigError(
             "client.dynamo.discovery_url and client.dynamo_discovery_url disagree: "
-            + ", ".join(f"{k}={v!r}" for k, v in given.items())
+            + ", ".join(f"{k}={shown_url(v)!r}" for k, v in given.items())
+            + " (user info and queries are not shown)"
         )
     url = next(iter(given.values()))
     world = inference_world_size
@@ -179,12 +198,28 @@ def client_config_from_prime_rl(
             requirement="RANK-2",
         )
     kind = _get(weight_broadcast, "type")
-    if kind is not None and kind not in _BROADCAST_TYPES:
+    if kind is not None and (not isinstance(kind, str) or kind not in _BROADCAST_TYPES):
+        found = repr(kind) if isinstance(kind, str) else f"a {type(kind).__name__}"
         raise ConfigError(
-            f"weight_broadcast.type must be one of {sorted(_BROADCAST_TYPES)}; found {kind!r}"
+            f"weight_broadcast.type must be one of {sorted(_BROADCAST_TYPES)}; found {found}"
         )
     api_key_var = _get(client_config, "api_key_var")
+    if api_key_var is not None and not isinstance(api_key_var, str):
+        raise ConfigError(
+            "client.api_key_var must name an environment variable (a string such as "
+            f"{PRIME_RL_API_KEY_VAR!r}); found a {type(api_key_var).__name__}"
+        )
     timeout = _get(client_config, "wait_for_ready_timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        found = f"{timeout!r} (a {type(timeout).__name__})"
+        raise ConfigError(
+            f"client.wait_for_ready_timeout must be a number of seconds > 0; found {found}"
+        )
     values: dict[str, Any] = {
         "dynamo_discovery_url": url,
         "inference_world_size": world,

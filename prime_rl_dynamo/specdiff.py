@@ -13,6 +13,7 @@ add their paths, operations, parameters and status codes. Pure: documents in, a 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,7 +174,10 @@ class DiffReport:
 def protocol_version_of(document: Mapping[str, Any]) -> int | None:
     """The ``protocol_version`` const of a listing schema or of an OpenAPI document's listing."""
     for schema in _listing_schemas(document):
-        version = schema.get("properties", {}).get("protocol_version", {})
+        properties = schema.get("properties")
+        version = properties.get("protocol_version") if isinstance(properties, dict) else None
+        if not isinstance(version, dict):
+            continue
         if isinstance(version.get("const"), int):
             return int(version["const"])
         enum = version.get("enum")
@@ -195,6 +199,8 @@ def load_acceptances(path: Path) -> list[dict[str, str]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeError, ValueError) as exc:
         raise ValueError(f"{path}: cannot read the acceptance file: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: expected an acceptance file (JSON); nested too deep") from None
     entries = data.get("accepted") if isinstance(data, dict) else None
     fields = ("document", "location", "kind", "reason")
     if not isinstance(entries, list) or not all(
@@ -226,6 +232,9 @@ def diff_paths(old: Path, new: Path) -> DiffReport:
     for name, old_path, new_path in pairs:
         old_doc = _load(old_path) if old_path else None
         new_doc = _load(new_path) if new_path else None
+        for path, doc in ((old_path, old_doc), (new_path, new_doc)):
+            if doc is not None:
+                check_document(str(path), doc)
         if old_doc is not None:
             old_version = old_version or protocol_version_of(old_doc)
         if new_doc is not None:
@@ -235,8 +244,287 @@ def diff_paths(old: Path, new: Path) -> DiffReport:
         elif new_doc is None:
             changes.append(Change(name, "", "document removed", name, BREAKING, BREAKING))
         else:
-            changes.extend(diff_documents(name, old_doc, new_doc))
+            try:
+                changes.extend(diff_documents(name, old_doc, new_doc))
+            except RecursionError:
+                raise ValueError(
+                    f"{old_path} and {new_path}: expected schemas whose references and nesting "
+                    f"end within {_MAX_DEPTH} levels; found a reference cycle or deeper nesting"
+                ) from None
     return DiffReport(old_version, new_version, changes)
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks: a document the comparison cannot read is a usage error with a pointer
+
+
+_MAX_DEPTH = 64
+
+
+def _ref_of(node: Any) -> str:
+    ref = node.get("$ref") if isinstance(node, dict) else None
+    return ref if isinstance(ref, str) else ""
+
+
+def pointer_target(root: Any, ref: str) -> Any:
+    """What a local ``$ref`` (``#/a/0/b``) points to in ``root``, or ValueError saying which step
+    of the pointer finds nothing."""
+    target: Any = root
+    walked = "#"
+    for raw in ref[1:].split("/")[1:]:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, list):
+            if not (part.isascii() and part.isdigit()) or int(part) >= len(target):
+                raise ValueError(
+                    f"$ref {ref!r}: expected an index 0..{len(target) - 1} into the array at "
+                    f"{walked}, found {part!r}"
+                )
+            target = target[int(part)]
+        elif isinstance(target, dict):
+            if part not in target:
+                raise ValueError(f"$ref {ref!r}: expected a member {part!r} at {walked}; none")
+            target = target[part]
+        else:
+            raise ValueError(
+                f"$ref {ref!r}: expected an object or array at {walked}, found "
+                f"{type(target).__name__}"
+            )
+        walked += "/" + raw
+    return target
+
+
+def _validator_class() -> Any:
+    """Draft 2020-12 with an ``enum`` that looks a value up in a set: linear in the enum's size
+    over every witness, where jsonschema compares each value with each member."""
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import ValidationError
+
+    sets: dict[int, tuple[Any, frozenset[str]]] = {}
+
+    def enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if not isinstance(enums, list):
+            yield from Draft202012Validator.VALIDATORS["enum"](validator, enums, instance, schema)
+            return
+        entry = sets.get(id(enums))
+        if entry is None or entry[0] is not enums:
+            entry = (enums, frozenset(_json_key(v) for v in enums))
+            sets[id(enums)] = entry
+        if _json_key(instance) not in entry[1]:
+            yield ValidationError(f"{json.dumps(instance)[:40]} is not one of the enum's values")
+
+    return validators.extend(Draft202012Validator, {"enum": enum})
+
+
+def _json_key(value: Any) -> str:
+    """Equal JSON values give equal keys (1 and 1.0 alike, true and 1 not), as JSON Schema's
+    equality has it."""
+
+    if isinstance(value, str):  # the common case, and no JSON text starts with NUL
+        return "\x00" + value
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, dict):
+            return {str(k): norm(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        return v
+
+    return json.dumps(norm(value), sort_keys=True, default=str)
+
+
+def check_document(name: str, document: Mapping[str, Any]) -> None:
+    """ValueError unless ``document`` is one the comparison can read: a valid draft 2020-12 JSON
+    Schema, or an OpenAPI document whose paths, operations, parameters, responses and schemas
+    have their shapes; every local ``$ref`` must point somewhere. The message has a pointer."""
+    try:
+        _refs_resolve(name, document, document, "", 0)
+        if "openapi" in document:
+            _check_openapi(name, document)
+        else:
+            _check_schema(name, document, "")
+    except RecursionError:
+        raise ValueError(
+            f"{name}: expected a document nested at most {_MAX_DEPTH} levels deep"
+        ) from None
+
+
+_TYPES = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
+_COUNTS = (
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "minContains",
+    "maxContains",
+)
+_NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_ONE = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
+
+
+def _check_schema(name: str, schema: Any, where: str, depth: int = 0) -> None:
+    """The keywords the comparison reads have the shapes draft 2020-12 gives them (a linear walk:
+    the meta-schema's own validation costs milliseconds per member)."""
+
+    def refuse(at: str, expected: str, value: Any) -> ValueError:
+        found = json.dumps(value, default=str)
+        found = found if len(found) <= 60 else found[:59] + "…"
+        return ValueError(
+            f"{name}: at {at or '/'}: expected {expected} (a JSON Schema, draft 2020-12), "
+            f"found {found}"
+        )
+
+    if isinstance(schema, bool):
+        return
+    if not isinstance(schema, dict):
+        raise refuse(where, "a schema (an object or a boolean)", schema)
+    if depth > _MAX_DEPTH:
+        raise ValueError(f"{name}: at {where}: expected schemas nested at most {_MAX_DEPTH} deep")
+    kind = schema.get("type")
+    if "type" in schema:
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not kinds or any(not isinstance(k, str) or k not in _TYPES for k in kinds):
+            raise refuse(f"{where}/type", f"one of {', '.join(sorted(_TYPES))}", kind)
+    required = schema.get("required")
+    if "required" in schema and not (
+        isinstance(required, list) and all(isinstance(r, str) for r in required)
+    ):
+        raise refuse(f"{where}/required", "an array of member names", required)
+    for key in ("enum",):
+        if key in schema and not isinstance(schema[key], list):
+            raise refuse(f"{where}/{key}", "an array of values", schema[key])
+    for key in _COUNTS:
+        value = schema.get(key, 0)
+        if key in schema and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise refuse(f"{where}/{key}", "a whole number >= 0", value)
+    for key in _NUMBERS:
+        value = schema.get(key, 0)
+        if key in schema and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise refuse(f"{where}/{key}", "a number", value)
+    for key in ("pattern", "format"):
+        if key in schema and not isinstance(schema[key], str):
+            raise refuse(f"{where}/{key}", "a string", schema[key])
+    if isinstance(schema.get("pattern"), str):
+        try:
+            re.compile(schema["pattern"])
+        except re.error as exc:
+            raise refuse(
+                f"{where}/pattern", f"a regular expression ({exc})", schema["pattern"]
+            ) from None
+    if "uniqueItems" in schema and not isinstance(schema["uniqueItems"], bool):
+        raise refuse(f"{where}/uniqueItems", "true or false", schema["uniqueItems"])
+    if "$ref" in schema and not isinstance(schema["$ref"], str):
+        raise refuse(f"{where}/$ref", "a URI reference (a string)", schema["$ref"])
+    for key in _SCHEMA_MAPS:
+        if key in schema:
+            members = schema[key]
+            if not isinstance(members, dict):
+                raise refuse(f"{where}/{key}", "an object of schemas", members)
+            for member, sub in members.items():
+                _check_schema(name, sub, f"{where}/{key}/{member}", depth + 1)
+    for key in _SCHEMA_LISTS:
+        if key in schema:
+            parts = schema[key]
+            if not isinstance(parts, list) or (key != "prefixItems" and not parts):
+                raise refuse(f"{where}/{key}", "a non-empty array of schemas", parts)
+            for i, sub in enumerate(parts):
+                _check_schema(name, sub, f"{where}/{key}/{i}", depth + 1)
+    for key in _SCHEMA_ONE:
+        if key in schema:
+            _check_schema(name, schema[key], f"{where}/{key}", depth + 1)
+
+
+def _refs_resolve(name: str, root: Any, node: Any, where: str, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        raise ValueError(
+            f"{name}: at {where}: expected a document nested at most {_MAX_DEPTH} levels deep"
+        )
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            try:
+                pointer_target(root, ref)
+            except ValueError as exc:
+                raise ValueError(f"{name}: at {where or '/'}: {exc}") from None
+        for key, value in node.items():
+            _refs_resolve(name, root, value, f"{where}/{key}", depth + 1)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _refs_resolve(name, root, value, f"{where}/{i}", depth + 1)
+
+
+def _check_openapi(name: str, doc: Mapping[str, Any]) -> None:
+    def expect(value: Any, kind: type, where: str, what: str) -> Any:
+        if not isinstance(value, kind):
+            found = "null" if value is None else type(value).__name__
+            raise ValueError(f"{name}: at {where}: expected {what}, found {found}")
+        return value
+
+    def resolved(value: Any) -> Any:
+        return _SchemaDiff._resolve(value, doc)
+
+    def _check_content(holder: Mapping[str, Any], where: str) -> None:
+        content = expect(
+            holder.get("content", {}), dict, f"{where}/content", "an object of media types"
+        )
+        for media, entry in content.items():
+            entry = expect(entry, dict, f"{where}/content/{media}", "a media type object")
+            if "schema" in entry:
+                _check_schema(name, entry["schema"], f"{where}/content/{media}/schema")
+
+    paths = expect(doc.get("paths", {}), dict, "/paths", "an object of path items")
+    for path, item in paths.items():
+        at = f"/paths/{path}"
+        item = expect(resolved(item), dict, at, "a path item object")
+        for method in _METHODS:
+            if method not in item:
+                continue
+            op = expect(item[method], dict, f"{at}/{method}", "an operation object")
+            params = expect(op.get("parameters", []), list, f"{at}/{method}/parameters", "an array")
+            for i, param in enumerate(params):
+                param = expect(
+                    resolved(param), dict, f"{at}/{method}/parameters/{i}", "a parameter object"
+                )
+                if "schema" in param:
+                    _check_schema(name, param["schema"], f"{at}/{method}/parameters/{i}/schema")
+            body = op.get("requestBody")
+            if body is not None:
+                body = expect(
+                    resolved(body), dict, f"{at}/{method}/requestBody", "a request body object"
+                )
+                _check_content(body, f"{at}/{method}/requestBody")
+            responses = expect(
+                op.get("responses", {}), dict, f"{at}/{method}/responses", "an object of responses"
+            )
+            for status, response in responses.items():
+                where = f"{at}/{method}/responses/{status}"
+                response = expect(resolved(response), dict, where, "a response object")
+                _check_content(response, where)
+                expect(
+                    response.get("headers", {}), dict, f"{where}/headers", "an object of headers"
+                )
+    components = expect(doc.get("components", {}), dict, "/components", "an object")
+    schemas = expect(
+        components.get("schemas", {}), dict, "/components/schemas", "an object of schemas"
+    )
+    for key, schema in schemas.items():
+        _check_schema(name, schema, f"/components/schemas/{key}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,14 +574,15 @@ class _SchemaDiff:
         old: Any = None,
         new: Any = None,
     ) -> None:
-        from jsonschema import Draft202012Validator
-
         self.name = name
         self.old_root, self.new_root = old_root, new_root
         self.old = old_root if old is None else old
         self.new = new_root if new is None else new
-        self._old_validator = Draft202012Validator(dict(old_root))
-        self._new_validator = Draft202012Validator(dict(new_root))
+        validator = _validator_class()
+        self._old_validator = validator(dict(old_root))
+        self._new_validator = validator(dict(new_root))
+        # (old $ref, new $ref) pairs being compared: a recursive schema is compared once.
+        self._active: set[tuple[str, str]] = set()
 
     def run(self) -> Iterator[Change]:
         yield from self._node(self.old, self.new, "")
@@ -308,10 +597,7 @@ class _SchemaDiff:
             ref = node["$ref"]
             if not ref.startswith("#"):
                 break
-            target: Any = root
-            for part in ref[1:].split("/")[1:]:
-                part = part.replace("~1", "/").replace("~0", "~")
-                target = target[int(part)] if isinstance(target, list) else target[part]
+            target = pointer_target(root, ref)
             siblings = {k: v for k, v in node.items() if k != "$ref"}
             node = {**target, **siblings} if isinstance(target, dict) else target
             seen += 1
@@ -341,6 +627,21 @@ class _SchemaDiff:
         return Change(self.name, where, kind, detail, clients, servers)
 
     def _node(self, old: Any, new: Any, where: str) -> Iterator[Change]:
+        refs = (_ref_of(old), _ref_of(new))
+        if refs != ("", "") and refs in self._active:
+            return  # a recursive schema: this pair is being compared further up already
+        if where.count("/") > _MAX_DEPTH:
+            raise ValueError(
+                f"{self.name}: at {where}: expected a schema nested at most "
+                f"{_MAX_DEPTH} levels deep"
+            )
+        self._active.add(refs)
+        try:
+            yield from self._node_body(old, new, where)
+        finally:
+            self._active.discard(refs)
+
+    def _node_body(self, old: Any, new: Any, where: str) -> Iterator[Change]:
         old = self._resolve(old, self.old_root)
         new = self._resolve(new, self.new_root)
         old_members, old_required = self._members(old, self.old_root)
@@ -374,13 +675,18 @@ class _SchemaDiff:
         removed = [k for k in old if k not in new]
         added = [k for k in new if k not in old]
         renamed: dict[str, str] = {}
+        # Linear: added members by shape, each taken by the first removed one of that shape.
+        by_shape: dict[str, list[str]] = {}
+        for come in added:
+            by_shape.setdefault(_canonical(self._resolve(new[come], self.new_root)), []).append(
+                come
+            )
+        for shape_of in by_shape.values():
+            shape_of.reverse()
         for gone in removed:
-            shape = _canonical(self._resolve(old[gone], self.old_root))
-            for come in added:
-                same = _canonical(self._resolve(new[come], self.new_root)) == shape
-                if come not in renamed.values() and same:
-                    renamed[gone] = come
-                    break
+            candidates = by_shape.get(_canonical(self._resolve(old[gone], self.old_root)))
+            if candidates:
+                renamed[gone] = candidates.pop()
         for gone, come in renamed.items():
             yield self._change(
                 f"{where}/{gone}",
@@ -401,8 +707,9 @@ class _SchemaDiff:
                 BREAKING,
                 ADDITIVE,
             )
+        taken = set(renamed.values())
         for come in added:
-            if come in renamed.values():
+            if come in taken:
                 continue
             if come in new_required:
                 yield self._change(
@@ -451,7 +758,13 @@ class _SchemaDiff:
         loosened: list[Any] = []
         tightened: list[Any] = []
         for value in _witnesses(old, new, self):
-            was, now = old_check.is_valid(value), new_check.is_valid(value)
+            try:
+                was, now = old_check.is_valid(value), new_check.is_valid(value)
+            except (TypeError, ValueError, LookupError, AttributeError) as exc:  # odd keywords
+                raise ValueError(
+                    f"{self.name}: at {where or '/'}: expected a schema a validator can apply; "
+                    f"applying it failed ({type(exc).__name__}: {str(exc)[:120]})"
+                ) from None
             if now and not was:
                 loosened.append(value)
             elif was and not now:
@@ -667,7 +980,8 @@ def _witnesses(old: Any, new: Any, diff: _SchemaDiff) -> list[Any]:
     kinds: tuple[Any, ...] = (None, "x", 1, [], "http://h/")
     for name in dict.fromkeys(found["names"]):
         values.extend({name: value} for value in kinds)
-    return values
+    # Each distinct value once (an enum of n members holds n - 1 of the other side's).
+    return list({_json_key(v): v for v in values}.values())
 
 
 def _show(values: list[Any]) -> str:
@@ -877,7 +1191,9 @@ def _load(path: Path) -> Mapping[str, Any]:
     try:
         document = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: expected a JSON document ({exc})") from exc
+        raise ValueError(f"{path}: expected a JSON document ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: expected a JSON document nested less deep") from None
     if not isinstance(document, dict):
         raise ValueError(f"{path}: expected a JSON object, found {type(document).__name__}")
     return document

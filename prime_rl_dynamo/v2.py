@@ -24,6 +24,7 @@ __all__ = [
     "check_body_v2",
     "etag_of",
     "fingerprint",
+    "parse_v2",
 ]
 
 #: The request header that asks for versions (``2, 1``) and the response header that names one.
@@ -69,15 +70,52 @@ def _validator() -> Any:
     return Draft202012Validator(load_json(SCHEMA_NAME))
 
 
+def parse_v2(data: bytes | str) -> tuple[Any, list[Violation]]:
+    """A v2 body's text judged as v1 judges a body's text, then parsed: (the document, or None,
+    and the violations). v1's validator reads the bytes (UTF-8, nesting, numbers, surrogates,
+    repeated v1 members: BODY-1..6; its protocol_version rule aside), and a member name written
+    twice in any object is BODY-6 here too: ``json.loads`` would keep one value silently."""
+    from prime_rl_dynamo.validate import check_body
+
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    text_rules = [v for v in check_body(raw) if v.pointer != "/protocol_version"]
+    if any(v.requirement.startswith("BODY-") for v in text_rules):
+        return None, text_rules
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) != len(items):
+            seen: set[str] = set()
+            repeated.extend(k for k, _ in items if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        return out
+
+    try:
+        parsed = json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError) as exc:
+        return None, [Violation("BODY-1", "", f"expected a JSON document, found ({exc})")]
+    if repeated:
+        names = ", ".join(repr(n) for n in dict.fromkeys(repeated))
+        return None, [
+            Violation(
+                "BODY-6",
+                "",
+                f"expected each member name once per object, found {names} more than once (a "
+                "parser keeps one value silently: which one differs between parsers)",
+            )
+        ]
+    return parsed, text_rules
+
+
 def check_body_v2(data: bytes | str | Mapping[str, Any]) -> list[Violation]:
-    """Every violation of the v2 listing rules (schema, V2-6, and v1's LIST-1..6) in ``data``."""
+    """Every violation of the v2 listing rules in ``data``: v1's text rules on the bytes (see
+    ``parse_v2``), the v2 schema, V2-6, and v1's LIST-1..6 (one validator judges both versions)."""
     from prime_rl_dynamo.validate import _label_at, _semantic_violations, json_pointer
 
     if isinstance(data, bytes | str):
-        try:
-            parsed: Any = json.loads(data)
-        except ValueError as exc:
-            return [Violation("BODY-1", "", f"expected a JSON document, found ({exc})")]
+        parsed, text_rules = parse_v2(data)
+        if parsed is None:
+            return text_rules
     else:
         parsed = data
     out: list[Violation] = []

@@ -32,8 +32,9 @@ TOKEN_HEADER = "X-Gateway-Token"
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
 
 
-def self_signed_cert(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 (its own CA) and its key, as PEM files in ``directory``."""
+def self_signed_cert(directory: Path, *, expired: bool = False) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 (its own CA) and its key, as PEM files in ``directory``
+    (``expired``: its validity ended yesterday)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "prime-rl-dynamo test gateway")])
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -43,8 +44,8 @@ def self_signed_cert(directory: Path) -> tuple[Path, Path]:
         .issuer_name(name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
+        .not_valid_before(now - datetime.timedelta(days=3 if expired else 0, minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=-1 if expired else 1))
         .add_extension(
             x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
             critical=False,

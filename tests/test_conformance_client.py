@@ -11,15 +11,9 @@ import pytest
 from _suite_support import not_passing
 
 import conformance
-from conformance.client_profile import _readiness, check_others
-from conformance.client_runs import (
-    PINNED_TOPOLOGY,
-    ClientContext,
-    ClientRun,
-    _during,
-    _heterogeneous,
-    _real_listing_problem,
-)
+from conformance.client_profile import check_others, readiness
+from conformance.client_runs import ClientContext, ClientRun, during, real_listing_problem
+from conformance.client_scenarios import PINNED_TOPOLOGY, heterogeneous
 from conformance.registry import CheckError, Failed
 from conformance.results import Status
 from conformance.runner import dynamo_available
@@ -38,6 +32,25 @@ RUN = {
     "target": "reference",
 }
 CLIENT_REQUIREMENTS = {r.id for r in all_requirements().values() if r.party == "client"}
+
+
+@pytest.mark.parametrize("form", ["callable", "command"])
+def test_excluding_model_less_workers_fails_ready_5_not_rank_6(form: str) -> None:
+    # Prime-RL's latest generation left a model-less entry out of its sum: a READY-5 bug, which
+    # the single-variable scenario model-less shows; the rank checks judge plain fleets only.
+    client = (
+        {"client": "conformance.examples.zoo:excludes_model_less"}
+        if form == "callable"
+        else {"client_cmd": f"{sys.executable} -m conformance.examples.zoo excludes-model-less"}
+    )
+    checks = ("READY-5::others-left-alone", "RANK-6::ranks-cover-once", "RANK-1::canonical-order")
+    report = conformance.run(**{**RUN, "topologies": 1}, checks=checks, **client)
+    by_check = {r.check: r for r in report.results}
+    assert by_check["READY-5::others-left-alone"].status is Status.FAIL
+    assert "did-not-complete" in by_check["READY-5::others-left-alone"].details["reasons"]
+    assert "scenario model-less" in by_check["READY-5::others-left-alone"].message
+    assert by_check["RANK-6::ranks-cover-once"].status is Status.PASS
+    assert by_check["RANK-1::canonical-order"].status is Status.PASS
 
 
 def test_the_projects_client_passes() -> None:
@@ -59,9 +72,9 @@ def test_the_projects_client_passes() -> None:
             in (report.target["notes"])
         )
         # READY-5 and RANK-1 judged on a real listing with a model-less engine and another model's.
-        by_requirement = {r.requirement: r.message for r in report.results}
-        assert "(and 1 on real Dynamo)" in by_requirement["READY-5"]
-        assert "(and 1 on real Dynamo)" in by_requirement["RANK-1"]
+        by_check = {r.check: r.message for r in report.results}
+        assert "(and 1 on real Dynamo)" in by_check["READY-5::others-left-alone"]
+        assert "(and 1 on real Dynamo)" in by_check["RANK-1::canonical-order"]
 
 
 def test_even_split_fails_naming_colliding_and_missing_ranks() -> None:
@@ -141,8 +154,8 @@ def test_undeclared_conventions_are_skipped_with_the_reason() -> None:
         [{"component": "a", "world_size": 8}, {"component": "b", "world_size": 8}],
     ],
 )
-def test_generated_topologies_are_made_heterogeneous(groups: list[dict[str, object]]) -> None:
-    data = _heterogeneous({"model": "m", "engines": groups})
+def test_generated_topologies_are_madeheterogeneous(groups: list[dict[str, object]]) -> None:
+    data = heterogeneous({"model": "m", "engines": groups})
     sizes = {g.get("world_size") or g.get("tp") for g in data["engines"]}
     assert len(sizes) >= 2
 
@@ -189,24 +202,26 @@ def test_a_harness_that_cannot_change_the_fleet_in_time_is_an_error_not_a_failur
     ctx.runs = [never, idle]
     topology = topology_from_dict(PINNED_TOPOLOGY)
     with start_reference_fleet(topology) as fleet:
-        _during(ctx, lambda *a, **k: None, fleet, topology.model, idle, change)
+        during(ctx, lambda *a, **k: None, fleet, topology.model, idle, change)
     assert why in idle.harness_problem
     with pytest.raises(CheckError, match="the client is not judged on it"):
-        _readiness(ctx, "error-then-ready")  # the check of READY-1
+        readiness(ctx, ("error-then-ready",))  # the check of READY-1
     # The guard is what makes it an error: the same records without it are a failure.
     idle.harness_problem = ""
     with pytest.raises(Failed):
-        _readiness(ctx, "error-then-ready")  # the check of READY-1
+        readiness(ctx, ("error-then-ready",))  # the check of READY-1
 
 
 def test_a_real_listing_without_another_model_is_an_error_of_ready_5() -> None:
     run = _real_run("rank")
     ready = [{"world_size": 2}, {"world_size": 4}, {"world_size": 1}]
-    _real_listing_problem(run, ready, [], 7)
+    real_listing_problem(run, ready, [], 7)
     assert "a reachable engine of another model" in run.harness_problem
+    run.kind = "dynamo:plan"
     ctx = _guard_context()
-    mixed = _real_run("mixed-fleet")
-    mixed.name = "scenario mixed-fleet"
-    ctx.runs = [run, mixed]
+    scenarios = [_real_run(s) for s in ("model-less", "other-model", "other-model-no-admin")]
+    for each in scenarios:
+        each.name = f"scenario {each.kind}"
+    ctx.runs = [run, *scenarios]
     with pytest.raises(CheckError, match="did not present a reachable engine of another model"):
         check_others(ctx)

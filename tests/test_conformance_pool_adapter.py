@@ -33,6 +33,7 @@ class StandInPool:
             model=settings.model,
             timeout=settings.timeout,
             poll_interval=0.1,
+            **({"max_body_bytes": settings.max_body_bytes} if settings.max_body_bytes else {}),
         )
         self.admin: AdminPool | None = None
 

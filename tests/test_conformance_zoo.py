@@ -1,8 +1,8 @@
-"""The zoo: the spec client with exactly one bug each fails exactly that requirement.
+"""The client half of the kill matrix: every client check has a zoo client that fails it, for the
+reason it gives, and no other requirement on the same runs; the faithful clients pass everything.
 
-The faithful spec client (written from SPEC.md, speaking only the collective_rpc wire forms
-trainers use) and the project's own client pass everything; the even split and the dropped
-credentials fail RANK-6 and CRED-2 on every seed tried.
+Each counterpart runs narrowed (``checks=``) to its check and the checks judging the same runs
+(``client_profile.related_checks``), so the whole matrix stays a few minutes of CI.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 import conformance
+from conformance.client_profile import NEEDS, related_checks
 from conformance.examples.spec_client import ZOO
-from conformance.examples.zoo import BY_NAME
+from conformance.examples.zoo import BY_NAME, COUNTERPARTS, REASONS
+from conformance.registry import all_checks
 from conformance.results import Status
 
 pytestmark = pytest.mark.integration
@@ -24,15 +26,8 @@ RUN: dict[str, Any] = {
     "client_timeout": 20.0,
     "target": "reference",  # the real Dynamo runs are judged in test_conformance_client.py
 }
-
-#: What each bug fails beyond its own requirement: the same bug seen at the plan level, or (for
-#: unknown fields) the pinned vllm-native fleet, whose workers list weight_transfer_backend, an
-#: extension field the latest Prime-RL generation needs, which that client refuses.
-ALSO = {
-    "even-split": {"RANK-3", "RANK-4", "RANK-5"},
-    "derives-w": {"RANK-2"},
-    "rejects-unknown-fields": {"RANK-4", "RANK-6"},
-}
+#: Client checks that can never fail: a documented skip (not observable from outside).
+NEVER_JUDGED = {"RANK-7::ranks-inside-engine"}
 
 
 def _not_passing(report: conformance.Report) -> set[str]:
@@ -44,20 +39,42 @@ def _no_errors(report: conformance.Report) -> None:
     assert errors == []
 
 
-@pytest.mark.parametrize("name", list(BY_NAME), ids=list(BY_NAME))
-def test_each_zoo_client_fails_exactly_its_requirement(name: str) -> None:
-    bug = BY_NAME[name]
-    seed = list(BY_NAME).index(name) + 1
-    report = conformance.run(client=f"conformance.examples.zoo:{name}", seed=seed, **RUN)
+def test_every_client_check_has_a_counterpart_and_every_bug_is_one() -> None:
+    checks = {c.id for c in all_checks(["client"])}
+    killed = {cp.check for cp in COUNTERPARTS}
+    assert checks - NEVER_JUDGED - killed == set(), "client checks without a counterpart"
+    assert killed <= checks, "counterparts of checks that do not exist"
+    assert set(NEEDS) == checks  # every check says which runs it judges
+    assert {cp.name for cp in COUNTERPARTS} == set(BY_NAME)  # every zoo bug is in the matrix
+    for cp in COUNTERPARTS:
+        assert cp.check.split("::")[0] in cp.fails, cp
+        assert ZOO[BY_NAME[cp.name]][0] in cp.fails, cp
+
+
+@pytest.mark.parametrize("counterpart", COUNTERPARTS, ids=[cp.name for cp in COUNTERPARTS])
+def test_each_counterpart_fails_its_check_for_its_reason_and_nothing_else(
+    counterpart: Any,
+) -> None:
+    checks = related_checks(counterpart.check)
+    report = conformance.run(
+        client=f"conformance.examples.zoo:{counterpart.name}", checks=tuple(checks), seed=3, **RUN
+    )
     _no_errors(report)
-    assert _not_passing(report) == {ZOO[bug][0], *ALSO.get(bug, set())}
+    judged = {c.split("::")[0] for c in checks}
+    assert _not_passing(report) == set(counterpart.fails) & judged
+    result = next(r for r in report.results if r.check == counterpart.check)
+    assert result.status in (Status.FAIL, Status.WARN)
+    assert REASONS[counterpart.name] in result.details["reasons"], result.message
 
 
 @pytest.mark.parametrize("seed", [101, 202])
 @pytest.mark.parametrize("name", ["even_split", "drops_credentials"])
 def test_the_even_split_and_dropped_credentials_fail_on_every_seed(name: str, seed: int) -> None:
-    report = conformance.run(client=f"conformance.examples.zoo:{name}", seed=seed, **RUN)
     want = {"even_split": "RANK-6", "drops_credentials": "CRED-2"}[name]
+    checks = ("RANK-6::ranks-cover-once", "CRED-2::credentials-sent")
+    report = conformance.run(
+        client=f"conformance.examples.zoo:{name}", seed=seed, checks=checks, **RUN
+    )
     assert want in report.failed_requirements()
 
 

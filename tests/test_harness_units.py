@@ -23,6 +23,7 @@ import pytest
 from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.harness._fleet import DynamoFleet
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
+from prime_rl_dynamo.harness._release import installed_release
 from prime_rl_dynamo.harness._signals import SigtermGuard
 from prime_rl_dynamo.harness._stubs import StubRecorder
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
@@ -257,6 +258,7 @@ def test_start_failure_raises_with_the_log_tail_and_leaves_nothing(tmp_path: Pat
     fleet = DynamoFleet(
         topology_from_dict({"engines": [{"component": "a"}]}),
         python=str(fake),
+        release=installed_release(),  # the fake interpreter cannot say which release it has
         startup_timeout=20,
     )
     with pytest.raises(HarnessError) as info:

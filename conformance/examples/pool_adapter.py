@@ -13,7 +13,8 @@ The trainer team supplies one async factory, named by ``CONFORMANCE_POOL_FACTORY
 
 where the pool has the §8 members used here. For a Prime-RL checkout the factory builds its client
 config from ``settings`` (``client.dynamo.discovery_url`` = ``settings.frontend_url``,
-``api_key_var`` = ``settings.api_key_var``, ``headers``, ``headers_from_env``) and returns
+``api_key_var`` = ``settings.api_key_var``, ``headers``, ``headers_from_env``, the size cap
+``max_body_bytes`` when set) and returns
 ``await setup_inference_pool(config, model_name=settings.model, ...)``.
 """
 
@@ -54,6 +55,8 @@ class PoolSettings:
     headers_from_env: dict[str, str] = field(default_factory=dict)
     allowed_hosts: tuple[str, ...] | None = None
     timeout: float = 60.0
+    #: The listing size cap the operator configured (POLL-3; None: the pool's own default).
+    max_body_bytes: int | None = None
 
 
 class Pool(Protocol):
@@ -101,6 +104,7 @@ def _settings(call: ClientCall) -> PoolSettings:
         headers_from_env=dict(creds.headers_from_env),
         allowed_hosts=creds.allowed_hosts,
         timeout=call.timeout,
+        max_body_bytes=call.max_body_bytes,
     )
 
 

@@ -60,6 +60,8 @@ async def orchestrate(call: ClientCall) -> None:
         poll_interval=0.1,
         request_timeout=min(call.timeout, 10.0),
         admin_timeout=call.timeout,
+        # The listing size cap the operator configured (the suite's CONFORMANCE_MAX_BODY_BYTES).
+        **({"max_body_bytes": call.max_body_bytes} if call.max_body_bytes else {}),
     )
     try:
         await pool.wait_for_ready(call.model)

@@ -19,7 +19,7 @@ def _run(call: ClientCall) -> None:
 
 async def _drive(call: ClientCall) -> None:
     from prime_rl_dynamo.admin import AdminPool, Credentials
-    from prime_rl_dynamo.client import DiscoveryClient
+    from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
 
     creds = Credentials(
         api_key=call.credentials.api_key,
@@ -33,6 +33,7 @@ async def _drive(call: ClientCall) -> None:
         model=call.model,
         timeout=call.timeout,
         poll_interval=0.1,
+        max_body_bytes=call.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
         request_timeout=min(call.timeout, 10.0),
     ) as discovery_client:
         discovery = await discovery_client.wait_ready()

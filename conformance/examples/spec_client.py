@@ -46,6 +46,98 @@ ZOO: dict[str, tuple[str, str]] = {
     "component-order": ("RANK-1", "orders engines by (component, instance_id) only"),
     "rejects-unknown-fields": ("BODY-5", "refuses unknown fields"),
     "skips-reverify": ("TOPO-1", "updates weights without re-reading the listing"),
+    # READY-1..6
+    "ignores-error": ("READY-1", "counts a matching entry carrying error as usable"),
+    "drops-error": ("READY-1", "silently drops a matching entry carrying error"),
+    "error-is-fatal": ("READY-1", "refuses (fatal) a listing with an erroring matching entry"),
+    "drops-no-admin": ("READY-2", "silently drops a matching entry without admin_base_url"),
+    "no-admin-is-fatal": ("READY-2", "refuses (fatal) an entry without admin_base_url"),
+    "counts-no-admin": ("READY-2", "counts an entry without admin_base_url as ready"),
+    "sum-is-fatal": ("READY-3", "refuses (fatal) a sum other than W instead of waiting"),
+    "sum-at-most-w": ("READY-3", "takes a sum at most W as ready"),
+    "streak-survives-failure": (
+        "READY-4",
+        "keeps its streak of identical polls across a failed poll",
+    ),
+    "ignores-model-filter": ("READY-5", "counts every entry, whatever its model"),
+    "excludes-model-less": (
+        "READY-5",
+        "requires model to equal the configured one (drops model-less)",
+    ),
+    "other-no-admin-pending": (
+        "READY-5",
+        "lets another model's entry without admin URL keep it pending",
+    ),
+    "model-less-same-namespace": (
+        "READY-5",
+        "counts a model-less entry only in the listing's namespace",
+    ),
+    "empty-is-fatal": ("READY-6", "refuses (fatal) a listing with no matching entry"),
+    # POLL-1..5
+    "fixed-retry": ("POLL-1", "retries after a fixed second, ignoring Retry-After"),
+    "5xx-fatal": ("POLL-1", "treats 503 as fatal"),
+    "reset-fatal": ("POLL-1", "treats a connection reset as fatal"),
+    "retries-4xx": ("POLL-2", "retries a 403 like a 5xx"),
+    "skips-list-6": ("POLL-2", "never checks for duplicate admin URLs (LIST-6)"),
+    "retries-schema": ("POLL-2", "retries a listing that breaks the schema, as if pending"),
+    "ignores-cap-setting": ("POLL-3", "uses its own 8 MiB cap, ignoring the configured one"),
+    "retries-oversized": ("POLL-3", "retries an oversized body like a transport error"),
+    "small-fixed-cap": ("POLL-3", "a hard-coded 512 KiB cap below the configured one"),
+    "follows-listing-redirects": ("POLL-4", "follows a cross-origin redirect of the listing"),
+    "trusts-proxy-env": ("POLL-4", "uses the proxy variables of the environment"),
+    "no-deadline": ("POLL-5", "never gives up: polls a pending fleet past its deadline"),
+    "deadline-without-sum": ("POLL-5", "its deadline error does not say the sum found and W"),
+    "deadline-swaps-numbers": ("POLL-5", "its deadline error gives W as the sum and the sum as W"),
+    # CRED-1..4
+    "accepts-userinfo-url": ("CRED-1", "uses a configured URL with user info (Basic auth)"),
+    "accepts-listed-userinfo": ("CRED-1", "calls a listed admin URL with user info"),
+    "key-in-query": ("CRED-1", "also sends the API key as ?api_key= in the admin URL"),
+    "sends-empty-key": ("CRED-2", "sends Authorization: Bearer EMPTY"),
+    "no-env-headers": ("CRED-2", "leaves out the headers from env"),
+    "exact-only-allow-list": ("CRED-2", "matches allow-list entries as exact names only (no CIDR)"),
+    "case-sensitive-allow-list": ("CRED-2", "compares allow-list names with case"),
+    "wildcard-bare-suffix": ("CRED-3", "lets *.suffix match the bare suffix"),
+    "resolves-for-cidr": ("CRED-3", "resolves host names to match a CIDR entry"),
+    "follows-admin-redirects-bare": ("CRED-4", "follows admin redirects, dropping the headers"),
+    # RANK-*
+    "arrival-order": ("RANK-1", "plans in arrival order and never checks the listing's order"),
+    "probes-before-refusal": ("RANK-2", "asks the engines for their health before refusing a sum"),
+    "no-engine-world-size": ("RANK-3", "sends no engine_world_size in collective_rpc keywords"),
+    "native-group-w": ("RANK-4", "sends world_size W, not 1 + W, to vLLM's native engine"),
+    "nixl-offsets-from-1": ("RANK-5", "sends NIXL offsets from 1, as for vLLM's native engine"),
+    "port-per-engine": ("RANK-8", "gives each engine its own port (master_port + i)"),
+    "timeout-per-engine": ("RANK-8", "gives each engine its own timeout"),
+    # TOPO-1, VERSION-2, DIALECT-1, ADMIN-3
+    "reverify-ignores-resize": ("TOPO-1", "re-reads the listing but compares identities only"),
+    "ignores-version": ("VERSION-2", "reads protocol_version 2 as 1"),
+    "retries-smg": ("DIALECT-1", "retries an SMG body as if pending"),
+    "status-only": ("ADMIN-3", 'judges init replies by HTTP status only, not "status": "error"'),
+    "continues-after-failure": ("ADMIN-3", "carries on to the weight update after a failed init"),
+    # more natural bugs, three or more per observable requirement
+    "rejects-unknown-top": ("BODY-5", "refuses unknown top-level fields only"),
+    "rejects-unknown-transport": ("BODY-5", "refuses transport kinds it does not know"),
+    "dialect-after-retry": ("DIALECT-1", "retries another dialect once before refusing it"),
+    "version-retry-once": ("VERSION-2", "retries an unknown protocol_version once, then refuses"),
+    "streak-survives-pending": ("READY-4", "keeps its streak across a pending poll"),
+    "empty-is-ready": (
+        "READY-6",
+        "takes a listing with no matching entry as ready (nothing to do)",
+    ),
+    "honours-all-proxy": ("POLL-4", "routes through ALL_PROXY when it is set"),
+    "inits-at-deadline": ("RANK-2", "initialises what it found when the deadline passes"),
+    "inference-w-plus-1": ("RANK-3", "sends inference_world_size W + 1 (the NCCL group size)"),
+    "prime-offsets-from-1": ("RANK-3", "sends Prime NCCL offsets from 1 (the trainer's rank 0)"),
+    "native-offsets-from-0": ("RANK-4", "sends vLLM native offsets from 0"),
+    "native-prime-init": ("RANK-4", "sends Prime's init_broadcaster under vllm-native-nccl"),
+    "nixl-nccl-layout": ("RANK-8", "sends NIXL inits in the 7-argument NCCL layout (no session)"),
+    "nixl-w-per-engine": (
+        "RANK-5",
+        "sends each engine's world size as NIXL's inference_world_size",
+    ),
+    "offsets-by-index": ("RANK-6", "gives engine i the offset i (one rank per engine)"),
+    "inclusive-prefix-sum": ("RANK-6", "offsets are the inclusive prefix sum (p_i + ws_i)"),
+    "session-per-engine": ("RANK-8", "draws a fresh NIXL session_id for each engine"),
+    "reverify-after-pause": ("TOPO-1", "re-reads the listing only after pausing the engines"),
 }
 
 CAP = 8 * 1024 * 1024
@@ -56,7 +148,13 @@ _WORKER = frozenset(WORKER_FIELDS)
 
 
 class Refused(RuntimeError):
-    """The client refuses (fatal, not retried)."""
+    """The client refuses (fatal, not retried): ``requirement`` is the ID it refuses under and
+    ``result`` what SPEC asks the error to say (both go to the structured result)."""
+
+    def __init__(self, requirement: str, message: str, **result: Any) -> None:
+        super().__init__(f"{requirement}: {message}")
+        self.requirement = requirement
+        self.result = result
 
 
 class _Retry(Exception):
@@ -75,6 +173,17 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, when.timestamp() - time.time())
 
 
+def _resolves_into(host: str, block: str) -> bool:
+    """The bug resolves-for-cidr: whether ``host``, resolved, falls in the CIDR ``block``."""
+    import ipaddress
+    import socket
+
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)) in ipaddress.ip_network(block)
+    except (OSError, ValueError):
+        return False
+
+
 def _label(w: dict[str, Any]) -> str:
     return str(WorkerId.from_entry(w))
 
@@ -83,85 +192,173 @@ class _Client:
     def __init__(self, call: ClientCall, bugs: frozenset[str]) -> None:
         self.call = call
         self.bugs = bugs
+        proxy = os.environ.get("ALL_PROXY") if "honours-all-proxy" in bugs else None
         self.http = httpx.Client(
-            timeout=min(call.timeout, 5.0), trust_env=False, follow_redirects=False
+            timeout=min(call.timeout, 5.0),
+            trust_env="trusts-proxy-env" in bugs,
+            follow_redirects="follows-listing-redirects" in bugs,
+            proxy=proxy or None,
         )
         url = httpx.URL(call.discovery_url)
-        if url.userinfo:
-            raise Refused("CRED-1: the discovery URL carries user info; refused before any request")
+        if url.userinfo and "accepts-userinfo-url" not in bugs:
+            raise Refused(
+                "CRED-1", "the discovery URL carries user info; refused before any request"
+            )
         self.url = url
         self.deadline = time.monotonic() + call.timeout
+        self.failures: list[str] = []  # continues-after-failure: failed calls, raised at the end
+        self.last_sum: int | None = None  # the last snapshot's sum, for the deadline's result
+        self.namespace: Any = None  # the last listing's top-level namespace
+        self.last_matching: list[dict[str, Any]] = []  # the last snapshot's matching entries
+        self.retried_once = False  # the *-retry-once bugs
+        self.cap = call.max_body_bytes or CAP
+        if "ignores-cap-setting" in bugs:
+            self.cap = CAP
+        elif "small-fixed-cap" in bugs:
+            self.cap = 512 * 1024
 
     # -- polling -----------------------------------------------------------------------------
 
     def _get(self) -> dict[str, Any]:
+        bugs = self.bugs
         try:
             with self.http.stream("GET", self.url) as response:
                 status = response.status_code
                 if 300 <= status < 400:
                     where = response.headers.get("location", "?")
-                    raise Refused(f"POLL-4: redirect to {where} not followed")
+                    raise Refused("POLL-4", f"redirect to {where} not followed")
+                if status == 429 and "fixed-retry" in bugs:
+                    raise _Retry(f"HTTP {status}", 1.0)
                 if status == 429 or status >= 500:
-                    if status == 429 and "429-fatal" in self.bugs:
-                        raise Refused("HTTP 429: rate limited")
+                    if status == 429 and "429-fatal" in bugs:
+                        raise Refused("POLL-1", "HTTP 429: rate limited")
+                    if status >= 500 and "5xx-fatal" in bugs:
+                        raise Refused("POLL-1", f"HTTP {status}")
                     wait = _retry_after(response.headers.get("retry-after"))
                     raise _Retry(f"HTTP {status}", wait)
                 if status != 200:
-                    raise Refused(f"POLL-2: HTTP {status} from {self.url}")
+                    if "retries-4xx" in bugs:
+                        raise _Retry(f"HTTP {status}")
+                    raise Refused("POLL-2", f"HTTP {status} from {self.url}")
                 length = int(response.headers.get("content-length") or 0)
-                if length > CAP:
-                    raise Refused(f"POLL-3: body of {length} bytes exceeds the cap of {CAP}")
+                if length > self.cap:
+                    if "retries-oversized" in bugs:
+                        raise _Retry(f"body of {length} bytes")
+                    raise Refused("POLL-3", f"body of {length} bytes exceeds the cap", cap=self.cap)
                 data = bytearray()
                 for chunk in response.iter_raw():
                     data += chunk
-                    if len(data) > CAP:
-                        raise Refused(f"POLL-3: body exceeds the cap of {CAP} bytes")
+                    if len(data) > self.cap:
+                        raise Refused("POLL-3", "body exceeds the cap", cap=self.cap)
         except httpx.TransportError as exc:
+            if "reset-fatal" in bugs:
+                raise Refused("POLL-1", f"transport error: {type(exc).__name__}") from None
             raise _Retry(f"transport error: {type(exc).__name__}") from None
         try:
             body = json.loads(bytes(data))
         except ValueError as exc:
-            raise Refused(f"POLL-2: the body is not JSON: {exc}") from None
+            raise Refused("POLL-2", f"the body is not JSON: {exc}") from None
         return self._validated(body)
 
     def _validated(self, body: Any) -> dict[str, Any]:
         from prime_rl_dynamo.errors import ProtocolError
         from prime_rl_dynamo.validate import detect_dialect, validate_body
 
-        if isinstance(body, dict) and body.get("protocol_version") not in (1, None):
-            if "retries-version" in self.bugs:
-                raise _Retry(f"protocol_version {body['protocol_version']!r}")
-            raise Refused(f"VERSION-2: protocol_version {body['protocol_version']!r} is not 1")
-        if "field-checks-smg" in self.bugs and isinstance(body, dict) and "namespace" not in body:
-            raise Refused("POLL-2: field 'namespace' is missing")
+        bugs = self.bugs
+        version = body.get("protocol_version") if isinstance(body, dict) else None
+        if version not in (1, None) and "ignores-version" in bugs:
+            body = {**body, "protocol_version": 1}
+        elif version not in (1, None):
+            if "version-retry-once" in bugs and not self.retried_once:
+                self.retried_once = True
+                raise _Retry(f"protocol_version {version!r}, once more")
+            if "retries-version" in bugs:
+                raise _Retry(f"protocol_version {version!r}")
+            raise Refused("VERSION-2", f"protocol_version {version!r} is not 1")
+        if "field-checks-smg" in bugs and isinstance(body, dict) and "namespace" not in body:
+            raise Refused("POLL-2", "field 'namespace' is missing")
         if detect_dialect(body) == "smg":
-            raise Refused("DIALECT-1: the body is in another dialect (the SMG gateway's)")
-        if "rejects-unknown-fields" in self.bugs and isinstance(body, dict):
+            if "retries-smg" in bugs:
+                raise _Retry("another dialect")
+            if "dialect-after-retry" in bugs and not self.retried_once:
+                self.retried_once = True
+                raise _Retry("another dialect, once more")
+            raise Refused("DIALECT-1", "the body is in another dialect (the SMG gateway's)")
+        if "rejects-unknown-top" in bugs and isinstance(body, dict) and set(body) - _TOP:
+            raise Refused("BODY-5", f"unknown top-level field(s) {sorted(set(body) - _TOP)}")
+        if "rejects-unknown-transport" in bugs and isinstance(body, dict):
+            for w in body.get("workers", []):
+                kinds = set(w.get("transport") or {}) - {"tcp", "nats_tcp", "http"}
+                if kinds:
+                    raise Refused("BODY-5", f"unknown transport kind(s) {sorted(kinds)}")
+        if "rejects-unknown-fields" in bugs and isinstance(body, dict):
             extra = set(body) - _TOP
             for w in body.get("workers", []):
                 extra |= set(w) - _WORKER
             if extra:
-                raise Refused(f"unknown field(s) {sorted(extra)}")
+                raise Refused("BODY-5", f"unknown field(s) {sorted(extra)}")
         try:
             validate_body(body)
         except ProtocolError as exc:
-            raise Refused(f"POLL-2: {exc}") from None
+            ignored = {
+                "arrival-order": {"LIST-1"},
+                "skips-list-6": {"LIST-6"},
+                "accepts-listed-userinfo": {"WORKER-8"},
+            }
+            skipped: set[str] = set().union(*(ids for bug, ids in ignored.items() if bug in bugs))
+            broken = {v.requirement for v in exc.violations} or {str(exc.requirement)}
+            if not (broken and broken <= skipped):
+                if "retries-schema" in bugs:
+                    raise _Retry(f"{exc.requirement}") from None
+                raise Refused("POLL-2", str(exc), broken=sorted(str(b) for b in broken)) from None
         return dict(body)
 
-    def _assess(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], int]:
+    def _matches(self, w: dict[str, Any]) -> bool:
         model = self.call.model
-        matching = [w for w in body["workers"] if model is None or w.get("model") in (None, model)]
+        if model is None or "ignores-model-filter" in self.bugs:
+            return True
+        if "excludes-model-less" in self.bugs:
+            return w.get("model") == model
+        if "model-less-same-namespace" in self.bugs and w.get("model") is None:
+            return w.get("namespace") == self.namespace
+        return w.get("model") in (None, model)
+
+    def _assess(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], int]:
+        bugs = self.bugs
+        self.namespace = body.get("namespace")
+        matching = [w for w in body["workers"] if self._matches(w)]
+        if "drops-error" in bugs:
+            matching = [w for w in matching if "error" not in w]
+        if "drops-no-admin" in bugs:
+            matching = [w for w in matching if "admin_base_url" in w]
+        others = [w for w in body["workers"] if not self._matches(w)]
         reasons = []
+        if "other-no-admin-pending" in bugs and any("admin_base_url" not in w for w in others):
+            reasons.append("an entry lacks admin_base_url")
         for w in matching:
             if "error" in w:
-                reasons.append(f"{_label(w)} has error {w['error']!r}")
+                if "error-is-fatal" in bugs:
+                    raise Refused("READY-1", f"{_label(w)} has error {w['error']!r}")
+                if "ignores-error" not in bugs:
+                    reasons.append(f"{_label(w)} has error {w['error']!r}")
             elif "admin_base_url" not in w or "world_size" not in w:
-                reasons.append(f"{_label(w)} lacks admin_base_url or world_size")
+                if "no-admin-is-fatal" in bugs:
+                    raise Refused("READY-2", f"{_label(w)} lacks admin_base_url")
+                if "counts-no-admin" not in bugs:
+                    reasons.append(f"{_label(w)} lacks admin_base_url or world_size")
         if not matching:
+            if "empty-is-fatal" in bugs:
+                raise Refused("READY-6", "no worker matches")
+            if "empty-is-ready" in bugs:
+                return matching, [], self.call.inference_world_size
             reasons.append("no worker matches")
-        total = sum(w.get("world_size", 0) for w in matching if "error" not in w)
-        width = total if "derives-w" in self.bugs else self.call.inference_world_size
-        if total != width:
+        counted = [w for w in matching if "error" not in w or "ignores-error" in bugs]
+        total = sum(w.get("world_size", 0) for w in counted)
+        width = total if "derives-w" in bugs else self.call.inference_world_size
+        self.last_sum, self.last_matching = total, matching
+        if total != width and not ("sum-at-most-w" in bugs and total <= width):
+            if "sum-is-fatal" in bugs:
+                raise Refused("READY-3", f"world sizes sum to {total}, expected {width}")
             reasons.append(f"world sizes sum to {total}, expected inference_world_size {width}")
         return matching, reasons, width
 
@@ -169,31 +366,63 @@ class _Client:
         previous: list[Any] | None = None
         backoff, polls, last = 0.05, 0, "no listing read"
         while True:
-            if time.monotonic() >= self.deadline:
-                raise Refused(
-                    f"POLL-5: not ready after {self.call.timeout} s ({polls} polls): {last}"
-                )
+            if time.monotonic() >= self.deadline and "no-deadline" not in self.bugs:
+                raise self._deadline(polls, last)
             polls += 1
             wait = POLL_INTERVAL
             try:
                 body = self._get()
             except _Retry as exc:
-                previous, last = None, str(exc)
+                if "streak-survives-failure" not in self.bugs:
+                    previous = None
+                last = str(exc)
                 wait = exc.wait if exc.wait is not None else backoff * (1 + random.random())
                 backoff = min(backoff * 2, 1.0)
             else:
                 matching, reasons, width = self._assess(body)
                 if reasons:
-                    previous, last = None, "; ".join(reasons)
+                    if "streak-survives-pending" not in self.bugs:
+                        previous = None
+                    last = "; ".join(reasons)
                 else:
                     fingerprint = [
-                        (_label(w), w.get("system_url"), w["admin_base_url"], w["world_size"])
+                        (
+                            _label(w),
+                            w.get("system_url"),
+                            w.get("admin_base_url"),
+                            w.get("world_size"),
+                        )
                         for w in sorted(matching, key=self._order)
                     ]
                     if previous == fingerprint or "one-poll" in self.bugs:
-                        return sorted(matching, key=self._order), width
+                        return self._ordered(matching), width
                     previous, last = fingerprint, "waiting for a second identical poll"
-            time.sleep(max(0.0, min(wait, self.deadline - time.monotonic())))
+            left = self.deadline - time.monotonic()
+            time.sleep(max(0.0, wait if "no-deadline" in self.bugs else min(wait, left)))
+
+    def _deadline(self, polls: int, last: str) -> Refused:
+        if "inits-at-deadline" in self.bugs and self.last_matching:  # best effort: start anyway
+            usable = [w for w in self.last_matching if w.get("admin_base_url")]
+            self.init(sorted(usable, key=self._order), self.call.inference_world_size)
+        if "probes-before-refusal" in self.bugs:  # asks the engines before saying what lacked
+            for w in self.last_matching:
+                if w.get("admin_base_url"):
+                    base = w["admin_base_url"].rstrip("/")
+                    self.http.get(base + "/health", headers=self._headers(httpx.URL(base).host))
+        found: dict[str, Any] = {}
+        total, width = self.last_sum, self.call.inference_world_size
+        if "deadline-swaps-numbers" in self.bugs:
+            total, width = width, total
+        if "deadline-without-sum" not in self.bugs and total is not None:
+            found = {"world_size_sum": total, "inference_world_size": width}
+        return Refused(
+            "POLL-5", f"not ready after {self.call.timeout} s ({polls} polls): {last}", **found
+        )
+
+    def _ordered(self, matching: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if "arrival-order" in self.bugs:
+            return list(matching)
+        return sorted(matching, key=self._order)
 
     def _order(self, w: dict[str, Any]) -> tuple[Any, ...]:
         if "component-order" in self.bugs:
@@ -202,17 +431,35 @@ class _Client:
 
     # -- admin calls -------------------------------------------------------------------------
 
+    def _allowed(self, host: str) -> bool:
+        from prime_rl_dynamo.credentials import host_allowed
+
+        allowed = self.call.credentials.allowed_hosts
+        bugs = self.bugs
+        if allowed is None or "ignores-allow-list" in bugs:
+            return True
+        if "case-sensitive-allow-list" in bugs:
+            return host in allowed
+        if "exact-only-allow-list" in bugs:
+            return host.lower() in {e.lower() for e in allowed}
+        suffixes = [e[2:].lower() for e in allowed if e.startswith("*.")]
+        if "wildcard-bare-suffix" in bugs and any(host.lower().endswith(s) for s in suffixes):
+            return True
+        if "resolves-for-cidr" in bugs and any(
+            _resolves_into(host, e) for e in allowed if "/" in e
+        ):
+            return True
+        return host_allowed(host, allowed)
+
     def _headers(self, host: str) -> dict[str, str]:
         creds = self.call.credentials
-        allowed = creds.allowed_hosts
-        if "drops-credentials" in self.bugs:
-            return {}
-        if allowed is not None and host not in allowed and "ignores-allow-list" not in self.bugs:
+        if "drops-credentials" in self.bugs or not self._allowed(host):
             return {}
         out = dict(creds.headers)
-        for header, var in creds.headers_from_env.items():
-            out[header] = os.environ[var]
-        if creds.api_key and creds.api_key != "EMPTY":
+        if "no-env-headers" not in self.bugs:
+            for header, var in creds.headers_from_env.items():
+                out[header] = os.environ[var]
+        if creds.api_key and (creds.api_key != "EMPTY" or "sends-empty-key" in self.bugs):
             out["Authorization"] = f"Bearer {creds.api_key}"
         return out
 
@@ -220,40 +467,62 @@ class _Client:
         self, worker: dict[str, Any], path: str, payload: Any = None, *, base: str | None = None
     ) -> None:
         base = (base or worker["admin_base_url"]).rstrip("/")
-        follow = "follows-admin-redirects" in self.bugs
+        bugs = self.bugs
+        headers = self._headers(httpx.URL(base).host)
+        url = base + path
+        if "key-in-query" in bugs and self.call.credentials.api_key not in (None, "EMPTY"):
+            url += ("&" if "?" in url else "?") + f"api_key={self.call.credentials.api_key}"
         response = self.http.post(
-            base + path,
-            json=payload,
-            headers=self._headers(httpx.URL(base).host),
-            follow_redirects=follow,
+            url, json=payload, headers=headers, follow_redirects="follows-admin-redirects" in bugs
         )
-        if "swallows-init-errors" in self.bugs:
+        if response.is_redirect and "follows-admin-redirects-bare" in bugs:
+            response = self.http.post(response.headers["location"], json=payload)
+        if "swallows-init-errors" in bugs:
             return
         failed = not response.is_success
         try:
             body = response.json()
         except ValueError:
             body = None
-        if isinstance(body, dict) and body.get("status") == "error":
+        if isinstance(body, dict) and body.get("status") == "error" and "status-only" not in bugs:
             failed = True
         if failed:
-            raise Refused(
-                f"ADMIN-3: {path} on {_label(worker)} failed: HTTP {response.status_code}"
-            )
+            message = f"{path} on {_label(worker)} failed: HTTP {response.status_code}"
+            if "continues-after-failure" in bugs:
+                self.failures.append(message)
+                return
+            raise Refused("ADMIN-3", message)
+
+    def _offset(self, i: int, engines: list[dict[str, Any]], width: int, prefix: int) -> int:
+        """Engine i's rank offset from 0 (the exclusive prefix sum ``prefix``), or a bug's."""
+        bugs = self.bugs
+        if "even-split" in bugs:
+            return i * (width // len(engines))
+        if "offsets-by-index" in bugs:
+            return i
+        if "inclusive-prefix-sum" in bugs:
+            return prefix + engines[i]["world_size"]
+        return prefix
 
     def init(self, engines: list[dict[str, Any]], width: int) -> None:
         call = self.call
+        bugs = self.bugs
         session = uuid.uuid4().hex
         offset = 0
         for i, w in enumerate(engines):
-            mine = i * (width // len(engines)) if "even-split" in self.bugs else offset
+            mine = self._offset(i, engines, width, offset)
             offset += w["world_size"]
-            if call.convention == "vllm-native-nccl":
+            port = call.master_port + i if "port-per-engine" in bugs else call.master_port
+            timeout = call.timeout + i if "timeout-per-engine" in bugs else call.timeout
+            host = call.master_address
+            if "session-per-engine" in bugs:
+                session = uuid.uuid4().hex
+            if call.convention == "vllm-native-nccl" and "native-prime-init" not in bugs:
                 info = {
-                    "master_address": call.master_address,
-                    "master_port": call.master_port,
-                    "rank_offset": mine + 1,
-                    "world_size": width + 1,
+                    "master_address": host,
+                    "master_port": port,
+                    "rank_offset": mine if "native-offsets-from-0" in bugs else mine + 1,
+                    "world_size": width if "native-group-w" in bugs else width + 1,
                 }
                 if _ROUTE in w.get("routes", ()) and w.get("system_url"):
                     # The latest generation's form: Dynamo's engine route on the system server.
@@ -264,29 +533,38 @@ class _Client:
                     "kwargs": {"init_info": info},
                 }
             elif call.convention == "nixl":
-                args = [call.master_address, call.master_port, mine, width, call.timeout, session]
-                payload = {"method": "init_broadcaster", "timeout": call.timeout, "args": args}
+                first = mine + 1 if "nixl-offsets-from-1" in bugs else mine
+                told = w["world_size"] if "nixl-w-per-engine" in bugs else width
+                args: list[Any] = [host, port, first, told, timeout, session]
+                if "nixl-nccl-layout" in bugs:
+                    args = [host, port, first, told, timeout, False, "nccl"]
+                payload = {"method": "init_broadcaster", "timeout": timeout, "args": args}
             else:
-                payload = {
-                    "method": "init_broadcaster",
-                    "kwargs": {
-                        "host": call.master_address,
-                        "port": call.master_port,
-                        "rank_offset": mine,
-                        "inference_world_size": width,
-                        "engine_world_size": w["world_size"],
-                        "timeout": call.timeout,
-                        "quantize_in_weight_transfer": False,
-                    },
+                kwargs = {
+                    "host": host,
+                    "port": port,
+                    "rank_offset": mine + 1 if "prime-offsets-from-1" in bugs else mine,
+                    "inference_world_size": width + 1 if "inference-w-plus-1" in bugs else width,
+                    "engine_world_size": w["world_size"],
+                    "timeout": timeout,
+                    "quantize_in_weight_transfer": False,
                 }
+                if "no-engine-world-size" in bugs:
+                    del kwargs["engine_world_size"]
+                payload = {"method": "init_broadcaster", "kwargs": kwargs}
             self.admin(w, "/collective_rpc", payload)
 
     def update(self, engines: list[dict[str, Any]]) -> None:
         planned = {_label(w): w["world_size"] for w in engines}
         now = dict(planned)
+        if "reverify-after-pause" in self.bugs:
+            for w in engines:
+                self.admin(w, "/pause?mode=keep&clear_cache=false")
         if "skips-reverify" not in self.bugs:
             body = self._get()
             now = {_label(w): w.get("world_size") for w in self._assess(body)[0]}
+            if "reverify-ignores-resize" in self.bugs:
+                now = {k: planned.get(k, v) for k, v in now.items()}
         if now != planned:
             changes = [
                 f"resized {k}: {planned[k]} -> {now[k]}"
@@ -295,9 +573,10 @@ class _Client:
             ]
             changes += [f"removed {k}" for k in planned if k not in now]
             changes += [f"added {k}" for k in now if k not in planned]
-            raise Refused("TOPO-1: the fleet changed since the plan: " + "; ".join(changes))
-        for w in engines:
-            self.admin(w, "/pause?mode=keep&clear_cache=false")
+            raise Refused("TOPO-1", "the fleet changed since the plan: " + "; ".join(changes))
+        if "reverify-after-pause" not in self.bugs:
+            for w in engines:
+                self.admin(w, "/pause?mode=keep&clear_cache=false")
         try:
             for w in engines:
                 self.admin(w, "/update_weights", {"weight_dir": None})
@@ -312,6 +591,8 @@ def _drive(call: ClientCall, bugs: frozenset[str]) -> None:
         engines, width = client.wait_ready()
         client.init(engines, width)
         client.update(engines)
+        if client.failures:
+            raise Refused("ADMIN-3", "; ".join(client.failures))
     finally:
         client.http.close()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from prime_rl_dynamo.http import parse_header, verify_setting
+from prime_rl_dynamo.http import parse_headers, verify_setting
 
 __all__ = ["add_http_arguments", "headers_of", "verify_of"]
 
@@ -39,7 +39,7 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
 
 def headers_of(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     """The parsed -H values (ConfigError for a malformed one)."""
-    return tuple(parse_header(text) for text in args.header)
+    return parse_headers(args.header)
 
 
 def verify_of(args: argparse.Namespace) -> bool | str:

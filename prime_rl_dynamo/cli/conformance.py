@@ -31,11 +31,14 @@ def _description() -> str:
     }
     exits.update(_OTHER_EXITS)
     codes = ", ".join(f"{code} {meaning}" for code, meaning in sorted(exits.items()))
+    from prime_rl_dynamo.harness import release_label
+
     return (
         "Run the conformance suite. Every check carries a requirement ID of "
         "schema/requirements.v1.json; MUST failures fail the run, SHOULD failures warn "
         "(--strict makes them fail). Without URL: every profile against a real Dynamo fleet "
-        f"(dynamo extra) or the embedded reference frontend. Exit codes: {codes}."
+        f"(dynamo extra; installed: {release_label()}) or the embedded reference frontend. "
+        f"Exit codes: {codes}."
     )
 
 
@@ -99,9 +102,20 @@ def run(args: argparse.Namespace) -> int:
             )
         console.print(table)
         return ExitCode.OK
+    outputs = [
+        (flag, getattr(args, dest))
+        for flag, dest in (
+            ("--junit-xml", "junit_xml"),
+            ("--json-report", "json_report"),
+            ("--html-report", "html_report"),
+        )
+        if getattr(args, dest)
+    ]
     try:
         options = from_flags(lambda dest: getattr(args, dest))
         options.check_usable()
+        for flag, path in outputs:  # before the run: a lost report is found out now, not after
+            check_writable(flag, path)
     except ValueError as exc:
         complain("conformance", str(exc))
         return ExitCode.USAGE
@@ -110,17 +124,50 @@ def run(args: argparse.Namespace) -> int:
     else:
         report = _run_with_progress(options, console)
     print_summary(report, console)
-    if args.junit_xml:
-        console.print(f"JUnit XML: {write_junit(report, args.junit_xml)}")
-    if args.json_report:
-        console.print(f"JSON report: {write_json(report, args.json_report)}")
-    if args.html_report:
-        from conformance.html_report import write_html
+    from conformance.html_report import write_html
 
-        console.print(f"HTML report: {write_html(report, args.html_report)}")
+    writers = {"--junit-xml": write_junit, "--json-report": write_json, "--html-report": write_html}
+    names = {
+        "--junit-xml": "JUnit XML",
+        "--json-report": "JSON report",
+        "--html-report": "HTML report",
+    }
+    for flag, path in outputs:
+        try:
+            console.print(f"{names[flag]}: {writers[flag](report, path)}", markup=False)
+        except OSError as exc:
+            print(
+                f"prime-rl-dynamo conformance: {flag} {path}: expected a writable file; "
+                f"writing failed: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
+            return ExitCode.USAGE
     if report.incomplete:
         return ExitCode.INTERRUPTED
     return report.exit_code
+
+
+def check_writable(flag: str, path: str) -> None:
+    """ValueError unless a report can be written at ``path``: not a directory, not under a file,
+    a device that takes bytes (``/dev/full`` does not)."""
+    import os
+    from pathlib import Path
+
+    target = Path(path)
+    expected = f"{flag} {path}: expected a writable file path"
+    if target.is_dir():
+        raise ValueError(f"{expected}; found a directory")
+    parent = next((p for p in target.parents if p.exists()), Path("."))
+    if not parent.is_dir():
+        raise ValueError(f"{expected}; {parent} is a file, not a directory")
+    if not os.access(parent if not target.exists() else target, os.W_OK):
+        raise ValueError(f"{expected}; permission denied")
+    if target.exists() and not target.is_file():  # a device: probe it with one byte
+        try:
+            with open(target, "ab", buffering=0) as stream:
+                stream.write(b"\n")
+        except OSError as exc:
+            raise ValueError(f"{expected}; writing to it fails: {exc.strerror or exc}") from None
 
 
 def _run_with_progress(options: Any, console: Any) -> Any:

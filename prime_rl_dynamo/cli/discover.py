@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ssl
 from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command
@@ -21,6 +20,7 @@ from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 from prime_rl_dynamo.cli.validate import positive_int
 from prime_rl_dynamo.errors import NotReadyError, PrimeRLDynamoError
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.http import tls_hint
 
 
 def add_parser(subparsers: Any) -> None:
@@ -91,28 +91,10 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def refusal(_args: argparse.Namespace, exc: PrimeRLDynamoError) -> list[str]:
+def refusal(args: argparse.Namespace, exc: PrimeRLDynamoError) -> list[str]:
     """What ``discover`` says of a refusal (a ``ConfigError`` is said as it is, exit 2): not ready,
-    with a hint when the frontend's certificate is untrusted, or refused (exit 1 either way)."""
+    with a hint when the TLS handshake failed (``http.tls_hint``), or refused (exit 1 either way)."""
     if not isinstance(exc, NotReadyError):
         return [f"refused: {exc}"]
-    lines = [f"not ready: {exc}"]
-    if _untrusted_certificate(exc.failure):
-        lines.append(
-            "the frontend's TLS certificate is not trusted: pass its CA bundle with "
-            "--cacert FILE (or --insecure for a test setup)"
-        )
-    return lines
-
-
-def _untrusted_certificate(failure: BaseException | None) -> bool:
-    """Whether the last poll failed because the frontend's TLS certificate did not verify: an
-    ``ssl.SSLCertVerificationError`` somewhere down the exception chain (httpx and httpcore wrap it,
-    by ``raise from`` or while handling it)."""
-    seen: set[int] = set()
-    while failure is not None and id(failure) not in seen:
-        if isinstance(failure, ssl.SSLCertVerificationError):
-            return True
-        seen.add(id(failure))
-        failure = failure.__cause__ or failure.__context__
-    return False
+    hint = tls_hint(exc.failure, args.cacert or not args.insecure)
+    return [f"not ready: {exc}"] + ([hint] if hint else [])

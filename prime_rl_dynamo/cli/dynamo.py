@@ -1,9 +1,11 @@
 """``prime-rl-dynamo dynamo up``: start a fleet and keep it up until Ctrl-C.
 
-Starts NVIDIA Dynamo 1.6.1's real frontend with its RL listener and stub RL workers built on the
-real Dynamo runtime, from a topology, on loopback; prints the frontend and RL listener URLs and
-each engine (admin and system URLs, world size, W). Ctrl-C or SIGTERM stops every process it
-started. Needs the dynamo extra. See docs/harness.md.
+Starts the installed NVIDIA Dynamo release's real frontend with its RL listener and stub RL
+workers built on the real Dynamo runtime, from a topology, on loopback; prints the release, the
+frontend and RL listener URLs and each engine (admin and system URLs, world size, W). Ctrl-C or
+SIGTERM stops every process it started. Needs the dynamo extra, or any ai-dynamo-runtime from
+1.3.0.post1 on (a release that cannot host the fleet exits 2 saying why). See docs/harness.md
+and docs/compat.md.
 """
 
 from __future__ import annotations
@@ -15,15 +17,19 @@ from prime_rl_dynamo.cli._groups import add_command, add_group
 from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
 from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.harness import release_label
 from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``dynamo`` (and its ``up`` action) and their arguments."""
+    installed = release_label()
     actions = add_group(
-        subparsers, "dynamo", "run the real Dynamo frontend (RL listener) and stub RL workers"
+        subparsers,
+        "dynamo",
+        f"run the real Dynamo frontend (RL listener) and stub RL workers (installed: {installed})",
     )
-    up = add_command(actions, "up", __doc__, run)
+    up = add_command(actions, "up", f"{__doc__}\nInstalled here: {installed}.", run)
     up.add_argument("--topology", metavar="FILE", help="topology file (default: W=16 fleet)")
     up.add_argument(
         "--engines",
@@ -43,7 +49,7 @@ def add_parser(subparsers: Any) -> None:
         choices=REQUEST_PLANES,
         default="tcp",
         help="request plane of the runtime (nats starts a throw-away nats-server; "
-        "Dynamo 1.6.1 refuses http; default: tcp)",
+        f"{installed} refuses http; default: tcp)",
     )
     up.add_argument(
         "--namespace-prefix",
@@ -96,25 +102,36 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         topology = load_topology(args.topology)
+    from prime_rl_dynamo.errors import UnsupportedReleaseError
+    from prime_rl_dynamo.harness import require_release
+
     try:
+        require_release()
         import dynamo.runtime  # noqa: F401
     except ImportError:
         complain("dynamo up", "needs the dynamo extra (pip install 'prime-rl-dynamo[dynamo]')")
         return ExitCode.USAGE
+    except UnsupportedReleaseError as exc:
+        complain("dynamo up", f"cannot host a fleet: {exc}")
+        return ExitCode.USAGE
     from prime_rl_dynamo.harness import DynamoFleet
 
     stop_on_signals(sigint=True)
-    fleet = DynamoFleet(
-        topology,
-        discovery=args.discovery,
-        request_plane=args.request_plane,
-        namespace_prefix=args.namespace_prefix,
-        worker_suffix=args.worker_suffix,
-        prefix_strict=args.prefix_strict,
-        engines_per_process=args.engines_per_process,
-        startup_timeout=args.timeout,
-        keep_workdir=args.keep_logs,
-    )
+    try:
+        fleet = DynamoFleet(
+            topology,
+            discovery=args.discovery,
+            request_plane=args.request_plane,
+            namespace_prefix=args.namespace_prefix,
+            worker_suffix=args.worker_suffix,
+            prefix_strict=args.prefix_strict,
+            engines_per_process=args.engines_per_process,
+            startup_timeout=args.timeout,
+            keep_workdir=args.keep_logs,
+        )
+    except UnsupportedReleaseError as exc:
+        complain("dynamo up", f"cannot host this fleet: {exc}")
+        return ExitCode.USAGE
     try:
         fleet.start()
         info = fleet.describe()
@@ -143,6 +160,7 @@ def _lines(info: dict[str, Any]) -> list[str]:
     if info["nats_url"]:
         plane += f" ({info['nats_url']})"
     lines = [
+        f"release       Dynamo {info['release']} (ai-dynamo-runtime)",
         f"frontend      {info['http_url']}   (Dynamo HTTP frontend)",
         f"rl listener   {info['frontend_url']}",
         f"discovery     {info['discovery_url']}",

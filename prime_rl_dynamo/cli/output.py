@@ -46,4 +46,7 @@ def make_console(*, stderr: bool = False, default_width: int = DEFAULT_WIDTH) ->
 def complain(command: str, message: str) -> None:
     """Say on stderr what went wrong, prefixed the one way every command is: ``prime-rl-dynamo
     COMMAND: message`` (``command`` is the words after the program: ``discover``, ``dynamo up``)."""
-    print(f"{PROGRAM} {command}: {message}", file=sys.stderr)
+    from prime_rl_dynamo.escaping import for_terminal
+
+    # A message may quote what a target sent: escaped for the terminal here, for every command.
+    print(f"{PROGRAM} {command}: {for_terminal(message)}", file=sys.stderr)

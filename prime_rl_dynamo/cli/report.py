@@ -2,7 +2,8 @@
 
 Compares two JSON reports of ``prime-rl-dynamo conformance --json-report`` by check ID. Exit 0
 when nothing newly fails, 1 when a check fails or errors in B that did not in A (the gate of a
-Dynamo upgrade in CI), 2 when a file is not a conformance JSON report.
+Dynamo upgrade in CI) or when B cannot vouch for its target (no result, interrupted, all
+skipped, a check ID twice), 2 when a file is not a valid conformance JSON report (the schema).
 """
 
 from __future__ import annotations
@@ -27,17 +28,32 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _load(path: str) -> Any:
+    expected = "expected a conformance JSON report (UTF-8 JSON)"
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
     except OSError as exc:
-        raise ValueError(f"{path}: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not JSON: {exc}") from None
+        raise ValueError(f"{path}: {expected}; cannot read it: {exc.strerror or exc}") from None
+    if not raw.strip():
+        raise ValueError(f"{path}: {expected}; found an empty file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: {expected}; found byte 0x{raw[exc.start]:02x} at offset {exc.start}, "
+            "which is not UTF-8"
+        ) from None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{path}: {expected}; found arrays or objects nested too deep") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: {expected}; found invalid JSON ({exc})") from None
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    """Print the diff; exit 1 when anything newly fails."""
+    """Print the diff; exit 1 when anything newly fails or B cannot vouch for itself."""
     from conformance.diff import diff_reports
+    from prime_rl_dynamo.escaping import for_json, for_terminal
 
     try:
         a, b = _load(args.before), _load(args.after)
@@ -46,10 +62,12 @@ def run_diff(args: argparse.Namespace) -> int:
         complain("report diff", str(exc))
         return ExitCode.USAGE
     if args.json:
-        print(json.dumps(diff.to_dict(), indent=2))
+        print(json.dumps(for_json(diff.to_dict()), indent=2))
         return diff.exit_code
-    print(f"A: {args.before} ({a.get('verdict', '?')}, {a.get('started', '?')})")
-    print(f"B: {args.after} ({b.get('verdict', '?')}, {b.get('started', '?')})")
+    lines = [
+        f"A: {args.before} ({a['verdict']}, {a['started']})",
+        f"B: {args.after} ({b['verdict']}, {b['started']})",
+    ]
     sections = (
         ("newly failing", diff.newly_failing),
         ("newly passing", diff.newly_passing),
@@ -61,12 +79,17 @@ def run_diff(args: argparse.Namespace) -> int:
     for title, changes in sections:
         if not changes:
             continue
-        print(f"{title} ({len(changes)}):")
+        lines.append(f"{title} ({len(changes)}):")
         for c in changes:
-            print(f"  {c.check}: {c.before or 'absent'} -> {c.after or 'absent'}  {c.line}")
+            lines.append(f"  {c.check}: {c.before or 'absent'} -> {c.after or 'absent'}  {c.line}")
+    for why in diff.unvouched:
+        lines.append(f"B cannot vouch for its target: {why}")
     if diff.newly_failing:
         n = len(diff.newly_failing)
-        print(f"GATE: {n} newly failing check{'s' if n != 1 else ''} (exit 1)")
+        lines.append(f"GATE: {n} newly failing check{'s' if n != 1 else ''} (exit 1)")
+    elif diff.unvouched:
+        lines.append("GATE: closed: B cannot vouch for its target (exit 1)")
     else:
-        print("GATE: nothing newly fails (exit 0)")
+        lines.append("GATE: nothing newly fails (exit 0)")
+    print("\n".join(for_terminal(line) for line in lines))
     return diff.exit_code

@@ -68,6 +68,13 @@ def resolve(name: str) -> Path:
 
     names = bundled_names()
     wanted = name.strip().strip("/")
+    root = schema_dir().resolve()
+    inside = (root / wanted).resolve()
+    if inside != root and root not in inside.parents:  # "..", "openapi/../..": outside
+        raise LookupError(
+            f"expected the name of a bundled contract file or directory; found {name!r}, which "
+            "points outside the contract (prime-rl-dynamo schema list shows the names)"
+        )
     if wanted in ("", ".") or (schema_dir() / wanted).is_dir():
         return schema_dir() / wanted  # the contract directory itself, or openapi/, vectors/
     matches = [n for n in names if n == wanted]

@@ -1,4 +1,5 @@
-"""The real Dynamo harness: NVIDIA Dynamo 1.6.1's frontend and stub RL workers on loopback.
+"""The real Dynamo harness: NVIDIA Dynamo's frontend and stub RL workers on loopback, on the
+installed ``ai-dynamo-runtime`` release (any from 1.3.0.post1, the first with the RL listener).
 
 Needs the ``dynamo`` extra (ai-dynamo-runtime); nothing in the package core imports it. The
 names load lazily so that stub worker processes do not import the fleet machinery.
@@ -8,14 +9,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# Which release is installed and what it can host: light (package metadata only), so loaded now.
+from prime_rl_dynamo.harness._release import (
+    FIRST_LISTENER_RELEASE,
+    DynamoRelease,
+    installed_release,
+    release_label,
+    require_release,
+)
+
 if TYPE_CHECKING:
     from prime_rl_dynamo.harness._fleet import DynamoEngine, DynamoFleet, start_dynamo_fleet
 
-__all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
+_LAZY = ("DynamoEngine", "DynamoFleet", "start_dynamo_fleet")
+__all__ = [
+    "FIRST_LISTENER_RELEASE",
+    "DynamoEngine",
+    "DynamoFleet",
+    "DynamoRelease",
+    "installed_release",
+    "release_label",
+    "require_release",
+    "start_dynamo_fleet",
+]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name in _LAZY:
         from prime_rl_dynamo.harness import _fleet
 
         return getattr(_fleet, name)

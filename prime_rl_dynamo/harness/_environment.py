@@ -1,8 +1,9 @@
 """The environment of one Dynamo fleet: what its frontend and stub workers are configured with.
 
-Dynamo 1.6.1 reads its whole configuration from environment variables. This module builds them
-(loopback hosts, the discovery store, the request plane, the caller's overrides) and answers what
-follows from them: the namespace scope the frontend reports and which engines it lists.
+Dynamo reads its whole configuration from environment variables. This module builds them for the
+installed release (loopback hosts, the discovery store, the request plane, the caller's
+overrides) and answers what follows from them: the namespace scope the frontend reports and
+which engines it lists.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prime_rl_dynamo.errors import HarnessError
+from prime_rl_dynamo.errors import HarnessError, UnsupportedReleaseError
+from prime_rl_dynamo.harness._release import DynamoRelease, require_release
 from prime_rl_dynamo.topology import EngineSpec
 from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
 
@@ -20,6 +22,13 @@ __all__ = ["DISCOVERY_BACKENDS", "REQUEST_PLANES", "FleetEnvironment", "scope_va
 
 
 _TRUTHY = ("1", "true", "on", "yes")
+
+# The variables that ask the frontend for a scope beyond the exact namespace, and that scope.
+_SCOPE_VARIABLES = {
+    "DYN_NAMESPACE_PREFIX": "prefix",
+    "DYN_NAMESPACE_WORKER_SUFFIX": "suffix",
+    "DYN_NAMESPACE_PREFIX_STRICT": "prefix-strict",
+}
 
 # Variables of the caller's environment that would leak into the fleet's Dynamo configuration.
 _SCRUBBED_PREFIXES = ("DYN_", "ETCD_", "NATS_")
@@ -46,8 +55,9 @@ class FleetEnvironment:
 
     ``extra`` holds the caller's variables (they win over the harness's); ``namespace`` is the
     topology's, which the frontend scans unless ``extra`` says otherwise; ``python`` is the
-    interpreter of the frontend and stub processes. ``etcd_url`` and ``nats_url`` are set once
-    those servers run.
+    interpreter of the frontend and stub processes; ``release`` the Dynamo release they run
+    (its host settings and scopes differ). ``etcd_url`` and ``nats_url`` are set once those
+    servers run.
     """
 
     workdir: Path
@@ -56,6 +66,7 @@ class FleetEnvironment:
     request_plane: str = "tcp"
     extra: dict[str, str] = field(default_factory=dict)
     python: str = sys.executable
+    release: DynamoRelease = field(default_factory=require_release)
     etcd_url: str | None = None
     nats_url: str | None = None
 
@@ -69,12 +80,20 @@ class FleetEnvironment:
                 f"discovery backend must be one of {list(DISCOVERY_BACKENDS)}, "
                 f"got {self.discovery!r}"
             )
+        for variable, scope in _SCOPE_VARIABLES.items():
+            if self.extra.get(variable) and scope not in self.release.scopes:
+                raise UnsupportedReleaseError(
+                    f"{self.release.label} has no {scope} namespace scope ({variable} is not "
+                    f"read by its frontend; scopes it has: {', '.join(self.release.scopes)})"
+                )
 
     # -- variables -----------------------------------------------------------------------------
 
     def base(self) -> dict[str, str]:
         """What every process of the fleet runs with (the caller's own DYN_/ETCD_/NATS_ dropped)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
+        # Before 1.6.0 the response-stream host names a network interface ("lo"), not an address.
+        stream_host = self.release.response_stream_host
         env.update(
             {
                 "PYTHONUNBUFFERED": "1",
@@ -82,7 +101,7 @@ class FleetEnvironment:
                 "DYN_DISCOVERY_BACKEND": self.discovery,
                 "DYN_REQUEST_PLANE": self.request_plane,
                 "DYN_TCP_RPC_HOST": "127.0.0.1",
-                "DYN_TCP_RESPONSE_STREAM_HOST": "127.0.0.1",
+                "DYN_TCP_RESPONSE_STREAM_HOST": stream_host,
                 "DYN_EVENT_PLANE_HOST": "127.0.0.1",
                 "DYN_SYSTEM_HOST": "127.0.0.1",
                 # Model cards: never download, and keep the runtime's card cache
@@ -131,7 +150,7 @@ class FleetEnvironment:
         return f"{base}-{suffix}" if suffix else base
 
     def in_namespace_scope(self, namespace: str) -> bool:
-        """Whether the frontend scans this namespace, as Dynamo 1.6.1 does it (measured):
+        """Whether the frontend scans this namespace, as Dynamo 1.5.0 to 1.6.1 do it (measured):
         a prefix ``P`` covers ``P`` and ``P-...`` (not ``P0``), only ``P`` itself when
         ``DYN_NAMESPACE_PREFIX_STRICT`` is true; the worker suffix is ignored under a prefix."""
         prefix = self.extra.get("DYN_NAMESPACE_PREFIX")

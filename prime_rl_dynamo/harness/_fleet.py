@@ -1,4 +1,6 @@
-"""DynamoFleet: the real Dynamo 1.6.1 frontend (RL listener on) and stub RL workers, as processes.
+"""DynamoFleet: the real Dynamo frontend (RL listener on) and stub RL workers, as processes.
+
+It runs on the installed ``ai-dynamo-runtime`` release (``_release``: what differs per release).
 
 Everything binds 127.0.0.1 on free ports, with a fresh discovery store per fleet (a temporary
 ``DYN_FILE_KV`` directory, or a throw-away etcd). The fleet stops every process it started on
@@ -30,6 +32,7 @@ from prime_rl_dynamo.harness._environment import FleetEnvironment, scope_variabl
 from prime_rl_dynamo.harness._etcd import EtcdServer
 from prime_rl_dynamo.harness._nats import NatsServer
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
+from prime_rl_dynamo.harness._release import DynamoRelease, require_release
 from prime_rl_dynamo.harness._signals import SigtermGuard
 from prime_rl_dynamo.harness._stubs import StubLauncher, StubOptions, StubProcess
 from prime_rl_dynamo.recording import Recorder
@@ -78,7 +81,7 @@ class DynamoFleet(Fleet):
 
     ``discovery`` is ``file`` (a temporary ``DYN_FILE_KV`` store) or ``etcd`` (a throw-away etcd
     server). ``request_plane`` is ``tcp`` (default), ``nats`` (starts a throw-away nats-server) or
-    ``http`` (refused by the 1.6.1 runtime: the start-up error says so). ``env`` adds variables to
+    ``http`` (refused by every runtime with the listener: the start-up error says so). ``env`` adds variables to
     every process (they win); ``namespace_prefix`` / ``worker_suffix`` / ``prefix_strict`` set the
     frontend's namespace scope (``DYN_NAMESPACE_PREFIX`` and so on). ``engines_per_process`` packs
     several engines (each with its own runtime, instance_id and system server) into one stub
@@ -90,7 +93,10 @@ class DynamoFleet(Fleet):
     ``resize_after_init`` maps engine keys to the world size the engine reports once it answered
     a broadcast init (the listing then shows the resize, as after a real restart).
     ``keep_workdir`` keeps the logs, specs and recordings after ``stop()``; ``python`` is the
-    interpreter of the frontend and stub processes.
+    interpreter of the frontend and stub processes. The fleet runs on the Dynamo release that
+    interpreter has installed (``release``, detected unless given); a release that cannot host
+    it (none installed, no RL listener, a scope it lacks) raises UnsupportedReleaseError here,
+    with the one-line reason.
     """
 
     def __init__(
@@ -110,14 +116,22 @@ class DynamoFleet(Fleet):
         resize_after_init: Mapping[str, int] | None = None,
         startup_timeout: float | None = None,
         python: str = sys.executable,
+        release: DynamoRelease | None = None,
         keep_workdir: bool = False,
     ) -> None:
         self.topology = topology if topology is not None else default_topology()
         # Logs, specs, recordings and the file store; created by start(), removed by stop().
         self.workdir = Path(tempfile.gettempdir()) / f"prime-rl-dynamo-fleet-{secrets.token_hex(6)}"
         extra = {**(env or {}), **scope_variables(namespace_prefix, worker_suffix, prefix_strict)}
+        self.release: DynamoRelease = release if release is not None else require_release(python)
         self.environment = FleetEnvironment(
-            self.workdir, self.topology.namespace, discovery, request_plane, extra, python
+            self.workdir,
+            self.topology.namespace,
+            discovery,
+            request_plane,
+            extra,
+            python,
+            release=self.release,
         )
         options = StubOptions(
             replies={k: dict(v) for k, v in (replies or {}).items()},
@@ -565,6 +579,7 @@ class DynamoFleet(Fleet):
     def describe(self) -> dict[str, Any]:
         """Where everything listens, as a JSON-ready mapping (what ``dynamo up`` prints)."""
         return {
+            "release": self.release.version,
             "frontend_url": self.frontend_url,
             "discovery_url": self.discovery_url,
             "http_url": self.http_url,

@@ -1,6 +1,6 @@
 """The real Dynamo frontend with its RL listener: ``python -m prime_rl_dynamo.harness.frontend``.
 
-Runs Dynamo 1.6.1's HTTP frontend (dynamic engine) on loopback; the RL listener comes from
+Runs the installed Dynamo release's HTTP frontend (dynamic engine) on loopback; the RL listener comes from
 ``DYN_ENABLE_RL=true`` and ``DYN_RL_PORT`` in the environment the harness passes in.
 """
 
@@ -26,7 +26,7 @@ async def _main(http_host: str, http_port: int) -> None:
             os.environ.get("DYN_DISCOVERY_BACKEND", "file"),
             os.environ.get("DYN_REQUEST_PLANE", "tcp"),
         )
-    except Exception as exc:  # the runtime's own refusal (e.g. request plane "http" in 1.6.1)
+    except Exception as exc:  # the runtime's own refusal (e.g. request plane "http")
         raise SystemExit(f"the Dynamo runtime refused this configuration: {exc}") from None
     args = EntrypointArgs(EngineType.Dynamic, http_host=http_host, http_port=http_port)
     engine = await make_engine(runtime, args)

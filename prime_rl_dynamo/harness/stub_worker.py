@@ -155,7 +155,8 @@ class _Engine:
         for attempt in range(_BIND_ATTEMPTS):
             port = _free_system_port() if spec.system else -1
             # The runtime reads its configuration from the environment when it is created; a
-            # port of -1 disables the system server (DYN_SYSTEM_ENABLED is deprecated in 1.6.1).
+            # port of -1 disables the system server (every release from 1.3.0.post1 on says
+            # DYN_SYSTEM_ENABLED is deprecated: the port alone decides).
             os.environ["DYN_SYSTEM_PORT"] = str(port)
             runtime = runtime_factory()
             if not spec.system:

@@ -29,6 +29,10 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "churn": ("SECONDS", "change membership every SECONDS (leave, resize, join; by the seed)"),
     "gzip": (None, "send the body with Content-Encoding: gzip"),
     "oversized": ("BYTES", "pad the body past BYTES with a large unknown field (still valid)"),
+    "padded": (
+        "BYTES",
+        "pad the body past BYTES with trailing whitespace (still valid, no new field)",
+    ),
     "slow": ("BYTES_PER_SECOND", "dribble the body at BYTES_PER_SECOND"),
     "variant": ("NAME", "serve the listing as a known v1 variant does (VERSION-1)"),
     "v1-only": (None, "ignore Dynamo-RL-Protocol and serve v1 only, as Dynamo 1.6.1 does"),
@@ -46,6 +50,7 @@ _NUMERIC: dict[str, float] = {
     "error-workers": 1,
     "churn": 0.01,
     "oversized": 1,
+    "padded": 1,
     "slow": 1,
     "version": 0,
     "status": 100,
@@ -59,25 +64,31 @@ _MAXIMUM: dict[str, float] = {
     "error-workers": 1_000_000,
     "churn": 86_400,
     "oversized": 1 << 30,
+    "padded": 1 << 30,
     "slow": 1 << 30,
     "version": 1_000_000,  # a protocol_version far past any the catalog names
     "status": 599,  # the last HTTP status code
 }
 
-_SYNTAX = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)(?:=(?P<value>[^:]*))?(?::(?P<count>[0-9]+))?$")
+_SYNTAX = re.compile(
+    r"^(?P<name>[a-z][a-z0-9_-]*)(?:=(?P<value>[^:]*))?"
+    r"(?::(?:(?P<first>[0-9]+)-)?(?P<count>[0-9]+))?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """One parsed fault: ``count`` None means every listing request, else the first ``count``."""
+    """One parsed fault: ``count`` None means every listing request, else requests ``first`` to
+    ``count`` (``:COUNT`` is ``:1-COUNT``; ``:2-2`` is the second request only)."""
 
     name: str
     value: str | None = None
     count: int | None = None
+    first: int = 1
 
     def active(self, request_number: int) -> bool:
         """Whether the fault applies to the listing request numbered ``request_number`` (from 1)."""
-        return self.count is None or request_number <= self.count
+        return self.count is None or self.first <= request_number <= self.count
 
     @property
     def number(self) -> float:
@@ -86,7 +97,9 @@ class Fault:
 
     def __str__(self) -> str:
         text = self.name if self.value is None else f"{self.name}={self.value}"
-        return text if self.count is None else f"{text}:{self.count}"
+        if self.count is None:
+            return text
+        return f"{text}:{self.count}" if self.first == 1 else f"{text}:{self.first}-{self.count}"
 
 
 def parse_fault(text: str) -> Fault:
@@ -146,7 +159,12 @@ def parse_fault(text: str) -> Fault:
                 f"fault {text!r}: no known v1 variant {value!r}; expected one of "
                 f"{', '.join(VARIANT_BODIES)}"
             )
-    return Fault(name, value, int(count) if count is not None else None)
+    first = int(match["first"]) if match["first"] is not None else 1
+    if count is not None and not 1 <= first <= int(count):
+        raise ConfigError(
+            f"fault {text!r}: :FIRST-LAST needs 1 <= FIRST <= LAST, found {first}-{count}"
+        )
+    return Fault(name, value, int(count) if count is not None else None, first)
 
 
 def parse_faults(texts: Iterable[str | Fault]) -> tuple[Fault, ...]:

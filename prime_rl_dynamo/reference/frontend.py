@@ -58,6 +58,9 @@ class Frontend:
         self.faults: tuple[Fault, ...] = parse_faults(faults)
         self.faults_since = self.started  # churn periods count from here
         self.listing_requests = 0
+        #: Hold the schedule until the first listing request, then count it from there (a
+        #: client that takes a while to start still sees the fleet before its changes).
+        self.schedule_from_first_listing = False
         self._v2_cache: dict[str, Any] = {}  # the last v2 answer and the state it came from
 
     def set_faults(self, faults: tuple[Fault, ...] | list[str]) -> None:
@@ -118,6 +121,9 @@ class Frontend:
             return
         self.listing_requests += 1
         number = self.listing_requests
+        if self.schedule_from_first_listing:
+            self.schedule_from_first_listing = False
+            self.started = self._clock()
         active = [f for f in self.faults if f.active(number)]
         by_name = {f.name: f for f in active}
 
@@ -176,6 +182,8 @@ class Frontend:
         data = dumps(value)
         if "oversized" in by_name:
             data = _pad(value, data, int(by_name["oversized"].number))
+        if "padded" in by_name:
+            data += b" " * max(0, int(by_name["padded"].number) + 1 - len(data))
         if "malformed-json" in by_name:
             # Balanced length, broken syntax: the closing brace becomes a bracket.
             data = data[:-1] + b"]"

@@ -1,0 +1,364 @@
+"""The client profile's scenarios as data: each changes one thing against a conformant baseline.
+
+The baseline is the fleet ``BASE``: engines A (world size 2) and B (1) of one model, W = 3, every
+worker listed complete and in canonical order, random credentials, no allow-list. A scenario
+changes one thing (a fault of the listing, one engine's behaviour, one unusual entry, one setting
+of the call), so whatever a client does wrong in it has one cause: the scenario's requirement. A
+composite (``parts``) combines single-variable scenarios and is run only after each part passed
+alone; its report names the parts.
+
+Every scenario has its own deadline (``timeout``), derived from what it needs: a fleet that heals
+after 0.4 s needs a few polls past that; a fatal listing needs one request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from prime_rl_dynamo.defaults import NO_API_KEY
+from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
+
+__all__ = [
+    "BASE",
+    "DYNAMO_TOPOLOGY",
+    "MAX_BODY_BYTES",
+    "OTHER_MODEL",
+    "PINNED_NATIVE_TOPOLOGY",
+    "PINNED_TOPOLOGY",
+    "SCENARIOS",
+    "Scenario",
+    "heterogeneous",
+    "plain",
+    "scenario",
+    "with_disallowed_host",
+]
+
+OTHER_MODEL = "other/model"
+#: The listing size cap the calling contract passes (``CONFORMANCE_MAX_BODY_BYTES``, POLL-3).
+MAX_BODY_BYTES = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A pinned fleet that changes one thing, run whatever the seed.
+
+    ``expect`` is ``"complete"`` (the client must initialise the final fleet and return),
+    ``"fatal"`` (refuse after one request: no init, no success) or ``"fail"`` (no success).
+    """
+
+    id: str
+    requirement: str
+    what: str
+    topology: dict[str, Any]
+    inference_world_size: int
+    expect: str = "complete"
+    faults: tuple[str, ...] = ()
+    timeout: float = 5.0  # the client's deadline in this scenario
+    ready_after: float | None = None  # seconds after start (the topology's schedule)
+    ready_from_listing: int | None = None  # listing request number (a fault's :COUNT)
+    pending_listings: tuple[int, ...] = ()  # listing request numbers that present it pending
+    api_key: str | None = None  # None: a random key
+    allowed_hosts: tuple[str, ...] | None = None
+    userinfo_url: bool = False  # give the client a discovery URL carrying user info
+    proxy: bool = False  # point the proxy variables at another origin
+    engine_setup: tuple[tuple[str, str, Any], ...] = ()  # (engine key, attribute, value)
+    parts: tuple[str, ...] = ()  # a composite: the single-variable scenarios it combines
+
+
+def _fleet(*engines: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "namespace": "dynamo",
+        "model": "Qwen/Qwen3-0.6B",
+        "seed": 11,
+        "engines": list(engines),
+        **extra,
+    }
+
+
+_A = {"component": "engine-a", "world_size": 2}
+_B = {"component": "engine-b", "world_size": 1}
+#: The conformant baseline (W = 3, heterogeneous).
+BASE = _fleet(_A, _B)
+_DEAD = {"reply_error": "engine is dead"}
+
+
+def _join(at: float, leave: str | None, join: str | None) -> list[dict[str, Any]]:
+    events = []
+    if leave:
+        events.append({"at": at, "action": "leave", "engine": leave})
+    if join:
+        events.append({"at": at, "action": "join", "engine": join})
+    return events
+
+
+def _pending_until_join(
+    id: str,
+    requirement: str,
+    what: str,
+    w: int,
+    listed: list[dict[str, Any]],
+    joining: dict[str, Any],
+    *,
+    replaces: str | None = None,
+) -> Scenario:
+    """A fleet that is not ready for W while only ``listed`` is, until ``joining`` joins (and
+    ``replaces`` leaves) after 0.4 s."""
+    schedule = _join(0.4, replaces, f"dynamo.{joining['component']}#0")
+    fleet = _fleet(*listed, {**joining, "present": False}, schedule=schedule)
+    return Scenario(id, requirement, what, fleet, w, ready_after=0.4)
+
+
+def _pending_until_leave(id: str, requirement: str, what: str, leaving: dict[str, Any]) -> Scenario:
+    """The baseline plus ``leaving`` (which keeps it pending), until it leaves after 0.4 s. The
+    rest sums to W all along, so a client that silently drops ``leaving`` plans 0.4 s early."""
+    schedule = _join(0.4, f"dynamo.{leaving['component']}#0", None)
+    return Scenario(
+        id, requirement, what, _fleet(_A, _B, leaving, schedule=schedule), 3, ready_after=0.4
+    )
+
+
+#: Faults of the baseline's listing: id, requirement, what the listing does, the fault, what the
+#: client must do and its deadline.
+_LISTING_FAULTS: tuple[tuple[str, str, str, str, str], ...] = (
+    ("schema-violation", "POLL-2", "a listing that breaks WORKER-9 (world_size out of range)",
+     "break=WORKER-9", "fatal"),
+    ("duplicates", "POLL-2", "a listing with a duplicate identity (LIST-2)", "break=LIST-2", "fatal"),
+    ("duplicate-admin-urls", "POLL-2", "two workers list the same admin_base_url (LIST-6)",
+     "break=LIST-6", "fatal"),
+    ("forbidden", "POLL-2", "the listing answers 403", "status=403", "fatal"),
+    ("oversized", "POLL-3", f"a valid listing padded (whitespace) past the configured cap ({MAX_BODY_BYTES} B)",
+     f"padded={MAX_BODY_BYTES}", "fatal"),
+    ("under-cap", "POLL-3", f"a valid listing padded (whitespace) to half the configured cap ({MAX_BODY_BYTES} B)",
+     f"padded={MAX_BODY_BYTES // 2}", "complete"),
+    ("cross-origin-redirect", "POLL-4", "the listing answers 307 to the same URL under host localhost",
+     "redirect-host=localhost", "fail"),
+    ("userinfo-listed", "CRED-1", "a listed admin_base_url carries user info (WORKER-8)",
+     "break=WORKER-8", "fatal"),
+    ("version-2", "VERSION-2", "a listing with protocol_version 2", "version=2", "fatal"),
+    ("unknown-fields", "BODY-5", "unknown fields at the top, in every worker and in every transport",
+     "unknown-fields", "complete"),
+    ("smg-dialect", "DIALECT-1", "the SMG gateway's body at the same path", "break=DIALECT-1",
+     "fatal"),
+    ("unsorted-listing", "RANK-1", "the listing arrives out of canonical order (breaks LIST-1)",
+     "break=LIST-1", "fail-or-complete"),
+)  # fmt: skip
+
+#: One engine of the baseline misbehaving: id, requirement, what the engine does, and the
+#: engine's reference setting (key, attribute, value).
+_ENGINE_FAULTS: tuple[tuple[str, str, str, tuple[str, str, Any]], ...] = (
+    ("admin-redirect", "CRED-4",
+     "engine-b's admin API answers 307 to the same URL under host localhost",
+     ("dynamo.engine-b#0", "admin_redirect_host", "localhost")),
+    ("resize-after-init", "TOPO-1", "engine-a reports world size 4 once it answered its init",
+     ("dynamo.engine-a#0", "resize_after_init", 4)),
+    ("init-error-in-200", "ADMIN-3",
+     'engine-b answers its init with 200 {"status": "error"} (as Dynamo\'s engine routes do)',
+     ("dynamo.engine-b#0", "admin_error_in_200", True)),
+)  # fmt: skip
+
+
+def _allow_list(id: str, what: str, *hosts: str) -> Scenario:
+    """The baseline with engine-b advertising ``localhost``, under the allow-list ``hosts``."""
+    fleet = _fleet(_A, {**_B, "admin_host": "localhost"})
+    what = f"allow-list {what}; engine-b advertises localhost"
+    return Scenario(id, "CRED-3", what, fleet, 3, allowed_hosts=hosts)
+
+
+def _listing_fault(id: str, requirement: str, what: str, fault: str, expect: str) -> Scenario:
+    timeout = 5.0 if "complete" in expect else 3.0
+    return Scenario(id, requirement, what, BASE, 3, expect, (fault,), timeout)
+
+
+def _engine_fault(id: str, requirement: str, what: str, setup: tuple[str, str, Any]) -> Scenario:
+    return Scenario(id, requirement, what, BASE, 3, "fail", timeout=3.0, engine_setup=(setup,))
+
+
+_SINGLE: tuple[Scenario, ...] = (
+    Scenario("error-then-ready", "READY-1", "a matching worker carries error for the first 3 polls",
+             BASE, 3, faults=("error-workers=1:3",), ready_from_listing=4),
+    _pending_until_leave("error-then-gone", "READY-1",
+                         "a third matching worker carries error until it leaves after 0.4 s",
+                         {"component": "engine-c", "world_size": 1, "faults": _DEAD}),
+    _pending_until_join("no-admin-then-ready", "READY-2",
+                        "a matching worker has no admin URL until it is replaced after 0.4 s", 4,
+                        [_A, _B, {"component": "engine-c", "world_size": 1, "admin": False}],
+                        {"component": "engine-d", "world_size": 1}, replaces="dynamo.engine-c#0"),
+    _pending_until_leave("no-admin-then-gone", "READY-2",
+                         "a third matching worker has no admin URL until it leaves after 0.4 s",
+                         {"component": "engine-c", "world_size": 1, "admin": False}),
+    _pending_until_join("sum-then-ready", "READY-3",
+                        "world sizes sum to 3 of W = 5 until an engine joins after 0.4 s", 5,
+                        [_A, _B], {"component": "engine-d", "world_size": 2}),
+    Scenario("streak-broken", "READY-4", "the 2nd listing request answers 503; the others are "
+             "complete and identical", BASE, 3, faults=("unavailable:2-2",)),
+    Scenario("streak-pending", "READY-4", "the 2nd listing request carries an error worker (pending); "
+             "the others are complete and identical", BASE, 3, faults=("error-workers=1:2-2",),
+             pending_listings=(2,)),
+    Scenario("model-less", "READY-5", "engine-b's entry carries no model (it matches, SPEC §9.1)",
+             _fleet(_A, {**_B, "model": None}), 3),
+    Scenario("other-model", "READY-5", "a worker of another model, with an admin URL, is listed",
+             _fleet(_A, _B, {"component": "judge", "world_size": 4, "model": OTHER_MODEL}), 3),
+    Scenario("other-model-no-admin", "READY-5",
+             "a worker of another model without an admin URL is listed",
+             _fleet(_A, _B, {"component": "embed", "world_size": 1, "model": OTHER_MODEL,
+                             "admin": False}), 3),
+    _pending_until_join("none-then-ready", "READY-6",
+                        "only another model's worker is listed until the model's engine joins "
+                        "after 0.4 s", 2,
+                        [{"component": "judge", "world_size": 1, "model": OTHER_MODEL}],
+                        {"component": "engine-d", "world_size": 2}),
+    Scenario("retryable", "POLL-1", "a connection reset, then 429 with Retry-After: 2, then 503",
+             BASE, 3, faults=("reset:1", "rate-limit=2:2", "unavailable:3"),
+             ready_from_listing=4, timeout=8.0),
+    Scenario("proxy-environment", "POLL-4", "HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name another "
+             "origin", BASE, 3, proxy=True),
+    Scenario("userinfo-url", "CRED-1", "the configured discovery URL carries user:password@",
+             BASE, 3, expect="fatal", userinfo_url=True, timeout=3.0),
+    Scenario("api-key-empty", "CRED-2", "the API key is EMPTY (Prime-RL's: no key)", BASE, 3,
+             api_key=NO_API_KEY),
+    _allow_list("allow-list", "127.0.0.1", "127.0.0.1"),
+    _allow_list("allow-list-wildcard", "127.0.0.1 and *.localhost (no label before the suffix)",
+                "127.0.0.1", "*.localhost"),
+    _allow_list("allow-list-cidr", "127.0.0.0/8 (a name is never resolved to match a block)",
+                "127.0.0.0/8"),
+    _allow_list("allow-list-case", "LOCALHOST and 127.0.0.1 (names compare without case)",
+                "127.0.0.1", "LOCALHOST"),
+    Scenario("prefix-scope", "RANK-1", "two namespaces under the scope dynamo; canonical order "
+             "(namespace first) differs from (component, instance_id)",
+             _fleet({"component": "alpha", "namespace": "dynamo-b", "world_size": 1},
+                    {"component": "zeta", "namespace": "dynamo-a", "world_size": 2}), 3),
+    Scenario("init-fails", "ADMIN-3", "engine-b answers its init with 500",
+             _fleet(_A, {**_B, "faults": {"admin_fail": ["init_broadcaster", "collective_rpc"]}}),
+             3, expect="fail", timeout=3.0),
+    *(_listing_fault(*row) for row in _LISTING_FAULTS),
+    *(_engine_fault(*row) for row in _ENGINE_FAULTS),
+)  # fmt: skip
+
+#: Composites: single-variable scenarios combined, each run only after its parts passed alone.
+_COMPOSITE: tuple[Scenario, ...] = (
+    Scenario(
+        "mixed-fleet",
+        "READY-5",
+        "prefix scope, a model-less worker, other models (with and without admin), API key EMPTY",
+        _fleet(
+            {"component": "alpha", "namespace": "dynamo-b", "world_size": 1},
+            {"component": "zeta", "namespace": "dynamo-a", "world_size": 2, "model": None},
+            {"component": "judge", "namespace": "dynamo-a", "world_size": 4, "model": OTHER_MODEL},
+            {"component": "embed", "world_size": 1, "model": OTHER_MODEL, "admin": False},
+        ),
+        3,
+        api_key=NO_API_KEY,
+        parts=(
+            "prefix-scope",
+            "model-less",
+            "other-model",
+            "other-model-no-admin",
+            "api-key-empty",
+        ),
+    ),
+)
+
+#: Every pinned scenario of the profile: the single-variable ones, then the composites.
+SCENARIOS: tuple[Scenario, ...] = (*_SINGLE, *_COMPOSITE)
+
+
+def scenario(scenario_id: str) -> Scenario:
+    """The scenario with this id (KeyError names the known ones)."""
+    for s in SCENARIOS:
+        if s.id == scenario_id:
+            return s
+    raise KeyError(
+        f"no scenario {scenario_id!r}; expected one of {', '.join(s.id for s in SCENARIOS)}"
+    )
+
+
+#: The engine-route vocabulary of the latest Prime-RL generation, presented by the
+#: pinned vllm-native-nccl fleet so that a trainer needing it can be judged on its rank math.
+_VOCABULARY: dict[str, Any] = {
+    "routes": ["pause_generation", "resume_generation", *ENGINE_ROUTE_VOCABULARY],
+    "weight_transfer_backend": "nccl",
+}
+
+#: A heterogeneous fleet, run once per declared convention: world sizes [2, 4, 1], W = 7.
+#: An even split sends offsets [0, 2, 4] here: rank 4 taken twice, rank 6 by nobody.
+PINNED_TOPOLOGY: dict[str, Any] = {
+    "version": 1,
+    "namespace": "dynamo",
+    "model": "Qwen/Qwen3-0.6B",
+    "seed": 7,
+    "engines": [
+        {"component": "engine-a", "world_size": 2},
+        {"component": "engine-b", "world_size": 4},
+        {"component": "engine-c", "world_size": 1},
+    ],
+}
+
+#: The same fleet for the vllm-native-nccl run, presenting the engine-route vocabulary.
+PINNED_NATIVE_TOPOLOGY: dict[str, Any] = {
+    **PINNED_TOPOLOGY,
+    "engines": [{**g, **_VOCABULARY} for g in PINNED_TOPOLOGY["engines"]],
+}
+
+#: The fleet of the real Dynamo runs: the pinned [2, 4, 1] fleet, engine-b registering no model (a
+#: model-less worker, which matches, SPEC §9.1) and a judge of another model with an admin URL (a
+#: worker a client could call and must leave alone, READY-5); models come from the runtime's cards.
+DYNAMO_TOPOLOGY: dict[str, Any] = {
+    **PINNED_TOPOLOGY,
+    "engines": [
+        {"component": "engine-a", "world_size": 2},
+        {"component": "engine-b", "world_size": 4, "model": None},
+        {"component": "engine-c", "world_size": 1},
+        {"component": "judge", "world_size": 2, "model": OTHER_MODEL},
+    ],
+}
+
+
+def _group_world_size(group: dict[str, Any]) -> int:
+    if group.get("world_size"):
+        return int(group["world_size"])
+    return int(group.get("tp", 1) * group.get("pp", 1) * group.get("pcp", 1) * group.get("dp", 1))
+
+
+def plain(data: dict[str, Any]) -> dict[str, Any]:
+    """A generated topology with nothing unusual but its sizes and hosts: every engine serves the
+    topology's model, lists an admin URL and behaves (the rank checks judge only such fleets; the
+    unusual entries have scenarios of their own)."""
+    drop = ("model", "admin", "faults")
+    return {
+        **data,
+        "engines": [{k: v for k, v in g.items() if k not in drop} for g in data["engines"]],
+    }
+
+
+def heterogeneous(data: dict[str, Any]) -> dict[str, Any]:
+    """At least two distinct world sizes among the model's engines (the even split needs them)."""
+    model = data.get("model")
+    mine = [
+        g
+        for g in data["engines"]
+        if g.get("model", model) in (None, model) and g.get("admin", True) and "faults" not in g
+    ]
+    sizes = {_group_world_size(g) for g in mine}
+    count = sum(g.get("count", 1) for g in mine)
+    if len(sizes) >= 2 and count >= 2:
+        return data
+    size = next(iter(sizes), 1)
+    extra = {"component": "hetero", "count": 1, "world_size": size + 1 if size < 8 else size - 1}
+    return {**data, "engines": [*data["engines"], extra]}
+
+
+def with_disallowed_host(data: dict[str, Any]) -> dict[str, Any]:
+    """Make sure some planned engine advertises "localhost", outside the allow-list 127.0.0.1."""
+    groups = [dict(g) for g in data["engines"]]
+    ready = [
+        g for g in groups[1:] if "model" not in g and g.get("admin", True) and "faults" not in g
+    ]
+    if any(g.get("admin_host") for g in ready) or groups[0].get("admin_host"):
+        return data
+    if ready:
+        ready[-1]["admin_host"] = "localhost"
+    else:
+        groups.append({"component": "decodex", "count": 1, "tp": 2, "admin_host": "localhost"})
+    return {**data, "engines": groups}
