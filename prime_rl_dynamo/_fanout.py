@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from prime_rl_dynamo._bounded import REDIRECTS, BodyTooLarge, BoundedHttp
-from prime_rl_dynamo._urls import host_problem
+from prime_rl_dynamo._urls import check_authority
 from prime_rl_dynamo.errors import ConfigError, PolicyError, TransportError
 from prime_rl_dynamo.observation import EngineResult
 from prime_rl_dynamo.redaction import redact_url as _redact
@@ -51,17 +51,7 @@ def admin_url(engine: AdminEngine) -> httpx.URL:
         url = httpx.URL(engine.admin_base_url)
     except httpx.InvalidURL as exc:
         raise ConfigError(f"{engine.label}: admin_base_url is not a URL: {exc}") from None
-    if url.userinfo:
-        raise ConfigError(
-            f"CRED-1: {engine.label}: admin_base_url carries user info; credentials never travel in URLs",
-            requirement="CRED-1",
-        )
-    problem = host_problem(url.raw_host.decode("ascii", "replace"))
-    if problem is not None:  # reading url.host would raise idna.IDNAError
-        raise ConfigError(
-            f"WORKER-8: {engine.label}: admin_base_url has an unusable host: {problem}",
-            requirement="WORKER-8",
-        )
+    check_authority(url, f"{engine.label}: admin_base_url", requirement="WORKER-8")
     if url.scheme not in ("http", "https") or not url.host:
         raise ConfigError(
             f"WORKER-8: {engine.label}: admin_base_url must be an http(s) URL with a host; found "

@@ -5,8 +5,14 @@ endpoint (LIST-6). Pure; shared by the validator, the discovery client and the a
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-__all__ = ["admin_key", "host_problem", "url_host_problem"]
+from prime_rl_dynamo.errors import ConfigError
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["admin_key", "check_authority", "host_problem", "url_host", "url_host_problem"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -49,6 +55,30 @@ def host_problem(host: str) -> str | None:
     except (idna.IDNAError, UnicodeError, ValueError) as exc:
         return f"host {host!r} is not valid punycode ({exc})"
     return None
+
+
+def url_host(host: str) -> str:
+    """``host`` as a URL writes it: an IPv6 literal in brackets, any other host as it is."""
+    return f"[{host}]" if ":" in host else host
+
+
+def check_authority(url: httpx.URL, where: str, *, requirement: str | None = None) -> None:
+    """Refuse (ConfigError) a parsed URL carrying user info (CRED-1) or an unusable host
+    (:func:`host_problem`); ``where`` names the URL in the message (never its credentials),
+    ``requirement`` is the one the host check answers to (None: a configuration rule)."""
+    if url.userinfo:
+        # Never echo the credentials back into logs.
+        raise ConfigError(
+            f"CRED-1: {where} carries user info (user:password@); credentials never travel in "
+            "URLs: pass them as headers instead",
+            requirement="CRED-1",
+        )
+    problem = host_problem(url.raw_host.decode("ascii", "replace"))
+    if problem is not None:  # reading url.host would raise idna.IDNAError
+        prefix = f"{requirement}: " if requirement else ""
+        raise ConfigError(
+            f"{prefix}{where} has an unusable host: {problem}", requirement=requirement
+        )
 
 
 def url_host_problem(url: str) -> str | None:

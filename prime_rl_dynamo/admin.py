@@ -422,7 +422,7 @@ def _states(engines: Iterable[AdminEngine]) -> list[EngineState]:
     is keyed by its URL so a diff stays readable."""
     return [
         EngineState(
-            e.identity or WorkerId("static", e.admin_base_url, "admin", 0),
+            e.identity or WorkerId.static(e.admin_base_url),
             e.world_size,
             e.admin_base_url,
         )

@@ -24,7 +24,7 @@ import httpx
 from prime_rl_dynamo._bounded import AsyncClosing, BoundedHttp, Reply
 from prime_rl_dynamo._negotiation import Negotiation
 from prime_rl_dynamo._progress import ProgressSink, TerminalStatus, WaitStatus, progress_sink
-from prime_rl_dynamo._urls import host_problem
+from prime_rl_dynamo._urls import check_authority
 from prime_rl_dynamo.defaults import MAX_BODY_BYTES
 from prime_rl_dynamo.errors import (
     ConfigError,
@@ -91,21 +91,12 @@ def normalize_discovery_url(url: str) -> str:
                 "Credentials never travel in URLs (CRED-1): pass them as headers instead"
             ) from None
         raise ConfigError(f"discovery URL {shown!r} is not a URL: {exc}") from None
-    if parsed.userinfo:
-        # Never echo the credentials back into logs.
-        raise ConfigError(
-            "CRED-1: discovery URL carries user info (user:password@); credentials never travel "
-            "in URLs: pass them as headers instead",
-            requirement="CRED-1",
-        )
+    check_authority(parsed, f"discovery URL {shown!r}")
     if parsed.scheme not in ("http", "https"):
         raise ConfigError(
             f"discovery URL {shown!r} must start with http:// or https:// (found scheme "
             f"{parsed.scheme or 'none'!r}); for example http://frontend:8001"
         )
-    problem = host_problem(parsed.raw_host.decode("ascii", "replace"))
-    if problem is not None:  # reading parsed.host would raise idna.IDNAError
-        raise ConfigError(f"discovery URL {shown!r} has an unusable host: {problem}")
     if not parsed.host:
         raise ConfigError(f"discovery URL {shown!r} has no host")
     if parsed.port is not None and not 1 <= parsed.port <= 65535:

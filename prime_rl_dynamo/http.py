@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 
+from prime_rl_dynamo._urls import url_host
 from prime_rl_dynamo.errors import ConfigError
 
 __all__ = [
@@ -171,6 +172,6 @@ def origin(url: httpx.URL | str) -> tuple[str, str, int | None]:
 
 def origin_text(url: httpx.URL) -> str:
     """``scheme://host[:port]`` as it is written: IPv6 in brackets, an explicit port kept (even 0)."""
-    host = f"[{url.host}]" if ":" in url.host else url.host
+    host = url_host(url.host)
     port = f":{url.port}" if url.port is not None else ""
     return f"{url.scheme}://{host}{port}"

@@ -161,7 +161,7 @@ class Topology:
             namespace = group.namespace or self.namespace
             model = group.model if group.model_set else self.model
             for index in range(group.count):
-                key = f"{namespace}.{group.component}#{index}"
+                key = _engine_key(_group_key(namespace, group.component), index)
                 out.append(
                     EngineSpec(
                         key=key,
@@ -211,7 +211,7 @@ class Topology:
         Keys and instance ids are those a topology file listing them would give (same seed).
         """
         ns = namespace or self.namespace
-        taken = [s.index for s in existing if s.key.startswith(f"{ns}.{component}#")]
+        taken = [s.index for s in existing if (s.namespace, s.component) == (ns, component)]
         first = max(taken, default=-1) + 1
         group: dict[str, Any] = {
             "component": component,
@@ -233,6 +233,24 @@ class Topology:
             source=source,
         )
         return grown.engines()[first:]
+
+
+def _group_key(namespace: str, component: str) -> str:
+    """A group's name, ``namespace.component``: the part of an engine key before ``#``."""
+    return f"{namespace}.{component}"
+
+
+def _engine_key(group: str, index: int | str) -> str:
+    """An engine's stable name in a topology, ``namespace.component#index``: what schedule events
+    and the harness name an engine by. Not a ``WorkerId``: the index is the engine's place in its
+    group, known before the engine runs, where an instance id is what the running worker reports."""
+    return f"{group}#{index}"
+
+
+def _split_engine_key(key: str) -> tuple[str, str]:
+    """(group, index) of an engine key, the inverse of :func:`_engine_key`."""
+    group, _, index = key.rpartition("#")
+    return group, index
 
 
 def _instance_id(seed: int, key: str) -> int:
@@ -287,7 +305,7 @@ def _check_fleet(data: Mapping[str, Any], source: str) -> None:
         count = raw.get("count", 1)
         total += count
         ns = raw.get("namespace") or default_ns
-        name = f"{ns}.{raw['component']}"
+        name = _group_key(ns, raw["component"])
         if (ns, raw["component"]) in owner:
             problems.append(
                 f"{where}: group {name} is already defined at /engines/{owner[ns, raw['component']]}"
@@ -318,9 +336,9 @@ def _check_fleet(data: Mapping[str, Any], source: str) -> None:
             "its own listening sockets)"
         )
     for j, event in enumerate(data.get("schedule", ())):
-        group, _, index = event["engine"].rpartition("#")
+        group, index = _split_engine_key(event["engine"])
         if int(index) >= counts.get(group, 0):
-            known = [f"{g}#0..{n - 1}" if n > 1 else f"{g}#0" for g, n in counts.items()]
+            known = [_engine_key(g, f"0..{n - 1}" if n > 1 else 0) for g, n in counts.items()]
             problems.append(
                 f"/schedule/{j}: names engine {event['engine']!r}, which the topology does not "
                 f"have (engines: {', '.join(known) or 'none'})"

@@ -66,6 +66,12 @@ class WorkerId(NamedTuple):
         return cls(worker.namespace, worker.component, worker.endpoint, int(worker.instance_id))
 
     @classmethod
+    def static(cls, admin_base_url: str) -> WorkerId:
+        """The stand-in identity of an engine known only by its admin URL (a static pool entry,
+        which discovery never listed): ``static.<url>.admin#0``, so a diff still names it."""
+        return cls("static", admin_base_url, "admin", 0)
+
+    @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> WorkerId:
         """The identity of a worker's JSON object (KeyError when a part is missing)."""
         return cls(

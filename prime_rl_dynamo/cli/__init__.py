@@ -80,6 +80,17 @@ def exit_code(exc: PrimeRLDynamoError) -> ExitCode:
     return ExitCode.USAGE if isinstance(exc, ConfigError) else ExitCode.FAIL
 
 
+def refusal_lines(args: argparse.Namespace, exc: PrimeRLDynamoError) -> list[str]:
+    """What a command says of an error that ends it, one ``complain`` line each: a ``ConfigError``'s
+    message as it is; any other through the command's ``refusal`` default (``set_defaults``; it
+    takes the arguments and the error), or its message when the command sets none."""
+    explain = getattr(args, "refusal", None)
+    if explain is None or isinstance(exc, ConfigError):
+        return [str(exc)]
+    lines: list[str] = explain(args, exc)
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     return run_guarded(lambda: _main(argv))
@@ -131,7 +142,8 @@ def _main(argv: Sequence[str] | None) -> int:
         print("interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except PrimeRLDynamoError as exc:
-        complain(args.command_name, str(exc))
+        for line in refusal_lines(args, exc):
+            complain(args.command_name, line)
         return exit_code(exc)
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]

@@ -16,9 +16,9 @@ from typing import Any
 
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
-from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 from prime_rl_dynamo.cli.validate import positive_int
+from prime_rl_dynamo.errors import NotReadyError, PrimeRLDynamoError
 from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.http import tls_hint
 
@@ -26,6 +26,7 @@ from prime_rl_dynamo.http import tls_hint
 def add_parser(subparsers: Any) -> None:
     """Register the ``discover`` subcommand."""
     parser = add_command(subparsers, "discover", __doc__, run)
+    parser.set_defaults(refusal=refusal)
     parser.add_argument(
         "url", metavar="URL", help="the frontend's RL listener, e.g. http://127.0.0.1:8001"
     )
@@ -62,7 +63,6 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Discover, plan, print; returns the exit code."""
     from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
-    from prime_rl_dynamo.errors import ConfigError, NotReadyError, PrimeRLDynamoError
 
     async def go() -> Any:
         headers = dict(headers_of(args))
@@ -84,21 +84,17 @@ def run(args: argparse.Namespace) -> int:
         ) as client:
             return await client.wait_ready()
 
-    try:
-        ready = asyncio.run(go())
-        plan = ready.plan(args.convention, trainer_world_size=args.trainer_world_size)
-    except ConfigError as exc:
-        complain("discover", str(exc))
-        return ExitCode.USAGE
-    except NotReadyError as exc:
-        complain("discover", f"not ready: {exc}")
-        hint = tls_hint(exc.failure, args.cacert or not args.insecure)
-        if hint:
-            complain("discover", hint)
-        return ExitCode.FAIL
-    except PrimeRLDynamoError as exc:
-        complain("discover", f"refused: {exc}")
-        return ExitCode.FAIL
+    ready = asyncio.run(go())
+    plan = ready.plan(args.convention, trainer_world_size=args.trainer_world_size)
     extra = {"url": ready.url, "polls": ready.polls}
     print(render(plan, as_json=args.json, extra=extra))
     return ExitCode.OK
+
+
+def refusal(args: argparse.Namespace, exc: PrimeRLDynamoError) -> list[str]:
+    """What ``discover`` says of a refusal (a ``ConfigError`` is said as it is, exit 2): not ready,
+    with a hint when the TLS handshake failed (``http.tls_hint``), or refused (exit 1 either way)."""
+    if not isinstance(exc, NotReadyError):
+        return [f"refused: {exc}"]
+    hint = tls_hint(exc.failure, args.cacert or not args.insecure)
+    return [f"not ready: {exc}"] + ([hint] if hint else [])

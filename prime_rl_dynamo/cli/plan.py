@@ -15,6 +15,7 @@ from typing import Any
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.cli.validate import input_name, positive_int, read_input
+from prime_rl_dynamo.errors import PrimeRLDynamoError
 from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES
 from prime_rl_dynamo.text import plural
@@ -73,8 +74,14 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
 def add_parser(subparsers: Any) -> None:
     """Register the ``plan`` subcommand."""
     parser = add_command(subparsers, "plan", __doc__, run)
+    parser.set_defaults(refusal=refusal)
     parser.add_argument("file", metavar="FILE", help="the saved body; - reads stdin")
     add_common_arguments(parser)
+
+
+def refusal(args: argparse.Namespace, exc: PrimeRLDynamoError) -> list[str]:
+    """What ``plan`` says of a refusal other than a ``ConfigError``: the input's name, the error."""
+    return [f"{input_name(args.file)}: {exc}"]
 
 
 def components_of(args: argparse.Namespace) -> frozenset[str] | None:
@@ -126,7 +133,6 @@ def render(plan: Any, *, as_json: bool, extra: dict[str, Any] | None = None) -> 
 def run(args: argparse.Namespace) -> int:
     """Read, validate, assess, plan; returns the exit code."""
     from prime_rl_dynamo.client import assess_snapshot
-    from prime_rl_dynamo.errors import ConfigError, PrimeRLDynamoError
     from prime_rl_dynamo.plan import plan_broadcast
     from prime_rl_dynamo.validate import validate_body
 
@@ -134,30 +140,23 @@ def run(args: argparse.Namespace) -> int:
     data = read_input(args.file, "plan")
     if data is None:
         return ExitCode.USAGE
-    try:
-        snapshot = validate_body(data)
-        matching, reasons = assess_snapshot(
-            snapshot,
-            inference_world_size=args.inference_world_size,
-            model=args.model,
-            components=components_of(args),
-        )
-        if reasons:
-            complain("plan", f"{name} is not ready:")
-            for reason in reasons:
-                print(f"  {reason}", file=sys.stderr)
-            return ExitCode.FAIL
-        plan = plan_broadcast(
-            matching,
-            args.inference_world_size,
-            args.convention,
-            trainer_world_size=args.trainer_world_size,
-        )
-    except ConfigError as exc:
-        complain("plan", str(exc))
-        return ExitCode.USAGE
-    except PrimeRLDynamoError as exc:
-        complain("plan", f"{name}: {exc}")
+    snapshot = validate_body(data)
+    matching, reasons = assess_snapshot(
+        snapshot,
+        inference_world_size=args.inference_world_size,
+        model=args.model,
+        components=components_of(args),
+    )
+    if reasons:
+        complain("plan", f"{name} is not ready:")
+        for reason in reasons:
+            print(f"  {reason}", file=sys.stderr)
         return ExitCode.FAIL
+    plan = plan_broadcast(
+        matching,
+        args.inference_world_size,
+        args.convention,
+        trainer_world_size=args.trainer_world_size,
+    )
     print(render(plan, as_json=args.json, extra={"file": name}))
     return ExitCode.OK

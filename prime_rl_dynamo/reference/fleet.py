@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
+from prime_rl_dynamo._urls import url_host
 from prime_rl_dynamo.errors import ConfigError, TransportError
 from prime_rl_dynamo.fleet import Fleet, FleetEngine, started
 from prime_rl_dynamo.recording import Recorder
@@ -257,8 +258,7 @@ class ReferenceFleet(Fleet):
     @property
     def frontend_url(self) -> str:
         """Base URL of the RL listener."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.frontend_port}"
+        return f"http://{url_host(self.host)}:{self.frontend_port}"
 
     @property
     def engines(self) -> list[ReferenceEngine]:

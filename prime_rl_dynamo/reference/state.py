@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from prime_rl_dynamo._urls import url_host
 from prime_rl_dynamo.reference.listing import WorkerView
 from prime_rl_dynamo.topology import EngineSpec, MembershipEvent
 from prime_rl_dynamo.wire import Labelled, WorkerId
@@ -67,7 +68,7 @@ class ReferenceEngine(Labelled):
     def system_url(self) -> str:
         """Base URL of the worker system server (GET /health, POST /engine/{route})."""
         host = self.advertised_host
-        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+        return f"http://{url_host(host)}:{self.port}"
 
     @property
     def admin_base_url(self) -> str:
