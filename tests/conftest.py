@@ -25,6 +25,11 @@ os.environ.setdefault(
     ),
 )
 
+# pytest-xdist's workers start with COLUMNS=80 (a serial run has none): the commands under test
+# would then wrap their output at 80 columns in a worker and at their own width otherwise.
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("COLUMNS") == "80":
+    del os.environ["COLUMNS"]
+
 settings.register_profile(
     "ci",
     derandomize=True,
