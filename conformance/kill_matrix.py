@@ -83,7 +83,7 @@ SERVER_COUNTERPARTS: tuple[Counterpart, ...] = (
     _variant("smg", "serves the SMG gateway's shape (total; id, engine, control_url)", "DIALECT-1"),
     # --- frontend: HTTP
     _fault(
-        "HTTP-1::status-and-content-type", "status=404", "answers the listing 404 with an error"
+        "HTTP-1::status-and-content-type", "status=403", "answers the listing 403 with an error"
     ),
     _fault(
         "HTTP-1::schemathesis",

@@ -142,7 +142,8 @@ def test_undeclared_conventions_are_skipped_with_the_reason() -> None:
         assert by_req[req].status is Status.SKIP
         assert "does not implement" in by_req[req].message
     assert by_req["RANK-4"].status is Status.PASS
-    assert "collective_rpc init_weight_transfer_engine" in by_req["RANK-4"].message
+    # the native fleet lists the engine routes, so the init may come as collective_rpc or route
+    assert "init_weight_transfer_engine" in by_req["RANK-4"].message
     assert not report.failed_requirements()
 
 

@@ -97,4 +97,6 @@ def test_a_pool_behind_the_adapter_is_judged_on_every_requirement() -> None:
     bad = not_passing(report)
     assert bad == []
     skipped = {r.requirement for r in report.results if r.status is Status.SKIP}
-    assert skipped == {"RANK-4", "RANK-7"}
+    # RANK-4 and the native lifecycle (NATIVE-1, NATIVE-2) need vllm-native-nccl, not declared here;
+    # RANK-7 is not observable from outside.
+    assert skipped == {"RANK-4", "RANK-7", "NATIVE-1", "NATIVE-2"}

@@ -26,7 +26,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TOP_LEVEL = {"prime_rl_dynamo", "conformance"}
 #: What lives in the repository's tools/ and must not ship: benchmarks, generators, templates.
 _BUILD_TOOL = re.compile(
-    r"(^|/)(bench/|tools/|openapi-templates/|_?openapi(_v2)?\.py$|_?codegen\.py$)"
+    r"(^|/)(bench/|tools/|openapi-templates/|_?openapi(_v2)?\.py$|_?codegen\.py$|compat\.py$"
+    r"|conformance_examples\.py$)|^prime_rl_dynamo/kill_matrix\.py$"
 )
 
 
