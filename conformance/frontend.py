@@ -9,11 +9,9 @@ so each check's verdict is the same whether it runs alone or in a full run.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import statistics
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -27,11 +25,10 @@ from conformance._http import (
     raw_request,
     request,
     same_origin,
-    target_client,
     unreachable,
 )
 from conformance.registry import CheckError, Failed, Skipped, check, fail_on
-from conformance.runner import ProfileContext, RunContext, profile_setup
+from conformance.runner import ListenerContext, RunContext, listener_profile
 from prime_rl_dynamo.http import tls_context
 from prime_rl_dynamo.requirements import all_requirements
 from prime_rl_dynamo.text import plural
@@ -72,7 +69,8 @@ def _validator() -> Any:
     return validate
 
 
-class FrontendContext(ProfileContext):
+@listener_profile("frontend")
+class FrontendContext(ListenerContext):
     """Shared state of the frontend profile: the replies received and what the validator said.
 
     The first GET, the HTTP-6 polls and the HTTP-7 load are each fetched once, by whichever check
@@ -81,12 +79,7 @@ class FrontendContext(ProfileContext):
     """
 
     def __init__(self, run: RunContext, client: httpx.Client) -> None:
-        super().__init__()
-        if not run.url:
-            raise CheckError("the frontend profile needs an RL listener URL")
-        self.run = run
-        self.base = run.url
-        self.client = client
+        super().__init__(run, client)
         self._main: Reply | None = None
         self._main_broken: str | None = None  # the first GET broke off (reset, truncated, ...)
         self._dialect: str | None = None
@@ -95,11 +88,6 @@ class FrontendContext(ProfileContext):
         # raw body bytes -> violations, for every distinct listing the suite received
         self._judged: dict[bytes, list[Violation]] = {}
         self._sources: dict[bytes, str] = {}
-
-    @property
-    def workers_url(self) -> str:
-        """The listing's URL."""
-        return self.base + DISCOVERY_PATH
 
     def get(
         self,
@@ -133,7 +121,7 @@ class FrontendContext(ProfileContext):
     def raw(self, method: str, headers: tuple[tuple[str, str], ...] = ()) -> RawReply:
         """One request of the listing read off the socket (see ``raw_exchange``); a broken-off
         exchange fails the check that asked, nobody listening is the harness's problem."""
-        return raw_request(self.run.options, self.workers_url, method, headers)
+        return raw_request(self.run.options, self.url, method, headers)
 
     def main(self) -> Reply:
         """The first GET of the listing (cached; a broken-off exchange is remembered too): the
@@ -209,7 +197,7 @@ class FrontendContext(ProfileContext):
             opts = self.run.options
             outcome = asyncio.run(
                 _load(
-                    self.workers_url,
+                    self.url,
                     opts.load_clients,
                     opts.load_requests,
                     opts.load_budget,
@@ -289,13 +277,6 @@ class FrontendContext(ProfileContext):
         return out
 
 
-@profile_setup("frontend")
-@contextlib.contextmanager
-def _setup(run: RunContext) -> Iterator[FrontendContext]:
-    with target_client(run.options, run.url) as client:
-        yield FrontendContext(run, client)
-
-
 def structured(violation: Violation, source: str) -> dict[str, Any]:
     """A violation as the JSON report holds it: requirement, pointer, worker, expected, found."""
     return {
@@ -333,7 +314,7 @@ def check_dialect(ctx: FrontendContext) -> str | None:
     dialect = ctx.dialect()
     if dialect == "smg":
         raise Failed(
-            f"{ctx.workers_url} serves the SMG gateway's dialect (fields such as total, engine, "
+            f"{ctx.url} serves the SMG gateway's dialect (fields such as total, engine, "
             "control_url), not Dynamo's /v1/rl/workers protocol; point the suite at Dynamo's RL "
             "listener (DYN_RL_PORT). Body checks are skipped."
         )
@@ -355,7 +336,7 @@ def _make_variant_check(variant: Any) -> None:
         seen = ctx.variants().get(variant.name)
         if seen is not None:
             source, evidence = seen
-            raise Failed(f"{ctx.workers_url} ({source}): {variant.diagnosis(evidence)}")
+            raise Failed(f"{ctx.url} ({source}): {variant.diagnosis(evidence)}")
         judged = plural(ctx.judged, "distinct body", "distinct bodies")
         return f"not the {variant.name} variant ({judged} judged)"
 
@@ -434,7 +415,7 @@ def check_head(ctx: FrontendContext) -> str | None:
         problems.append(
             f"expected no body, found {len(head.trailing)} bytes after the headers: {excerpt!r}"
         )
-    fail_on(problems, f"HEAD {ctx.workers_url}")
+    fail_on(problems, f"HEAD {ctx.url}")
     return f"{head.status} {head.content_type}, no bytes after the headers (read off the socket)"
 
 
@@ -451,7 +432,7 @@ def check_405(ctx: FrontendContext) -> str | None:
             problems.append(
                 f"{method}: expected Allow listing exactly GET and HEAD, found {found!r}"
             )
-    fail_on(problems, ctx.workers_url)
+    fail_on(problems, ctx.url)
     return "POST, PUT, DELETE, PATCH, OPTIONS -> 405, Allow: GET, HEAD"
 
 
@@ -624,7 +605,7 @@ def check_load(ctx: FrontendContext) -> str | None:
     }
     ctx.add_details("HTTP-7::concurrent-polls", **figures)
     expected = sorted(_identities(first))
-    problems = _load_answer_problems(outcome, ctx.workers_url)
+    problems = _load_answer_problems(outcome, ctx.url)
     for content in outcome["bodies"]:
         try:
             parsed = json.loads(content)
@@ -710,11 +691,11 @@ def _make_body_check(req_id: str) -> None:
             if len(found) == 1:
                 source, v = found[0]
                 raise Failed(
-                    f"{v}\n  in the listing of {ctx.workers_url} ({source})", violations=violations
+                    f"{v}\n  in the listing of {ctx.url} ({source})", violations=violations
                 )
             raise Failed(
                 f"{found[0][1]} (and {len(found) - 1} more)\n{len(found)} violations in the "
-                f"listing of {ctx.workers_url}:\n  " + "\n  ".join(lines) + more,
+                f"listing of {ctx.url}:\n  " + "\n  ".join(lines) + more,
                 violations=violations,
             )
         return f"{plural(ctx.judged, 'distinct body', 'distinct bodies')} judged"

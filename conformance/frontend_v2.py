@@ -7,17 +7,16 @@ is judged on negotiation, the v2 body, its ETag, 304 and the ``?wait=`` change f
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
-from conformance._http import RawReply, Reply, raw_request, request, target_client, unreachable
+from conformance._http import RawReply, Reply, raw_request, request, unreachable
 from conformance.registry import CheckError, Failed, Skipped, check
-from conformance.runner import ProfileContext, RunContext, profile_setup
+from conformance.runner import ListenerContext, RunContext, listener_profile
 from prime_rl_dynamo.violation import Violation
-from prime_rl_dynamo.wire import DISCOVERY_PATH, entry_label
+from prime_rl_dynamo.wire import entry_label
 
 __all__ = ["FrontendV2Context"]
 
@@ -26,16 +25,14 @@ WAIT = 1.0  # seconds a ?wait= check asks the server to hold
 STALE_ETAG = '"0000000000000000000000000000000a"'  # a validator no listing has
 
 
-class FrontendV2Context(ProfileContext):
+@listener_profile("frontend-v2")
+class FrontendV2Context(ListenerContext):
     """Shared state of the frontend-v2 profile: the first v2 answer and its violations."""
 
+    hold = WAIT  # the ?wait= checks' GETs are held
+
     def __init__(self, run: RunContext, client: httpx.Client) -> None:
-        super().__init__()
-        if not run.url:
-            raise CheckError("the frontend-v2 profile needs an RL listener URL")
-        self.run = run
-        self.url = run.url + DISCOVERY_PATH
-        self.client = client
+        super().__init__(run, client)
         self._first: Reply | None = None
         self._violations: list[Violation] | None = None
 
@@ -83,14 +80,6 @@ class FrontendV2Context(ProfileContext):
         if not etag:
             raise Failed(f"GET {self.url} (v2): expected an ETag header, found none (V2-3)")
         return etag
-
-
-@profile_setup("frontend-v2")
-@contextlib.contextmanager
-def _setup(run: RunContext) -> Iterator[FrontendV2Context]:
-    # -H, --cacert/--insecure and --max-body-bytes as every profile; held GETs need longer.
-    with target_client(run.options, run.url, timeout=max(run.options.timeout, WAIT + 10)) as client:
-        yield FrontendV2Context(run, client)
 
 
 def _verdict(ctx: FrontendV2Context, problems: list[str], passed: str) -> str:

@@ -12,7 +12,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from conformance._storage import tool_state_in_cache
 from conformance.options import DEFAULT_CLIENT, Options
@@ -26,15 +26,20 @@ from conformance.registry import (
     all_checks,
 )
 from conformance.results import Report, Result, Status
+from prime_rl_dynamo.wire import DISCOVERY_PATH
 
 if TYPE_CHECKING:
+    import httpx
+
     from prime_rl_dynamo.fleet import Fleet
 
 __all__ = [
+    "ListenerContext",
     "Options",
     "ProfileContext",
     "Progress",
     "RunContext",
+    "listener_profile",
     "profile_setup",
     "run",
     "select_checks",
@@ -358,6 +363,50 @@ class ProfileContext:
     def take_details(self, check_id: str) -> dict[str, Any]:
         """The figures attached to ``check_id`` (removed from the context)."""
         return self._details.pop(check_id, {})
+
+
+class ListenerContext(ProfileContext):
+    """Base of the profiles that probe an RL listener: the run, the suite's HTTP client for it,
+    the listener's base URL and its listing URL. A run naming no listener is a CheckError."""
+
+    #: The profile's name (set by :func:`listener_profile`).
+    profile: ClassVar[str]
+    #: Seconds a check asks the server to hold a request (its client waits that much longer).
+    hold: ClassVar[float] = 0.0
+
+    def __init__(self, run: RunContext, client: httpx.Client) -> None:
+        super().__init__()
+        if not run.url:
+            raise CheckError(f"the {self.profile} profile needs an RL listener URL")
+        self.run = run
+        self.client = client
+        self.base = run.url
+        self.url = run.url + DISCOVERY_PATH
+
+
+_L = TypeVar("_L", bound=ListenerContext)
+
+
+def listener_profile(name: str) -> Callable[[type[_L]], type[_L]]:
+    """Register a ``ListenerContext`` subclass as profile ``name``'s shared state, built over the
+    suite's HTTP client for the target for the length of the profile (-H, --cacert/--insecure
+    and --max-body-bytes as every profile)."""
+
+    def register(context: type[_L]) -> type[_L]:
+        context.profile = name
+
+        @contextlib.contextmanager
+        def setup(run: RunContext) -> Iterator[_L]:
+            from conformance._http import target_client
+
+            timeout = max(run.options.timeout, context.hold + 10) if context.hold else None
+            with target_client(run.options, run.url, timeout=timeout) as client:
+                yield context(run, client)
+
+        profile_setup(name)(setup)
+        return context
+
+    return register
 
 
 def _whole_profile(checks: list[Check], status: Status, message: str) -> list[Result]:

@@ -6,20 +6,19 @@ Replies are parsed as JSON whatever their Content-Type; the Content-Type is judg
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from conformance._http import Reply, is_http_url, json_media, request, target_client, unreachable
+from conformance._http import Reply, is_http_url, json_media, request, unreachable
 from conformance.registry import CheckError, Failed, Skipped, check
-from conformance.runner import ProfileContext, RunContext, profile_setup
+from conformance.runner import ListenerContext, RunContext, listener_profile
 from prime_rl_dynamo.text import plural
 from prime_rl_dynamo.validate import PATTERNS
-from prime_rl_dynamo.wire import DISCOVERY_PATH, entry_label
+from prime_rl_dynamo.wire import entry_label
 
 __all__ = ["ListedWorker", "WorkersContext"]
 
@@ -36,16 +35,12 @@ class ListedWorker:
     admin_base_url: str | None
 
 
-class WorkersContext(ProfileContext):
+@listener_profile("workers")
+class WorkersContext(ListenerContext):
     """The listing, fetched once, and a cache of the probes (shared URLs are asked once)."""
 
     def __init__(self, run: RunContext, client: httpx.Client) -> None:
-        super().__init__()
-        if not run.url:
-            raise CheckError("the workers profile needs an RL listener URL")
-        self.run = run
-        self.client = client
-        self.url = run.url + DISCOVERY_PATH
+        super().__init__(run, client)
         self._workers: list[ListedWorker] | None = None
         self.unprobed: list[str] = []  # why some workers were left out
         self._replies: dict[tuple[str, str], Reply | str] = {}
@@ -129,13 +124,6 @@ def _usable_admin(url: object) -> bool:
     return is_http_url(url) and _ADMIN_BASE_URL(str(url)) is not None
 
 
-@profile_setup("workers")
-@contextlib.contextmanager
-def _setup(run: RunContext) -> Iterator[WorkersContext]:
-    with target_client(run.options, run.url) as client:
-        yield WorkersContext(run, client)
-
-
 def _join(base: str, path: str) -> str:
     return base.rstrip("/") + path
 
@@ -155,6 +143,12 @@ def _engine_targets(ctx: WorkersContext) -> list[tuple[str, str]]:
     if not out:
         raise Skipped("no listed worker advertises both a system_url and routes")
     return out
+
+
+def _engine_replies(ctx: WorkersContext) -> list[tuple[str, str, Reply | str]]:
+    """(worker label, engine route URL, its reply to ``POST {}``) for every advertised route:
+    each route is posted to once however many checks judge its reply."""
+    return [(label, url, ctx.ask("POST", url, json={})) for label, url in _engine_targets(ctx)]
 
 
 def _health(ctx: WorkersContext, key: str, what: str, judge: Callable[[Reply], str | None]) -> int:
@@ -194,10 +188,9 @@ def check_system_health(ctx: WorkersContext) -> str | None:
     "Every advertised route answers POST {system_url}/engine/{route} with a JSON object",
 )
 def check_engine_routes(ctx: WorkersContext) -> str | None:
-    targets = _engine_targets(ctx)
+    replies = _engine_replies(ctx)
     problems = []
-    for label, url in targets:
-        reply = ctx.ask("POST", url, json={})
+    for label, _, reply in replies:
         if isinstance(reply, str):
             problems.append(f"[{label}] {reply}")
         elif not 200 <= reply.status < 300:
@@ -207,9 +200,9 @@ def check_engine_routes(ctx: WorkersContext) -> str | None:
             problems.append(f"[{label}] expected a JSON object, found {why}: {reply.describe()}")
     if problems:
         raise Failed(
-            f"{len(problems)} of {len(targets)} engine routes:\n  " + "\n  ".join(problems)
+            f"{len(problems)} of {len(replies)} engine routes:\n  " + "\n  ".join(problems)
         )
-    return f"{len(targets)} engine routes answered a JSON object"
+    return f"{len(replies)} engine routes answered a JSON object"
 
 
 @check(
@@ -219,11 +212,9 @@ def check_engine_routes(ctx: WorkersContext) -> str | None:
     "Engine route replies carry Content-Type application/json",
 )
 def check_engine_content_type(ctx: WorkersContext) -> str | None:
-    targets = _engine_targets(ctx)
     wrong: dict[str, list[str]] = {}
     answered = 0
-    for label, url in targets:
-        reply = ctx.ask("POST", url, json={})
+    for label, url, reply in _engine_replies(ctx):
         if isinstance(reply, str) or not 200 <= reply.status < 300:
             continue  # ENGINE-1 reports routes that do not answer
         answered += 1

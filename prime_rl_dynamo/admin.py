@@ -28,7 +28,7 @@ from prime_rl_dynamo.credentials import Credentials, host_allowed
 from prime_rl_dynamo.defaults import ADMIN_TIMEOUT, UPDATE_TIMEOUT
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyChangedError, TopologyError
 from prime_rl_dynamo.observation import EngineResult
-from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan
+from prime_rl_dynamo.plan import BroadcastPlan, EnginePlan, Rendezvous
 from prime_rl_dynamo.redaction import secret_values, shown_url
 from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
 from prime_rl_dynamo.wire import WorkerId
@@ -45,6 +45,7 @@ __all__ = [
     "host_allowed",
     "live_workers",
     "raise_failed",
+    "verify_fleet",
 ]
 
 _log = logging.getLogger(__name__)
@@ -209,11 +210,17 @@ class AdminPool(AsyncClosing):
 
     # --- operations ----------------------------------------------------------------------------
 
+    async def _everywhere(
+        self, operation: str, method: str, path: str, **kwargs: Any
+    ) -> dict[str, EngineResult]:
+        """One call fanned out to every engine; AdminError naming each engine it failed on."""
+        results = await self._calls.fanout(operation, method, path, **kwargs)
+        self._raise_on_failure(operation, results)
+        return results
+
     async def health(self) -> dict[str, EngineResult]:
         """``GET {admin}/health`` on every engine; AdminError naming those not healthy."""
-        results = await self._calls.fanout("health", "GET", "/health")
-        self._raise_on_failure("health", results)
-        return results
+        return await self._everywhere("health", "GET", "/health")
 
     async def pause(
         self, *, mode: str = "keep", clear_cache: bool = False
@@ -235,9 +242,7 @@ class AdminPool(AsyncClosing):
 
     async def resume(self) -> dict[str, EngineResult]:
         """``POST {admin}/resume`` on every engine."""
-        results = await self._calls.fanout("resume", "POST", "/resume")
-        self._raise_on_failure("resume", results)
-        return results
+        return await self._everywhere("resume", "POST", "/resume")
 
     async def init_broadcast(
         self,
@@ -253,13 +258,17 @@ class AdminPool(AsyncClosing):
         """Send each engine its planned offsets (``/init_broadcaster`` or ``/collective_rpc``).
 
         The plan must cover exactly the pool's engines, with the same admin URLs; otherwise
-        TopologyError before any request. Not retried: joining a rendezvous is not idempotent.
+        TopologyError before any request, as is an unusable host, port or timeout (ConfigError:
+        see ``plan.Rendezvous``). Not retried: joining a rendezvous is not idempotent.
         """
         plan = plan or self.plan
         if plan is None:
             raise ConfigError(
                 "init_broadcast needs a plan (pass one, or build the pool with from_plan)"
             )
+        rendezvous = Rendezvous(
+            host, port, timeout, session_id, quantize_in_weight_transfer, via_rpc
+        )
         mine = {e.label: e.admin_base_url for e in self.engines}
         planned = {e.label: e.admin_base_url for e in plan.engines}
         if mine != planned:
@@ -269,18 +278,7 @@ class AdminPool(AsyncClosing):
                 + "; ".join(diff.lines()),
                 requirement="RANK-6",
             )
-        requests = {
-            e.label: plan.init_request(
-                e,
-                host=host,
-                port=port,
-                timeout=timeout,
-                session_id=session_id,
-                quantize_in_weight_transfer=quantize_in_weight_transfer,
-                via_rpc=via_rpc,
-            )
-            for e in plan.engines
-        }
+        requests = {e.label: plan.init_request(e, rendezvous) for e in plan.engines}
         call_timeout = max(self.timeout, float(timeout) + 30.0)
 
         async def one(engine: AdminEngine) -> EngineResult:
@@ -368,17 +366,34 @@ class AdminPool(AsyncClosing):
         """
         if self.discovery is None:
             raise ConfigError("verify_topology needs a discovery client (pass discovery=...)")
-        matching = await live_workers(self.discovery, timeout=timeout, wait=wait)
         expected = _plan_states(self.plan) if self.plan is not None else _states(self.engines)
-        live = [
-            EngineState(WorkerId.of(w), w.world_size, w.admin_base_url, w.error) for w in matching
-        ]
-        diff = TopologyDiff.between(expected, live)
-        if diff:
-            raise TopologyChangedError(
-                f"TOPO-1: the fleet at {self.discovery.url} no longer matches the plan:\n{diff}",
-                diff=diff,
-            )
+        await verify_fleet(
+            self.discovery, expected, "admin_base_url", "the plan", timeout=timeout, wait=wait
+        )
+
+
+async def verify_fleet(
+    discovery: DiscoveryClient,
+    expected: Sequence[EngineState],
+    address: Literal["admin_base_url", "system_url"],
+    what: str,
+    *,
+    timeout: float = 30.0,
+    wait: float = 0.0,
+) -> None:
+    """TOPO-1: re-read the listing; TopologyChangedError naming ``what`` was expected (the plan,
+    the native NCCL group) when the matching engines, their world sizes or their ``address``
+    (the URL the caller drives) differ from ``expected`` (an engine now reporting error counts
+    as gone). ``timeout`` and ``wait`` as :func:`live_workers`."""
+    matching = await live_workers(discovery, timeout=timeout, wait=wait)
+    live = [
+        EngineState(WorkerId.of(w), w.world_size, getattr(w, address), w.error) for w in matching
+    ]
+    diff = TopologyDiff.between(expected, live)
+    if diff:
+        raise TopologyChangedError(
+            f"TOPO-1: the fleet at {discovery.url} no longer matches {what}:\n{diff}", diff=diff
+        )
 
 
 def raise_failed(

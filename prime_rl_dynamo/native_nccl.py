@@ -29,21 +29,21 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 import httpx
 
 from prime_rl_dynamo._bounded import AsyncClosing
 from prime_rl_dynamo._fanout import AdminEngine, EngineResult
-from prime_rl_dynamo.admin import AdminPool, live_workers
+from prime_rl_dynamo.admin import AdminPool, verify_fleet
 from prime_rl_dynamo.client import Discovery, DiscoveryClient
 from prime_rl_dynamo.config import DynamoClientConfig
-from prime_rl_dynamo.errors import ConfigError, TopologyChangedError
-from prime_rl_dynamo.plan import BroadcastPlan, Convention
+from prime_rl_dynamo.errors import ConfigError
+from prime_rl_dynamo.plan import BroadcastPlan, Convention, Roster, check_coordinates
 from prime_rl_dynamo.prime_rl_config import trainer_config_from_prime_rl
-from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
-from prime_rl_dynamo.wire import WorkerId
+from prime_rl_dynamo.topology_diff import EngineState
+from prime_rl_dynamo.wire import Labelled, WorkerId
 
 __all__ = [
     "CONTROL_ROUTES",
@@ -82,7 +82,7 @@ def route_path(route: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class NativeEngine:
+class NativeEngine(Labelled):
     """One engine of the group: where its routes are, what it lists and its place in the group."""
 
     identity: WorkerId
@@ -92,18 +92,13 @@ class NativeEngine:
     rank_offset: int
     routes: tuple[str, ...]
 
-    @property
-    def label(self) -> str:
-        """``namespace.component.endpoint#instance_id``, as every message names a worker."""
-        return str(self.identity)
-
     def missing(self, routes: Sequence[str]) -> list[str]:
         """Those of ``routes`` the engine does not list."""
         return [r for r in routes if r not in self.routes]
 
 
 @dataclass(frozen=True, slots=True)
-class NativeNcclGroup:
+class NativeNcclGroup(Roster[NativeEngine]):
     """vLLM's native NCCL group of a ready snapshot: the trainer at rank 0, engine *i* from
     ``1 + p_i``, ``world_size = 1 + W`` (RANK-4); engines in canonical order (RANK-1)."""
 
@@ -116,18 +111,6 @@ class NativeNcclGroup:
     def world_size(self) -> int:
         """The group's size: the trainer plus every inference rank (``1 + W``)."""
         return self.plan.group_world_size
-
-    @property
-    def rank_offsets(self) -> list[int]:
-        """Each engine's ``rank_offset``, in canonical order."""
-        return [e.rank_offset for e in self.engines]
-
-    def engine(self, label: str) -> NativeEngine:
-        """The engine with this label (KeyError otherwise)."""
-        for engine in self.engines:
-            if engine.label == label:
-                return engine
-        raise KeyError(label)
 
     def init_info(
         self, engine: NativeEngine, trainer_info: Mapping[str, Any] | None = None
@@ -194,16 +177,7 @@ class NativeNcclGroup:
         every engine lists a ``system_url`` and the routes ``require`` names (ConfigError naming
         each engine and what it lacks), and the coordinates are usable.
         """
-        if not isinstance(master_address, str) or not master_address:
-            raise ConfigError(
-                f"master_address must be a non-empty string; found {master_address!r}"
-            )
-        if (
-            isinstance(master_port, bool)
-            or not isinstance(master_port, int)
-            or not 1 <= master_port <= 65535
-        ):
-            raise ConfigError(f"master_port must be an integer in 1..65535; found {master_port!r}")
+        check_coordinates(master_address, master_port, names=("master_address", "master_port"))
         plan = discovery.plan(Convention.VLLM_NATIVE_NCCL)
         workers = {WorkerId.of(w): w for w in discovery.workers}
         engines: list[NativeEngine] = []
@@ -292,16 +266,10 @@ def engine_states(engines: Sequence[NativeEngine]) -> list[EngineState]:
 async def verify_group(discovery: DiscoveryClient, engines: Sequence[NativeEngine]) -> None:
     """Re-read the listing; TopologyChangedError (TOPO-1) when the matching engines, their world
     sizes or system URLs differ from ``engines`` (an engine now reporting error counts as gone)."""
-    matching = await live_workers(discovery)
-    live = [EngineState(WorkerId.of(w), w.world_size, w.system_url, w.error) for w in matching]
-    diff = TopologyDiff.between(engine_states(engines), live)
-    if diff:
-        raise TopologyChangedError(
-            f"TOPO-1: the fleet at {discovery.url} no longer matches the native NCCL group:\n{diff}",
-            diff=diff,
-        )
+    await verify_fleet(discovery, engine_states(engines), "system_url", "the native NCCL group")
 
 
+@dataclass(eq=False)
 class NativeNcclTrainer(AsyncClosing):
     """The trainer's client of vLLM's native weight transfer over Dynamo's engine routes.
 
@@ -309,23 +277,17 @@ class NativeNcclTrainer(AsyncClosing):
     :meth:`init_weight_transfer_engine` once, then per step :meth:`start_weight_update`,
     :meth:`update_weights`, :meth:`finish_weight_update` and :meth:`update_weight_version`.
     The listing is re-read before the init and before each update starts (TOPO-1); a second init
-    is refused (NATIVE-1: exactly one party initialises each engine, once).
+    is refused (NATIVE-1: exactly one party initialises each engine, once). Build it with
+    :meth:`connect`; the constructor only wires already-built parts together.
     """
 
-    def __init__(
-        self,
-        group: NativeNcclGroup,
-        routes: EngineRoutes,
-        *,
-        discovery: DiscoveryClient | None = None,
-        timeout: float | None = None,
-    ) -> None:
-        """Use :meth:`connect`; this wires already-built parts together."""
-        self.group = group
-        self.routes = routes
-        self.discovery = discovery
-        self.timeout = timeout
-        self.initialised = False
+    group: NativeNcclGroup
+    routes: EngineRoutes = field(repr=False)
+    #: Re-reads the listing (TOPO-1); None: no re-verification.
+    discovery: DiscoveryClient | None = field(default=None, kw_only=True, repr=False)
+    #: The budget of each call to the engines (None: the routes' own timeout).
+    timeout: float | None = field(default=None, kw_only=True)
+    initialised: bool = field(default=False, init=False)
 
     @classmethod
     async def connect(

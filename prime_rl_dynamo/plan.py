@@ -8,10 +8,11 @@ always covers ranks [0, W) exactly once. Anything else is refused with a Topolog
 from __future__ import annotations
 
 import enum
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from prime_rl_dynamo.errors import ConfigError, TopologyError
 from prime_rl_dynamo.topology_diff import EngineState, TopologyDiff
@@ -23,8 +24,11 @@ __all__ = [
     "Convention",
     "EnginePlan",
     "PlannableWorker",
+    "Rendezvous",
+    "Roster",
     "canonical_key",
     "canonical_order",
+    "check_coordinates",
     "plan_broadcast",
     "topology_diff",
     "worker_rank",
@@ -139,8 +143,76 @@ class EnginePlan(Labelled):
         return range(self.first_rank, self.first_rank + self.world_size)
 
 
+class _Ranked(Protocol):
+    @property
+    def label(self) -> str: ...
+    @property
+    def rank_offset(self) -> int: ...
+
+
+_E = TypeVar("_E", bound=_Ranked)
+
+
+class Roster(Generic[_E]):
+    """The engines of a plan or of a group built on one, in canonical order: one lookup by label
+    and one list of their offsets (a plan's engines and the native NCCL group's alike)."""
+
+    __slots__ = ()
+    engines: tuple[_E, ...]
+
+    @property
+    def rank_offsets(self) -> list[int]:
+        """The ``rank_offset`` of each engine, in canonical order."""
+        return [e.rank_offset for e in self.engines]
+
+    def engine(self, label: str) -> _E:
+        """The engine with this label (KeyError otherwise)."""
+        for engine in self.engines:
+            if engine.label == label:
+                return engine
+        raise KeyError(label)
+
+
+def check_coordinates(
+    host: object, port: object, timeout: object = None, *, names: tuple[str, str] = ("host", "port")
+) -> None:
+    """Refuse (ConfigError) where a weight-transfer group cannot meet: an empty host, a port
+    outside 1..65535, a timeout (when given) that is not a finite number > 0. ``names`` are the
+    caller's words for host and port (``master_address``, ``master_port``)."""
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ConfigError(f"timeout must be a finite number > 0; found {timeout!r}")
+    if not isinstance(host, str) or not host:
+        raise ConfigError(f"{names[0]} must be a non-empty string; found {host!r}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ConfigError(f"{names[1]} must be an integer in 1..65535; found {port!r}")
+
+
 @dataclass(frozen=True, slots=True)
-class BroadcastPlan:
+class Rendezvous:
+    """Where the weight-transfer group meets and how its init is sent, the same for every engine
+    (RANK-8): the trainer's ``host`` and ``port``, the init's ``timeout`` in seconds, NIXL's
+    shared ``session_id``, and whether Prime's broadcaster is reached through vLLM's
+    ``/collective_rpc`` (``via_rpc``). Refused (ConfigError) unless it can meet
+    (:func:`check_coordinates`)."""
+
+    host: str
+    port: int
+    timeout: float
+    session_id: str | None = None
+    quantize_in_weight_transfer: bool = False
+    via_rpc: bool = False
+
+    def __post_init__(self) -> None:
+        check_coordinates(self.host, self.port, self.timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class BroadcastPlan(Roster[EnginePlan]):
     """Engines in canonical order with their offsets; built only if it covers [0, W) exactly once."""
 
     convention: Convention
@@ -183,34 +255,15 @@ class BroadcastPlan:
         """The trainer's rank in the group (None for NIXL, which has no collective group)."""
         return None if self.convention is Convention.NIXL else 0
 
-    @property
-    def rank_offsets(self) -> list[int]:
-        """The ``rank_offset`` of each engine, in canonical order."""
-        return [e.rank_offset for e in self.engines]
-
-    def engine(self, label: str) -> EnginePlan:
-        """The engine with this label (KeyError otherwise)."""
-        for engine in self.engines:
-            if engine.label == label:
-                return engine
-        raise KeyError(label)
-
     def init_request(
-        self,
-        engine: EnginePlan,
-        *,
-        host: str,
-        port: int,
-        timeout: float,
-        session_id: str | None = None,
-        quantize_in_weight_transfer: bool = False,
-        via_rpc: bool = False,
+        self, engine: EnginePlan, rendezvous: Rendezvous
     ) -> tuple[str, dict[str, Any]]:
         """The admin path and JSON body that initialise ``engine`` (same W, host, port for all: RANK-8).
 
-        ``via_rpc``: Prime's broadcaster through vLLM's ``/collective_rpc`` (method
+        ``rendezvous.via_rpc``: Prime's broadcaster through vLLM's ``/collective_rpc`` (method
         ``init_broadcaster``, the same fields as ``kwargs``) instead of ``/init_broadcaster``.
         """
+        host, port, timeout = rendezvous.host, rendezvous.port, rendezvous.timeout
         if self.convention is Convention.VLLM_NATIVE_NCCL:
             init_info = {
                 "master_address": host,
@@ -232,13 +285,13 @@ class BroadcastPlan:
             "inference_world_size": self.inference_world_size,
             "engine_world_size": engine.world_size,
             "timeout": timeout,
-            "quantize_in_weight_transfer": quantize_in_weight_transfer,
+            "quantize_in_weight_transfer": rendezvous.quantize_in_weight_transfer,
         }
         if self.convention is Convention.NIXL:
-            if not session_id:
+            if not rendezvous.session_id:
                 raise ConfigError("NIXL init needs a session_id shared by every engine (RANK-8)")
-            body["session_id"] = session_id
-        if via_rpc:
+            body["session_id"] = rendezvous.session_id
+        if rendezvous.via_rpc:
             rpc = {"method": "init_broadcaster", "args": [], "kwargs": body, "timeout": timeout}
             return "/collective_rpc", rpc
         return "/init_broadcaster", body

@@ -14,7 +14,6 @@ import asyncio
 import dataclasses
 import json
 import logging
-import math
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -41,7 +40,7 @@ from prime_rl_dynamo.native_nccl import (
     EngineRoutes,
     NativeEngine,
 )
-from prime_rl_dynamo.plan import BroadcastPlan, Convention
+from prime_rl_dynamo.plan import BroadcastPlan, Convention, check_coordinates
 from prime_rl_dynamo.prime_rl_config import (
     client_config_from_prime_rl,
     nccl_convention_from_prime_rl,
@@ -596,7 +595,7 @@ class DynamoInferencePool:
     ) -> None:
         self._require_open()
         world = self._check_world(inference_world_size, "no engine was initialised")
-        _check_coordinates(host, port, timeout)
+        check_coordinates(host, port, timeout)
         async with self._mutating:
             await self.admin.verify_topology(timeout=self.config.request_timeout)
             plan = self.discovery.plan(
@@ -644,7 +643,7 @@ class DynamoInferencePool:
         self, host: str, port: int, timeout: float, inference_world_size: int | None
     ) -> None:
         self._require_open()
-        _check_coordinates(host, port, timeout)
+        check_coordinates(host, port, timeout)
         self._check_world(inference_world_size, "the trainer's group would not complete")
         routes = self._require_routes("vLLM native NCCL owned by the trainer")
         lacking = [
@@ -768,20 +767,6 @@ class DynamoInferencePool:
 _VERSION_POLL = 0.1
 #: The file in a step's directory holding the trainer's ``update_info`` (orchestrator-owned).
 UPDATE_INFO_FILE = "NCCL_UPDATE_INFO.json"
-
-
-def _check_coordinates(host: Any, port: Any, timeout: Any) -> None:
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, (int, float))
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise ConfigError(f"timeout must be a finite number > 0; found {timeout!r}")
-    if not isinstance(host, str) or not host:
-        raise ConfigError(f"host must be a non-empty string; found {host!r}")
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise ConfigError(f"port must be an integer in 1..65535; found {port!r}")
 
 
 def _signal_trainer(path: Path) -> None:

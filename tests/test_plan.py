@@ -14,7 +14,9 @@ from prime_rl_dynamo.plan import (
     BroadcastPlan,
     Convention,
     EnginePlan,
+    Rendezvous,
     canonical_order,
+    check_coordinates,
     plan_broadcast,
     worker_rank,
 )
@@ -162,7 +164,9 @@ def test_unknown_convention_is_config_error() -> None:
 
 def test_init_requests_per_convention() -> None:
     prime = plan_broadcast(fleet([2, 4, 1]), 7, "prime-nccl")
-    path, body = prime.init_request(prime.engines[1], host="10.0.0.1", port=29500, timeout=60)
+    path, body = prime.init_request(
+        prime.engines[1], Rendezvous(host="10.0.0.1", port=29500, timeout=60)
+    )
     assert path == "/init_broadcaster"
     assert body == {
         "host": "10.0.0.1",
@@ -175,11 +179,13 @@ def test_init_requests_per_convention() -> None:
     }
     nixl = plan_broadcast(fleet([2, 4, 1]), 7, "nixl")
     with pytest.raises(ConfigError, match="session_id"):
-        nixl.init_request(nixl.engines[0], host="h", port=1, timeout=1)
-    _, body = nixl.init_request(nixl.engines[2], host="h", port=1, timeout=1, session_id="s1")
+        nixl.init_request(nixl.engines[0], Rendezvous(host="h", port=1, timeout=1))
+    _, body = nixl.init_request(
+        nixl.engines[2], Rendezvous(host="h", port=1, timeout=1, session_id="s1")
+    )
     assert body["session_id"] == "s1" and body["rank_offset"] == 6
     native = plan_broadcast(fleet([2, 4, 1]), 7, "vllm-native-nccl")
-    path, body = native.init_request(native.engines[2], host="h", port=5, timeout=9)
+    path, body = native.init_request(native.engines[2], Rendezvous(host="h", port=5, timeout=9))
     assert path == "/collective_rpc"
     assert body["method"] == "init_weight_transfer_engine"
     assert body["kwargs"]["init_info"] == {
@@ -194,16 +200,48 @@ def test_init_requests_via_vllm_rpc_carry_the_same_fields_as_keywords() -> None:
     for convention in ("prime-nccl", "nixl"):
         plan = plan_broadcast(fleet([2, 4, 1]), 7, convention)
         engine = plan.engines[1]
-        _, direct = plan.init_request(engine, host="h", port=1, timeout=3, session_id="s")
+        _, direct = plan.init_request(
+            engine, Rendezvous(host="h", port=1, timeout=3, session_id="s")
+        )
         path, rpc = plan.init_request(
-            engine, host="h", port=1, timeout=3, session_id="s", via_rpc=True
+            engine, Rendezvous(host="h", port=1, timeout=3, session_id="s", via_rpc=True)
         )
         assert path == "/collective_rpc"
         assert rpc == {"method": "init_broadcaster", "args": [], "kwargs": direct, "timeout": 3}
     native = plan_broadcast(fleet([2, 4, 1]), 7, "vllm-native-nccl")
     assert native.init_request(
-        native.engines[0], host="h", port=1, timeout=3, via_rpc=True
-    ) == native.init_request(native.engines[0], host="h", port=1, timeout=3)
+        native.engines[0], Rendezvous(host="h", port=1, timeout=3, via_rpc=True)
+    ) == native.init_request(native.engines[0], Rendezvous(host="h", port=1, timeout=3))
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "timeout", "named"),
+    [
+        ("", 29500, 30, "host must be"),
+        (None, 29500, 30, "host must be"),
+        ("h", 0, 30, "port must be"),
+        ("h", 65536, 30, "port must be"),
+        ("h", True, 30, "port must be"),
+        ("h", 29500, 0, "timeout must be"),
+        ("h", 29500, float("nan"), "timeout must be"),
+        ("h", 29500, True, "timeout must be"),
+    ],
+)
+def test_a_rendezvous_that_cannot_meet_is_refused(
+    host: object, port: object, timeout: object, named: str
+) -> None:
+    with pytest.raises(ConfigError, match=named):
+        Rendezvous(host, port, timeout)  # type: ignore[arg-type]
+    Rendezvous("h", 29500, 30)  # the counterpart: usable coordinates are kept
+
+
+def test_coordinates_are_refused_in_the_callers_words() -> None:
+    names = ("master_address", "master_port")
+    with pytest.raises(ConfigError, match=r"^master_address must be"):
+        check_coordinates("", 1, names=names)
+    with pytest.raises(ConfigError, match=r"^master_port must be"):
+        check_coordinates("h", 0, names=names)
+    check_coordinates("h", 1, names=names)
 
 
 def test_to_dict_lists_rank_ranges() -> None:
