@@ -4,32 +4,58 @@ endpoint (LIST-6). Pure; shared by the validator, the discovery client and the a
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+from urllib.parse import urlsplit
 
 from prime_rl_dynamo.errors import ConfigError
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["admin_key", "check_authority", "host_problem", "url_host", "url_host_problem"]
+__all__ = [
+    "admin_key",
+    "ascii_name",
+    "check_authority",
+    "host_key",
+    "host_problem",
+    "url_host",
+    "url_host_problem",
+]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _TRIPLET = re.compile(r"%([0-9A-Fa-f]{2})")
-_AUTHORITY = re.compile(r"(?P<host>\[[^\]/]*\]|[^:/\[\]]*)(?::(?P<port>[0-9]*))?")
 
 
-def _split(url: str) -> tuple[str, str, str, str] | None:
-    """(scheme, host, port, path) of ``scheme://host[:port][/path]``, None for another shape."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
+class _Parts(NamedTuple):
+    scheme: str  # lower case
+    userinfo: str  # as written, "" when none
+    host: str  # lower case, an IPv6 literal (or any bracketed host) in its brackets
+    port: int | None  # -1: not a number up to 65535
+    rest: str  # everything after the authority, as written: path, query, fragment
+
+
+def _split(url: str) -> _Parts | None:
+    """``url`` as ``urllib.parse.urlsplit`` reads it; None when it has no ``scheme://`` authority
+    or ``urlsplit`` refuses it (an unclosed bracket, a bracketed host that is not an address)."""
+    if "://" not in url or any(c in url for c in "\t\r\n"):
+        return None  # no authority; or characters urlsplit would silently drop
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a bracketed host that is not an IP address, an unclosed bracket
         return None
-    authority, slash, path = rest.partition("/")
-    m = _AUTHORITY.fullmatch(authority)
-    if m is None:
-        return None
-    return scheme.lower(), m["host"], m["port"] or "", slash + path
+    try:
+        port: int | None = parts.port
+    except ValueError:  # a port that is not a number up to 65535
+        port = -1
+    if not parts.scheme or url[len(parts.scheme) : len(parts.scheme) + 3] != "://":
+        return None  # urlsplit dropped leading white space, or read no scheme
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    host = parts.hostname or ""
+    rest = url[len(parts.scheme) + 3 + len(parts.netloc) :]
+    return _Parts(parts.scheme, userinfo, f"[{host}]" if hostport[:1] == "[" else host, port, rest)
 
 
 def host_problem(host: str) -> str | None:
@@ -39,8 +65,6 @@ def host_problem(host: str) -> str | None:
     ``idna.IDNAError`` when it reads such a host) and a bracketed host must be an IPv6 address.
     """
     if host.startswith("["):
-        import ipaddress
-
         try:
             ipaddress.IPv6Address(host[1:-1] if host.endswith("]") else host[1:])
         except ValueError:
@@ -82,38 +106,72 @@ def check_authority(url: httpx.URL, where: str, *, requirement: str | None = Non
 
 
 def url_host_problem(url: str) -> str | None:
-    """:func:`host_problem` of the host of ``scheme://host[:port][/path]`` (None for another shape)."""
+    """:func:`host_problem` of the host of ``scheme://host[:port][/path]`` (None for another
+    shape, and for an IPv6 literal that lacks its closing bracket: the pattern refuses that)."""
     parts = _split(url)
-    return None if parts is None else host_problem(parts[1])
+    if parts is not None or "://" not in url:
+        return None if parts is None else host_problem(parts.host)
+    # urlsplit refuses a bracketed host that is not an IP address without naming it: the host is
+    # then read as RFC 3986 delimits the authority (up to the first "/", "?" or "#").
+    authority = re.split(r"[/?#]", url.split("://", 1)[1], maxsplit=1)[0]
+    host = authority.rpartition("@")[2]
+    if host.startswith("[") and "]" in host:
+        return host_problem(host[: host.index("]") + 1])
+    return None
+
+
+def host_key(host: str) -> str:
+    """A host as it is compared, by LIST-6 (:func:`admin_key`) and the admin host allow-list
+    alike: lower case, an IPv6 address compressed and without brackets, one trailing dot of a name
+    dropped (``name.`` is the same DNS name as ``name``; ``name..`` is not), and a Unicode name in
+    its ASCII (punycode) form, as httpx sends it. Never raises: what is none of these is itself."""
+    name = host.lower()
+    if name.startswith("[") or ":" in name:
+        try:
+            return ipaddress.IPv6Address(name.removeprefix("[").removesuffix("]")).compressed
+        except ValueError:
+            return name
+    if name.endswith(".") and not name.endswith(".."):
+        name = name[:-1]
+    if not name.isascii():
+        name = ascii_name(name) or name
+    return name
+
+
+def ascii_name(name: str) -> str | None:
+    """The punycode form of a Unicode host name as httpx encodes it (None: not a valid name)."""
+    import httpx
+
+    try:
+        return httpx.URL(scheme="http", host=name).raw_host.decode("ascii")
+    except (httpx.InvalidURL, UnicodeError, ValueError):
+        return None
 
 
 def admin_key(url: str) -> str:
     """What LIST-6 compares: the endpoint the admin pool calls for ``url``.
 
-    The scheme and host lower-cased (one trailing dot of a name dropped, IPv6 compressed), the
-    port explicit (80 and 443 by default, leading zeros dropped), percent-encoded unreserved
-    characters decoded and other triplets upper-cased, and trailing slashes removed from the path
-    (the pool calls ``{path}/pause`` either way). Never raises: a URL of another shape is its own key.
+    The scheme lower-cased, the host as :func:`host_key` compares it, the port explicit (80 and
+    443 by default), percent-encoded unreserved characters decoded and other triplets upper-cased,
+    and trailing slashes removed from the path (the pool calls ``{path}/pause`` either way); user
+    info stays (such a URL is refused anyway: CRED-1). Never raises: a URL ``urllib.parse`` cannot
+    split into scheme, authority and path, or whose port is not a number up to 65535, is its own
+    key.
     """
     parts = _split(url)
-    if parts is None:
+    if parts is None or parts.port == -1:
         return url
-    scheme, host, port, path = parts
-    host = host.lower()
-    if host.startswith("[") and host_problem(host) is None:
-        import ipaddress
-
-        host = f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
-    elif host.endswith(".") and not host.endswith(".."):
-        host = host[:-1]
-    number = int(port) if port else _DEFAULT_PORTS.get(scheme, 0)
+    number = parts.port if parts.port is not None else _DEFAULT_PORTS.get(parts.scheme, 0)
+    path = parts.rest
     if "%" in path or not path.isascii():
         path = _TRIPLET.sub(_normal_triplet, path)
         path = "".join(
             c if c.isascii() else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
             for c in path
         )
-    return f"{scheme}://{host}:{number}{path.rstrip('/')}"
+    userinfo = f"{parts.userinfo}@" if parts.userinfo else ""
+    host = url_host(host_key(parts.host))
+    return f"{parts.scheme}://{userinfo}{host}:{number}{path.rstrip('/')}"
 
 
 def _normal_triplet(m: re.Match[str]) -> str:

@@ -12,8 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import httpx
-
+from prime_rl_dynamo._urls import ascii_name, host_key
 from prime_rl_dynamo.defaults import API_KEY_VAR, NO_API_KEY
 from prime_rl_dynamo.errors import ConfigError
 
@@ -21,28 +20,9 @@ __all__ = ["Credentials", "check_allow_list", "host_allowed"]
 
 
 def _host_key(text: str) -> str:
-    """A host as the allow-list compares it: no brackets, exactly one trailing dot removed
-    (``name.`` is the same DNS name as ``name``; ``name..`` is not), lower case, and a Unicode name
-    in its ASCII (punycode) form, since httpx hands the pool ``bücher.example`` for an
-    ``xn--bcher-kva.example`` URL."""
-    name = text.strip()
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]
-    if name.endswith("."):
-        name = name[:-1]
-    name = name.lower()
-    if not name.isascii():
-        # Left as is when not a valid name: it then matches only itself (config time refuses it).
-        name = _ascii_name(name) or name
-    return name
-
-
-def _ascii_name(name: str) -> str | None:
-    """The punycode form of a Unicode host name as httpx encodes it (None: not a valid name)."""
-    try:
-        return httpx.URL(scheme="http", host=name).raw_host.decode("ascii")
-    except (httpx.InvalidURL, UnicodeError, ValueError):
-        return None
+    """A host or an allow-list entry as the allow-list compares it: :func:`_urls.host_key` of it
+    without surrounding white space (the host normaliser LIST-6 uses too)."""
+    return host_key(text.strip())
 
 
 def host_allowed(host: str, patterns: Sequence[str]) -> bool:
@@ -126,7 +106,7 @@ def check_allow_list(patterns: Sequence[str]) -> None:
             raise refuse(raw, shape)
         if pattern != "*" and "" in _host_key(pattern.removeprefix("*.")).split("."):
             raise refuse(raw, "has an empty label (two dots in a row, or a leading dot)")
-        if not pattern.isascii() and _ascii_name(_host_key(pattern.removeprefix("*."))) is None:
+        if not pattern.isascii() and ascii_name(_host_key(pattern.removeprefix("*."))) is None:
             raise refuse(raw, "is not a valid internationalised host name")
 
 

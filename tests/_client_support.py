@@ -7,10 +7,13 @@ request from a queue of replies and records what it was sent.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.validate import validate_body
@@ -141,6 +144,62 @@ Reply = tuple[int, dict[str, str], bytes]
 Handler = Callable[[Seen], Reply]
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler of a test server: it logs nothing and answers through :meth:`answer`."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def answer(
+        self,
+        status: int,
+        payload: bytes,
+        media: str | None = "application/json",
+        *,
+        body: bool = True,
+    ) -> None:
+        """``status`` with ``payload`` as ``media`` (no Content-Type: None); ``body=False`` (a
+        HEAD) sends the headers only, Content-Length 0."""
+        self.send_response(status)
+        if media:
+            self.send_header("content-type", media)
+        self.send_header("content-length", str(len(payload) if body else 0))
+        self.end_headers()
+        if body:
+            self.wfile.write(payload)
+
+
+@contextmanager
+def serving(
+    handler: type[BaseHTTPRequestHandler],
+    tls: tuple[Path, Path] | None = None,
+    *,
+    handshake_in_request: bool = False,
+) -> Iterator[str]:
+    """``handler`` served on 127.0.0.1 for the block (HTTPS with ``tls``'s certificate and key
+    files); yields the base URL. ``handshake_in_request``: the TLS handshake happens in each
+    request's thread, not in the accepting one (a client that never completes it blocks nobody)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    scheme = "http"
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(
+            server.socket, server_side=True, do_handshake_on_connect=not handshake_in_request
+        )
+        scheme = "https"
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    try:
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 class ScriptedServer:
     """A real HTTP server on 127.0.0.1 whose replies are Python callables keyed by method and path.
 
@@ -252,3 +311,24 @@ def jreply(status: int, obj: Any, **headers: str) -> Reply:
 
 def labels(items: Iterable[Any]) -> list[str]:
     return [i.label for i in items]
+
+
+# --- the drop-in pool ---------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def pool_of(
+    client_config: Any, model: str | None, world: int, **kwargs: Any
+) -> AsyncIterator[Any]:
+    """``DynamoInferencePool.from_config`` as Prime-RL's orchestrator calls it (polling every
+    50 ms unless ``poll_interval`` says otherwise), stopped when the block ends."""
+    from prime_rl_dynamo.prime_rl import DynamoInferencePool
+
+    kwargs.setdefault("poll_interval", 0.05)
+    pool = await DynamoInferencePool.from_config(
+        client_config, model, inference_world_size=world, **kwargs
+    )
+    try:
+        yield pool
+    finally:
+        await pool.stop()

@@ -14,12 +14,10 @@ import datetime
 import http.client
 import ipaddress
 import json
-import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,6 +25,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from tests._client_support import QuietHandler, serving
 
 TOKEN_HEADER = "X-Gateway-Token"
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade"}
@@ -80,11 +80,8 @@ def tls_gateway(upstream: str, token: str, directory: Path) -> Iterator[Gateway]
     target = urlsplit(upstream)
     seen: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:
-            pass
 
         def _forward(self) -> None:
             given = self.headers.get(TOKEN_HEADER, "")
@@ -94,11 +91,7 @@ def tls_gateway(upstream: str, token: str, directory: Path) -> Iterator[Gateway]
             if given != token:
                 # Like some gateways, it quotes what it was given: a client must not repeat it.
                 reply = json.dumps({"error": "unauthorized", "token": given}).encode()
-                self.send_response(503 if given else 401)  # 503: retried, so shown while waiting
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
+                self.answer(503 if given else 401, reply)  # 503: retried, so shown while waiting
                 return
             conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
             try:
@@ -127,21 +120,8 @@ def tls_gateway(upstream: str, token: str, directory: Path) -> Iterator[Gateway]
 
         do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _forward
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    # The handshake happens in each request's thread, not in the accepting one.
-    server.socket = context.wrap_socket(
-        server.socket, server_side=True, do_handshake_on_connect=False
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Gateway(f"https://127.0.0.1:{server.server_address[1]}", cert, token, seen)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler, (cert, key), handshake_in_request=True) as url:
+        yield Gateway(url, cert, token, seen)
 
 
 @dataclass
@@ -162,29 +142,18 @@ def stalling_head_frontend() -> Iterator[StallingFrontend]:
         listing = httpx.get(fleet.frontend_url + "/v1/rl/workers", timeout=10).content
     head_seen, release = threading.Event(), threading.Event()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, *args: object) -> None:
-            pass
-
         def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(listing)))
-            self.end_headers()
-            self.wfile.write(listing)
+            self.answer(200, listing)
 
         def do_HEAD(self) -> None:  # HTTP-2 hangs here until the run is interrupted
             head_seen.set()
             release.wait(30)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield StallingFrontend(f"http://127.0.0.1:{server.server_address[1]}", head_seen, release)
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        try:
+            yield StallingFrontend(url, head_seen, release)
+        finally:
+            release.set()  # before the server waits for its held HEAD requests

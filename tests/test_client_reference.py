@@ -221,17 +221,12 @@ def test_oversized_listing_is_refused() -> None:
 
 
 def test_allow_list_keeps_credentials_from_other_hosts() -> None:
-    topo = topology_from_dict(
-        {
-            "version": 1,
-            "namespace": "dynamo",
-            "model": "m",
-            "engines": [
-                {"component": "prefill", "count": 2, "world_size": 2},
-                {"component": "decode", "count": 1, "world_size": 4, "admin_host": "localhost"},
-            ],
-        }
-    )
+    # The decode engine's URLs name localhost, which the allow-list (an address range) never matches.
+    engines = [
+        {"component": "prefill", "count": 2, "world_size": 2},
+        {"component": "decode", "count": 1, "world_size": 4, "admin_host": "localhost"},
+    ]
+    topo = topology_from_dict({"model": "m", "engines": engines})
     creds = Credentials.from_env(allowed_hosts=["127.0.0.1/32"], environ=ENV)
     with start_reference_fleet(topo) as fleet:
 

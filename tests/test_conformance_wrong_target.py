@@ -5,10 +5,8 @@ a listener that answers JSON but breaks the contract still fails (exit 1)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import pytest
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.reference import start_reference_fleet
+from tests._client_support import QuietHandler, serving
 
 pytestmark = pytest.mark.integration
 
@@ -32,37 +31,19 @@ def canned_server(get: Canned, head_type: str | None = None) -> Iterator[str]:
     """A real HTTP server on 127.0.0.1 answering every GET with ``get`` and every other method
     with the same status and ``head_type`` (default: the GET's content type) and no body."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def _answer(self, body: bool) -> None:
-            status, media, content = get
-            self.send_response(status)
-            kind = media if body or head_type is None else head_type
-            if kind:
-                self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(content) if body else 0))
-            self.end_headers()
-            if body:
-                self.wfile.write(content)
-
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
-            self._answer(True)
+            status, media, content = get
+            self.answer(status, content, media)
 
         def do_HEAD(self) -> None:
-            self._answer(False)
+            status, media, content = get
+            self.answer(status, content, media if head_type is None else head_type, body=False)
 
         do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -103,30 +84,15 @@ def test_an_engines_system_port_is_inconclusive_and_named(
 
 def test_an_openai_api_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # What an OpenAI-compatible frontend answers: 404 on /v1/rl/workers, a model list at /v1/models.
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             if self.path == "/v1/models":
-                body = json.dumps({"object": "list", "data": []}).encode()
-                self.send_response(200)
+                self.answer(200, json.dumps({"object": "list", "data": []}).encode())
             else:
-                body = json.dumps({"error": "not found"}).encode()
-                self.send_response(404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+                self.answer(404, json.dumps({"error": "not found"}).encode())
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
+    with serving(Handler) as url:
         code, out, data = _run(url, tmp_path, capsys)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert code == ExitCode.INCONCLUSIVE, out
     assert out.splitlines()[0].endswith(f"(HTTP 404): {HINT}")
     assert any("OpenAI-compatible" in note for note in data["target"]["notes"])

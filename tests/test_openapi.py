@@ -448,18 +448,12 @@ def test_schemathesis_passes_on_real_dynamo() -> None:
     from prime_rl_dynamo.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
-    topology = topology_from_dict(
-        {
-            "version": 1,
-            "namespace": "dynamo",
-            "model": "Qwen/Qwen3-0.6B",
-            "engines": [
-                {"component": "prefill", "count": 1, "tp": 2},
-                {"component": "decode", "count": 1, "tp": 2, "dp": 2},
-            ],
-        }
-    )
-    with start_dynamo_fleet(topology) as fleet:
+    # The default namespace and model; W = 2 + 4.
+    engines = [
+        {"component": "prefill", "count": 1, "tp": 2},
+        {"component": "decode", "count": 1, "tp": 2, "dp": 2},
+    ]
+    with start_dynamo_fleet(topology_from_dict({"engines": engines})) as fleet:
         frontend = run_schemathesis("rl-frontend.openapi.json", fleet.frontend_url, *_QUICK)
         system = run_schemathesis(
             "worker-system.openapi.json", fleet.engines[0].system_url, *_QUICK

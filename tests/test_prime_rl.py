@@ -4,6 +4,7 @@ path driven against the reference fleet's admin servers over real HTTP (recorded
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from prime_rl_dynamo.prime_rl import (
     InferencePool,
     client_config_from_prime_rl,
 )
+from tests._client_support import pool_of
 
 MODEL = "Qwen/Qwen3-0.6B"
 KEY = "sk-pool-123"
@@ -226,12 +228,11 @@ def _driven(data: dict[str, Any], main: Callable[[Any], Awaitable[Any]]) -> Iter
         yield fleet, asyncio.run(main(fleet))
 
 
-async def _pool(fleet: Any, world: int = 7, **kwargs: Any) -> DynamoInferencePool:
+def _pool(
+    fleet: Any, world: int = 7, **kwargs: Any
+) -> contextlib.AbstractAsyncContextManager[DynamoInferencePool]:
     kwargs.setdefault("environ", ENV)
-    kwargs.setdefault("poll_interval", 0.05)
-    return await DynamoInferencePool.from_config(
-        prime_client(fleet.frontend_url), MODEL, inference_world_size=world, **kwargs
-    )
+    return pool_of(prime_client(fleet.frontend_url), MODEL, world, **kwargs)
 
 
 def _offsets(fleet: Any, path: str) -> list[tuple[str, Any]]:
@@ -247,13 +248,10 @@ def _ops(fleet: Any, engine: str) -> list[str]:
 @pytest.mark.integration
 def test_prime_rl_start_up_order_with_prime_nccl(hetero: Any, tmp_path: Path) -> None:
     async def main() -> DynamoInferencePool:
-        pool = await _pool(hetero)
-        try:
+        async with _pool(hetero) as pool:
             await pool.wait_for_ready(MODEL)
             await pool.init_nccl_broadcast("127.0.0.1", 29501, 60.0, 7)
             await pool.update_weights(tmp_path, step=1)
-        finally:
-            await pool.stop()
         return pool
 
     pool = asyncio.run(main())
@@ -291,14 +289,11 @@ def test_prime_rl_start_up_order_with_prime_nccl(hetero: Any, tmp_path: Path) ->
 @pytest.mark.integration
 def test_nixl_and_vllm_native_send_their_own_wire_forms(hetero: Any) -> None:
     async def main() -> None:
-        pool = await _pool(
+        async with _pool(
             hetero, nccl_convention="vllm-native-nccl", native_nccl_owner="orchestrator"
-        )
-        try:
+        ) as pool:
             await pool.init_nixl_broadcast("10.0.0.1", 5555, 30.0, 7, "session-x")
             await pool.init_nccl_broadcast("127.0.0.1", 29502, 30.0)
-        finally:
-            await pool.stop()
 
     asyncio.run(main())
     nixl = _offsets(hetero, "/init_broadcaster")
@@ -321,15 +316,12 @@ def test_a_failed_update_still_resumes_every_engine() -> None:
     data["engines"][1]["faults"] = {"admin_fail": ["update_weights"]}
 
     async def main(fleet: Any) -> None:
-        pool = await _pool(fleet)
-        try:
+        async with _pool(fleet) as pool:
             await pool.init_nixl_broadcast("127.0.0.1", 5555, 30.0, 7, "s")
             with pytest.raises(AdminError) as info:
                 await pool.update_weights(None, step=3)
             assert "engine-b" in str(info.value) and "resumed: 3 ok" in str(info.value)
             assert pool.weight_step is None
-        finally:
-            await pool.stop()
 
     with _driven(data, main) as (fleet, _):
         for engine in fleet.engines:
@@ -346,11 +338,8 @@ def test_credentials_only_to_allowed_hosts(caplog: pytest.LogCaptureFixture) -> 
     caplog.set_level("INFO", logger="prime_rl_dynamo.prime_rl")
 
     async def main(fleet: Any) -> None:
-        pool = await _pool(fleet, admin_allowed_hosts=["127.0.0.1"])
-        try:
+        async with _pool(fleet, admin_allowed_hosts=["127.0.0.1"]) as pool:
             await pool.init_nccl_broadcast("127.0.0.1", 29503, 30.0, 7)
-        finally:
-            await pool.stop()
 
     with _driven(data, main) as (fleet, _):
         calls = fleet.recorder.requests(server="admin")
@@ -388,12 +377,9 @@ def test_a_wrong_world_size_is_refused_before_any_admin_call(hetero: Any) -> Non
         )
 
     async def main() -> None:
-        pool = await _pool(hetero)
-        try:
+        async with _pool(hetero) as pool:
             with pytest.raises(TopologyError, match="RANK-2"):
                 await pool.init_nccl_broadcast("127.0.0.1", 29504, 30.0, 6)
-        finally:
-            await pool.stop()
 
     asyncio.run(main())
     assert hetero.recorder.requests(server="admin") == []
@@ -402,15 +388,12 @@ def test_a_wrong_world_size_is_refused_before_any_admin_call(hetero: Any) -> Non
 @pytest.mark.integration
 def test_a_resized_fleet_stops_the_update_before_any_pause(hetero: Any) -> None:
     async def main() -> None:
-        pool = await _pool(hetero)
-        try:
+        async with _pool(hetero) as pool:
             await pool.init_nccl_broadcast("127.0.0.1", 29505, 30.0, 7)
             hetero.resize("dynamo.engine-b#0", 2)
             with pytest.raises(TopologyChangedError) as info:
                 await pool.update_weights(None)
             assert "world_size 4 -> 2" in str(info.value.diff)
-        finally:
-            await pool.stop()
 
     asyncio.run(main())
     assert hetero.recorder.requests(server="admin", path="/pause") == []
@@ -439,32 +422,29 @@ def test_score_is_the_injected_data_planes_and_says_what_to_inject(hetero: Any) 
     plane = DataPlane()
 
     async def main() -> None:
-        bare = await _pool(hetero)
-        try:
+        async with _pool(hetero) as bare:
             with pytest.raises(ConfigError, match="data_plane=<an object with async score"):
                 await bare.score([[1, 2]])
             # Without the data plane the surface is incomplete, and says so (AttributeError too).
             assert not isinstance(bare, InferencePool)
             with pytest.raises(AttributeError, match="train_client is the data plane's"):
                 _ = bare.train_client
-        finally:
-            await bare.stop()
-        pool = await _pool(hetero, data_plane=plane)
-        assert isinstance(pool, InferencePool)
-        # The dispatcher's reads: group.pinned_client = pool.eval_client / pool.train_client.
-        assert pool.train_client is DataPlane.train_client
-        assert pool.eval_client is DataPlane.eval_client
-        assert pool.model_name == MODEL
-        assert await pool.score([[1, 2, 3]]) == [[-0.5, -0.5, -0.5]]
-        pool.update_model_name("my-lora")
-        assert pool.model_name == "my-lora"
-        await pool.wait_for_ready("my-lora")
-        with pytest.raises(ConfigError, match="READY-5"):
-            await pool.wait_for_ready("another/model")
-        await pool.stop()
-        await pool.stop()  # idempotent
-        with pytest.raises(ConfigError, match="stopped"):
-            await pool.update_weights(None)
+        async with _pool(hetero, data_plane=plane) as pool:
+            assert isinstance(pool, InferencePool)
+            # The dispatcher's reads: group.pinned_client = pool.eval_client / pool.train_client.
+            assert pool.train_client is DataPlane.train_client
+            assert pool.eval_client is DataPlane.eval_client
+            assert pool.model_name == MODEL
+            assert await pool.score([[1, 2, 3]]) == [[-0.5, -0.5, -0.5]]
+            pool.update_model_name("my-lora")
+            assert pool.model_name == "my-lora"
+            await pool.wait_for_ready("my-lora")
+            with pytest.raises(ConfigError, match="READY-5"):
+                await pool.wait_for_ready("another/model")
+            await pool.stop()
+            await pool.stop()  # idempotent
+            with pytest.raises(ConfigError, match="stopped"):
+                await pool.update_weights(None)
 
     asyncio.run(main())
     assert plane.stopped and plane.names == ["my-lora"]
@@ -475,14 +455,11 @@ def test_vllm_admin_api_sends_init_and_updates_through_collective_rpc(
     hetero: Any, tmp_path: Path
 ) -> None:
     async def main() -> None:
-        pool = await _pool(hetero, admin_api="vllm")
-        try:
+        async with _pool(hetero, admin_api="vllm") as pool:
             await pool.init_nccl_broadcast("127.0.0.1", 29506, 30.0, 7)
             await pool.update_weights(tmp_path, step=2)
             await pool.init_nixl_broadcast("127.0.0.1", 5556, 30.0, 7, "session-y")
             await pool.update_weights(None, step=3)
-        finally:
-            await pool.stop()
 
     asyncio.run(main())
     rpc = hetero.recorder.requests(server="admin", path="/collective_rpc")
@@ -585,21 +562,13 @@ def test_health_waits_out_only_what_can_heal(
     )
 
     async def main() -> None:
-        pool = await DynamoInferencePool.from_config(
-            prime_client("http://frontend:8001"),
-            MODEL,
-            inference_world_size=2,
-            environ=ENV,
-            transport=transport,
-            poll_interval=0.02,
-        )
-        try:
+        client = prime_client("http://frontend:8001")
+        options = {"environ": ENV, "transport": transport, "poll_interval": 0.02}
+        async with pool_of(client, MODEL, 2, **options) as pool:
             with pytest.raises(AdminError) as info:
                 await pool.wait_for_ready(MODEL, timeout=0.3)
             assert info.value.requirement == "ADMIN-1"
             assert ("CRED-4" if status == 302 else f"HTTP {status}") in str(info.value)
-        finally:
-            await pool.stop()
 
     asyncio.run(main())
     health_calls = seen.count("GET /admin/health")
@@ -612,8 +581,7 @@ def test_admin_clients_work_for_prime_rls_own_calls() -> None:
     data["engines"][0]["admin_host"] = "localhost"
 
     async def main(fleet: Any) -> list[str]:
-        pool = await _pool(fleet, admin_allowed_hosts=["127.0.0.1"])
-        try:
+        async with _pool(fleet, admin_allowed_hosts=["127.0.0.1"]) as pool:
             clients = pool.admin_clients
             assert len(clients) == 3 and clients == pool.admin_clients
             # Prime-RL's legacy helpers post absolute paths on each admin client.
@@ -621,8 +589,6 @@ def test_admin_clients_work_for_prime_rls_own_calls() -> None:
                 reply = await client.post("/resume")
                 assert reply.status_code == 200 and reply.json() == {"status": "ok"}
             return [str(c.base_url) for c in clients]
-        finally:
-            await pool.stop()
 
     with _driven(data, main) as (fleet, bases):
         listed = sorted(
@@ -658,8 +624,7 @@ def test_vllm_native_with_a_multi_process_trainer_is_refused_before_discovery() 
 @pytest.mark.integration
 def test_bad_arguments_are_config_errors_before_any_admin_call(hetero: Any, tmp_path: Path) -> None:
     async def main() -> None:
-        pool = await _pool(hetero)
-        try:
+        async with _pool(hetero) as pool:
             for host, port in (("", 29500), ("127.0.0.1", 0), ("127.0.0.1", True)):
                 with pytest.raises(ConfigError):
                     await pool.init_nccl_broadcast(host, port, 30.0, 7)
@@ -673,8 +638,6 @@ def test_bad_arguments_are_config_errors_before_any_admin_call(hetero: Any, tmp_
                 await pool.update_weights(None, native_nccl=True)
             with pytest.raises(ConfigError, match="not a directory"):
                 await pool.update_weights(tmp_path / "missing", native_nccl=True)
-        finally:
-            await pool.stop()
 
     asyncio.run(main())
     assert hetero.recorder.requests(server="admin") == []
@@ -688,13 +651,10 @@ def test_concurrent_updates_do_not_interleave_their_pause_resume_cycles() -> Non
     }
 
     async def main(fleet: Any) -> None:
-        pool = await _pool(fleet)
-        try:
+        async with _pool(fleet) as pool:
             await asyncio.gather(
                 pool.update_weights(None, step=1), pool.update_weights(None, step=2)
             )
-        finally:
-            await pool.stop()
 
     with _driven(data, main) as (fleet, _):
         for engine in fleet.engines:
@@ -706,17 +666,14 @@ def test_vllm_filesystem_updates_reload_weights_from_the_directory(
     hetero: Any, tmp_path: Path
 ) -> None:
     async def main() -> None:
-        pool = await _pool(
+        async with _pool(
             hetero,
             admin_api="vllm",
             weight_broadcast=SimpleNamespace(type="filesystem", inference_world_size=7),
-        )
-        try:
+        ) as pool:
             with pytest.raises(ConfigError, match="needs a weight_dir"):
                 await pool.update_weights(None, step=1)
             await pool.update_weights(tmp_path, step=1)
-        finally:
-            await pool.stop()
 
     asyncio.run(main())
     rpc = _offsets(hetero, "/collective_rpc")
@@ -733,8 +690,7 @@ def test_every_update_reverifies_the_topology_not_only_the_first(hetero: Any) ->
     before any engine is paused (the first one went through)."""
 
     async def main() -> None:
-        pool = await _pool(hetero)
-        try:
+        async with _pool(hetero) as pool:
             await pool.init_nixl_broadcast("127.0.0.1", 5556, 30.0, 7, "s")
             await pool.update_weights(None, step=1)
             assert pool.weight_step == 1
@@ -743,8 +699,6 @@ def test_every_update_reverifies_the_topology_not_only_the_first(hetero: Any) ->
                 await pool.update_weights(None, step=2)
             assert "world_size 1 -> 2" in str(info.value.diff)
             assert pool.weight_step == 1
-        finally:
-            await pool.stop()
 
     asyncio.run(main())
     pauses = hetero.recorder.requests(server="admin", path="/pause")

@@ -10,6 +10,7 @@ driven over real HTTP against the reference fleet and judged on what its servers
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from conformance.native_lifecycle import init_problems, lifecycle_problems
 from prime_rl_dynamo.errors import AdminError, ConfigError
 from prime_rl_dynamo.native_nccl import NativeNcclGroup, SyncNativeNcclTrainer
 from prime_rl_dynamo.prime_rl import DynamoInferencePool
+from tests._client_support import pool_of
 
 MODEL = PINNED_NATIVE_TOPOLOGY["model"]
 KEY = "sk-native"
@@ -80,6 +82,13 @@ def prime_client(url: str) -> Any:
         headers_from_env={},
         wait_for_ready_timeout=20,
     )
+
+
+def _native_pool(
+    client_config: Any, **kwargs: Any
+) -> contextlib.AbstractAsyncContextManager[DynamoInferencePool]:
+    """The orchestrator's pool over the pinned native fleet (W = 7), stopped when the block ends."""
+    return pool_of(client_config, MODEL, 7, environ=ENV, **kwargs)
 
 
 def trainer_weight_broadcast(url: str, port: int, timeout: float) -> Any:
@@ -142,18 +151,13 @@ def _run(fleet: Any, weight_dir: Path, *, commit: bool = True, timeout: float = 
     seen: list[str] = []
 
     async def orchestrator() -> None:
-        pool = await DynamoInferencePool.from_config(
+        async with _native_pool(
             prime_client(fleet.frontend_url),
-            MODEL,
-            inference_world_size=7,
             train_client_type="renderer",
             eval_client_type="openai_chat_completions",
             renderer_config=None,
             data_plane=PrimeDataPlane(),
-            environ=ENV,
-            poll_interval=0.05,
-        )
-        try:
+        ) as pool:
             seen.append(str(pool.model_name))
             await pool.wait_for_ready(MODEL)
             await pool.init_nccl_broadcast("127.0.0.1", 29511, timeout, inference_world_size=7)
@@ -165,8 +169,6 @@ def _run(fleet: Any, weight_dir: Path, *, commit: bool = True, timeout: float = 
                 await asyncio.sleep(0.02)
             await pool.update_weights(weight_dir, lora_name=None, step=STEP, native_nccl=True)
             seen.extend([pool.train_client.client_type, pool.eval_client.client_type])
-        finally:
-            await pool.stop()
 
     trainer = threading.Thread(
         target=_trainer, args=(fleet.discovery_url, weight_dir, commit, done)
@@ -255,18 +257,9 @@ def test_a_fleet_without_the_native_routes_is_refused_before_any_engine_call(
         fleet.wait_ready()
 
         async def main() -> None:
-            pool = await DynamoInferencePool.from_config(
-                prime_client(fleet.frontend_url),
-                MODEL,
-                inference_world_size=7,
-                environ=ENV,
-                poll_interval=0.05,
-            )
-            try:
+            async with _native_pool(prime_client(fleet.frontend_url)) as pool:
                 with pytest.raises(ConfigError, match="control/is_paused"):
                     await pool.init_nccl_broadcast("127.0.0.1", 29512, 5.0, 7)
-            finally:
-                await pool.stop()
 
         asyncio.run(main())
         assert fleet.recorder.requests(server="system") == []
@@ -283,15 +276,10 @@ def test_orchestrator_owned_native_inits_once_and_runs_vllms_lifecycle(
     import json
 
     async def main() -> None:
-        pool = await DynamoInferencePool.from_config(
+        async with _native_pool(
             prime_client(native_fleet.frontend_url),
-            MODEL,
-            inference_world_size=7,
             native_nccl_owner="orchestrator",
-            environ=ENV,
-            poll_interval=0.05,
-        )
-        try:
+        ) as pool:
             await pool.wait_for_ready(MODEL)
             await pool.init_nccl_broadcast("127.0.0.1", 29513, 5.0, 7)
             with pytest.raises(ConfigError, match=r"NCCL_UPDATE_INFO\.json"):
@@ -299,8 +287,6 @@ def test_orchestrator_owned_native_inits_once_and_runs_vllms_lifecycle(
             info = {"names": ["w"], "dtype_names": ["bfloat16"], "shapes": [[2, 2]]}
             (tmp_path / "NCCL_UPDATE_INFO.json").write_text(json.dumps(info), encoding="utf-8")
             await pool.update_weights(tmp_path, step=2, native_nccl=True)
-        finally:
-            await pool.stop()
 
     asyncio.run(main())
     calls = native_fleet.recorder.requests()

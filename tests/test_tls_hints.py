@@ -3,18 +3,14 @@
 
 from __future__ import annotations
 
-import ssl
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from prime_rl_dynamo.cli import main
-from tests._client_support import body, worker
+from tests._client_support import QuietHandler, body, serving, worker
 from tests._gateway_support import self_signed_cert
 
 pytestmark = pytest.mark.integration  # hostile servers on 127.0.0.1
@@ -25,30 +21,12 @@ def _https(directory: Path, *, expired: bool) -> Iterator[tuple[str, Path]]:
     cert, key = self_signed_cert(directory, expired=expired)
     payload = body(worker("backend", 1, world_size=1))
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            self.answer(200, payload)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}", cert
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler, (cert, key)) as url:
+        yield url, cert
 
 
 def test_conformance_against_an_untrusted_certificate_names_cacert(

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -29,6 +29,9 @@ __all__ = [
     "FRONTENDS",
     "DiscoveryConfig",
     "fleet_topology",
+    "fleets_per_size",
+    "frontend_series",
+    "latency_ratios",
     "run_discovery",
 ]
 
@@ -268,92 +271,118 @@ def _ready_call(url: str, world_size: int) -> Callable[[], object]:
     return ready
 
 
+def frontend_series(frontends: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """One result series per frontend (ValueError naming an unknown one): its status, why it was
+    skipped, and its points, one per fleet size."""
+    refuse_unknown("frontends", frontends, FRONTENDS)
+    return {name: {"status": "ok", "reason": None, "points": []} for name in frontends}
+
+
+def fleets_per_size(
+    sizes: Sequence[int],
+    series: Mapping[str, dict[str, Any]],
+    start: Callable[[str, int], contextlib.AbstractContextManager[_Frontend]],
+    phase: Phase,
+    reporter: Reporter,
+) -> Iterator[tuple[int, contextlib.ExitStack, dict[str, _Frontend]]]:
+    """Per fleet size, every frontend of ``series`` with a fleet of that many engines, started
+    side by side (``start(frontend, engines)``) and stopped when the caller asks for the next
+    size: ``(engines, stack, running)``. A frontend whose fleet cannot start is recorded in its
+    series (:func:`record_unavailable`); one skipped for good is not started again."""
+    for engines in sizes:
+        with contextlib.ExitStack() as stack:
+            running: dict[str, _Frontend] = {}
+            for name, line in series.items():
+                if line["status"] == "skipped":
+                    continue  # unavailable at a smaller size: it will not work at a larger one
+                phase.note(f"starting {name} fleet of {engines}")
+                try:
+                    running[name] = stack.enter_context(start(name, engines))
+                except FleetUnavailable as exc:
+                    record_unavailable(line, name, engines, exc, reporter)
+            phase.advance()
+            yield engines, stack, running
+
+
+def latency_ratios(engines: int, latency: Mapping[str, list[float]]) -> dict[str, Any]:
+    """The dynamo / reference ratios of one size's listing latencies: p50, p99 (each of its own
+    distribution) and the paired ratio of the interleaved GETs."""
+    dynamo, reference = latency["dynamo"], latency["reference"]
+    return {
+        "engines": engines,
+        "latency_p50": _ratio(dynamo, reference, "p50"),
+        "latency_p99": _ratio(dynamo, reference, "p99"),
+        "latency_paired": paired_ratio(dynamo, reference),
+    }
+
+
 def run_discovery(
     config: DiscoveryConfig | None = None, reporter: Reporter | None = None
 ) -> dict[str, Any]:
     """Measure every fleet size on every frontend; returns the ``discovery`` section of the report."""
     config = config or DiscoveryConfig()
     reporter = reporter or NullReporter()
+    series = frontend_series(config.frontends)
     starters = {"reference": _reference_frontend, "dynamo": _dynamo_frontend}
-    refuse_unknown("frontends", config.frontends, starters)
-
-    series: dict[str, dict[str, Any]] = {
-        name: {"status": "ok", "reason": None, "points": []} for name in config.frontends
-    }
     ratios: list[dict[str, Any]] = []
     steps_per_size = config.requests + config.ready_repetitions + 1
     phase = reporter.phase("discovery", steps_per_size * len(config.sizes))
     ready_reason = _ready_unavailable_reason()
 
-    for engines in config.sizes:
+    def start(name: str, engines: int) -> contextlib.AbstractContextManager[_Frontend]:
         topology = fleet_topology(engines, config.engine_world_size)
+        return starters[name](topology, config.start_timeout_s)
+
+    for engines, stack, running in fleets_per_size(config.sizes, series, start, phase, reporter):
         world_size = engines * config.engine_world_size
-        with contextlib.ExitStack() as stack:
-            running: dict[str, _Frontend] = {}
-            for name in config.frontends:
-                if series[name]["status"] == "skipped":
-                    continue  # unavailable at a smaller size: it will not work at a larger one
-                phase.note(f"starting {name} fleet of {engines}")
+        if not running:
+            phase.advance(steps_per_size - 1)
+            continue
+
+        latency, body_sizes = measure_gets(
+            stack, running, engines, config.warmup, config.requests, phase, timeout_s=30.0
+        )
+
+        ready: dict[str, list[float]] = {}
+        ready_failed: dict[str, str] = {}
+        if ready_reason is None:
+            phase.note(f"time to a ready snapshot at {engines} engines")
+            calls = {}
+            for name, fe in running.items():
+                call = _ready_call(fe.discovery_url, world_size)
                 try:
-                    running[name] = stack.enter_context(
-                        starters[name](topology, config.start_timeout_s)
-                    )
-                except FleetUnavailable as exc:
-                    record_unavailable(series[name], name, engines, exc, reporter)
-            phase.advance()
-            if not running:
-                phase.advance(steps_per_size - 1)
-                continue
-
-            latency, body_sizes = measure_gets(
-                stack, running, engines, config.warmup, config.requests, phase, timeout_s=30.0
-            )
-
-            ready: dict[str, list[float]] = {}
-            ready_failed: dict[str, str] = {}
-            if ready_reason is None:
-                phase.note(f"time to a ready snapshot at {engines} engines")
-                calls = {}
-                for name, fe in running.items():
-                    call = _ready_call(fe.discovery_url, world_size)
-                    try:
-                        call()  # warm-up, and proof that a ready snapshot comes before timing
-                    except PrimeRLDynamoError as exc:
-                        ready_failed[name] = f"DiscoveryClient failed: {exc}"[:800]
-                        reporter.log(f"{name} at {engines} engines: {ready_failed[name]}")
-                        continue
-                    calls[name] = call
-                if calls:
-                    ready = interleaved(
-                        calls, config.ready_repetitions, after_each=lambda _rep: phase.advance()
-                    )
-                else:
-                    phase.advance(config.ready_repetitions)
+                    call()  # warm-up, and proof that a ready snapshot comes before timing
+                except PrimeRLDynamoError as exc:
+                    ready_failed[name] = f"DiscoveryClient failed: {exc}"[:800]
+                    reporter.log(f"{name} at {engines} engines: {ready_failed[name]}")
+                    continue
+                calls[name] = call
+            if calls:
+                ready = interleaved(
+                    calls, config.ready_repetitions, after_each=lambda _rep: phase.advance()
+                )
             else:
                 phase.advance(config.ready_repetitions)
+        else:
+            phase.advance(config.ready_repetitions)
 
-            for name, fe in running.items():
-                point: dict[str, Any] = {
-                    "engines": engines,
-                    "inference_world_size": world_size,
-                    "startup_s": fe.startup_s,
-                    "body_bytes": max(body_sizes[name]) if body_sizes[name] else None,
-                    "latency_s": summarize(latency[name]),
-                    "ready_s": summarize(ready[name]) if name in ready else None,
-                }
-                if name not in ready:
-                    point["ready_skipped"] = ready_failed.get(name, ready_reason)
-                series[name]["points"].append(point)
-            if "reference" in running and "dynamo" in running:
-                ratio: dict[str, Any] = {
-                    "engines": engines,
-                    "latency_p50": _ratio(latency["dynamo"], latency["reference"], "p50"),
-                    "latency_p99": _ratio(latency["dynamo"], latency["reference"], "p99"),
-                    "latency_paired": paired_ratio(latency["dynamo"], latency["reference"]),
-                }
-                if "reference" in ready and "dynamo" in ready:
-                    ratio["ready_paired"] = paired_ratio(ready["dynamo"], ready["reference"])
-                ratios.append(ratio)
+        for name, fe in running.items():
+            point: dict[str, Any] = {
+                "engines": engines,
+                "inference_world_size": world_size,
+                "startup_s": fe.startup_s,
+                "body_bytes": max(body_sizes[name]) if body_sizes[name] else None,
+                "latency_s": summarize(latency[name]),
+                "ready_s": summarize(ready[name]) if name in ready else None,
+            }
+            if name not in ready:
+                point["ready_skipped"] = ready_failed.get(name, ready_reason)
+            series[name]["points"].append(point)
+        if "reference" in running and "dynamo" in running:
+            ratio = latency_ratios(engines, latency)
+            if "reference" in ready and "dynamo" in ready:
+                ratio["ready_paired"] = paired_ratio(ready["dynamo"], ready["reference"])
+            ratios.append(ratio)
     phase.done()
     return {
         "config": asdict(config),

@@ -15,23 +15,23 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tools.bench import refuse_unknown
 from tools.bench.discovery import (
+    FRONTENDS,
     NO_DYNAMO,
     FleetUnavailable,
     _Frontend,
     _reference_frontend,
     fleet_topology,
+    fleets_per_size,
+    frontend_series,
+    latency_ratios,
     measure_gets,
-    record_unavailable,
     require,
 )
 from tools.bench.progress import NullReporter, Reporter
-from tools.bench.stats import paired_ratio, summarize
+from tools.bench.stats import summarize
 
 __all__ = ["ScaleConfig", "run_scale"]
-
-FRONTENDS = ("reference", "dynamo")
 
 
 @dataclass(frozen=True)
@@ -103,71 +103,49 @@ def run_scale(
     """Measure every size on both frontends; returns the ``scale`` section of the report."""
     config = config or ScaleConfig()
     reporter = reporter or NullReporter()
-    refuse_unknown("frontends", config.frontends, FRONTENDS)
-    series: dict[str, dict[str, Any]] = {
-        name: {"status": "ok", "reason": None, "points": []} for name in config.frontends
-    }
+    series = frontend_series(config.frontends)
     ratios: list[dict[str, Any]] = []
     phase = reporter.phase("scale", (config.requests + 1) * len(config.sizes))
-    for engines in config.sizes:
-        topology = fleet_topology(engines, config.engine_world_size)
-        topology["model"] = config.model
-        with contextlib.ExitStack() as stack:
-            running: dict[str, _Frontend] = {}
-            for name in config.frontends:
-                if series[name]["status"] == "skipped":
-                    continue
-                phase.note(f"starting {name} fleet of {engines}")
-                try:
-                    if name == "dynamo":
-                        running[name] = stack.enter_context(_dynamo_roundtrip(topology, config))
-                    else:
-                        running[name] = stack.enter_context(
-                            _reference_frontend(topology, config.start_timeout_s)
-                        )
-                except FleetUnavailable as exc:
-                    record_unavailable(series[name], name, engines, exc, reporter)
-            phase.advance()
-            if not running:
-                phase.advance(config.requests)
-                continue
-            latency, body_sizes = measure_gets(
-                stack, running, engines, config.warmup, config.requests, phase, timeout_s=60.0
-            )
-            for name, fe in running.items():
-                point: dict[str, Any] = {
-                    "engines": engines,
-                    "startup_s": fe.startup_s,
-                    "body_bytes": max(body_sizes[name]) if body_sizes[name] else None,
-                    "latency_s": summarize(latency[name]),
-                    "ready_s": None,
-                    "ready_skipped": "not measured in this section",
-                }
-                if isinstance(fe, _DynamoRun):
-                    point.update(
-                        roundtrip_s=fe.roundtrip_s,
-                        roundtrip_ok=fe.roundtrip_ok,
-                        roundtrip_problems=list(fe.problems),
-                        memory_bytes=fe.memory_bytes,
-                        processes=fe.processes,
-                        engines_per_process=config.engines_per_process,
-                    )
-                    reporter.log(
-                        f"dynamo {engines} engines: round trip {fe.roundtrip_s:.1f} s "
-                        f"(start-up {fe.startup_s:.1f} s), {fe.memory_bytes / 2**30:.2f} GiB "
-                        f"in {fe.processes} processes, listing equals fleet: {fe.roundtrip_ok}"
-                    )
-                series[name]["points"].append(point)
-            if "reference" in running and "dynamo" in running:
-                ref, dyn = summarize(latency["reference"]), summarize(latency["dynamo"])
-                ratios.append(
-                    {
-                        "engines": engines,
-                        "latency_p50": dyn["p50"] / ref["p50"] if ref["p50"] > 0 else float("inf"),
-                        "latency_p99": dyn["p99"] / ref["p99"] if ref["p99"] > 0 else float("inf"),
-                        "latency_paired": paired_ratio(latency["dynamo"], latency["reference"]),
-                    }
+
+    def start(name: str, engines: int) -> contextlib.AbstractContextManager[_Frontend]:
+        topology = {**fleet_topology(engines, config.engine_world_size), "model": config.model}
+        if name == "dynamo":
+            return _dynamo_roundtrip(topology, config)
+        return _reference_frontend(topology, config.start_timeout_s)
+
+    for engines, stack, running in fleets_per_size(config.sizes, series, start, phase, reporter):
+        if not running:
+            phase.advance(config.requests)
+            continue
+        latency, body_sizes = measure_gets(
+            stack, running, engines, config.warmup, config.requests, phase, timeout_s=60.0
+        )
+        for name, fe in running.items():
+            point: dict[str, Any] = {
+                "engines": engines,
+                "startup_s": fe.startup_s,
+                "body_bytes": max(body_sizes[name]) if body_sizes[name] else None,
+                "latency_s": summarize(latency[name]),
+                "ready_s": None,
+                "ready_skipped": "not measured in this section",
+            }
+            if isinstance(fe, _DynamoRun):
+                point.update(
+                    roundtrip_s=fe.roundtrip_s,
+                    roundtrip_ok=fe.roundtrip_ok,
+                    roundtrip_problems=list(fe.problems),
+                    memory_bytes=fe.memory_bytes,
+                    processes=fe.processes,
+                    engines_per_process=config.engines_per_process,
                 )
+                reporter.log(
+                    f"dynamo {engines} engines: round trip {fe.roundtrip_s:.1f} s "
+                    f"(start-up {fe.startup_s:.1f} s), {fe.memory_bytes / 2**30:.2f} GiB "
+                    f"in {fe.processes} processes, listing equals fleet: {fe.roundtrip_ok}"
+                )
+            series[name]["points"].append(point)
+        if "reference" in running and "dynamo" in running:
+            ratios.append(latency_ratios(engines, latency))
     phase.done()
     return {
         "config": asdict(config),
