@@ -277,13 +277,11 @@ def raw_exchange(
     """
     import socket
 
-    from prime_rl_dynamo.http import tls_context
+    from prime_rl_dynamo.http import authority, tls_context
 
     target = httpx.URL(url)
     port = target.port or (443 if target.scheme == "https" else 80)
-    host_header = target.host if target.port is None else f"{target.host}:{target.port}"
-    if ":" in target.host:
-        host_header = f"[{target.host}]" + (f":{target.port}" if target.port else "")
+    host_header = authority(target)
     path = target.raw_path.decode("ascii") or "/"
     lines = [
         f"{method} {path} HTTP/1.1",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.text import clip
 
 __all__ = ["Change", "ReportDiff", "check_report", "diff_reports", "unvouched"]
 
@@ -96,7 +97,7 @@ def check_report(report: Any, name: str) -> None:
     except RecursionError:
         raise ValueError(f"{name}: expected {expected}, found members nested too deep") from None
     if error is not None:
-        what = error.message if len(error.message) <= 200 else error.message[:199] + "…"
+        what = clip(error.message, 200)
         where = json_pointer(list(error.absolute_path)) or "/"
         raise ValueError(f"{name}: at {where}: expected {expected}; found that {what}")
 

@@ -12,12 +12,17 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = [
     "DEFAULT_CLIENT",
+    "GATEWAY_OPTIONS",
     "Flag",
     "Options",
+    "add_gateway_arguments",
     "arguments",
     "from_flags",
     "given",
@@ -117,7 +122,13 @@ def _count(default: int, name: str, help: str) -> Any:
     return _option(default, Flag(name, help, metavar="N", type=int), minimum=1)
 
 
-def _choice(default: str, name: str, help: str, choices: tuple[str, ...], noun: str) -> Any:
+def _choice(
+    default: str,
+    name: str,
+    help: str,
+    choices: tuple[str, ...] | Callable[[], tuple[str, ...]],
+    noun: str,
+) -> Any:
     return _option(default, Flag(name, help), choices=choices, noun=noun)
 
 
@@ -131,6 +142,18 @@ def _listing_profiles() -> tuple[str, ...]:
     from conformance.registry import LISTING_PROFILES
 
     return LISTING_PROFILES
+
+
+def _discovery_backends() -> tuple[str, ...]:
+    from prime_rl_dynamo.wire import DISCOVERY_BACKENDS
+
+    return DISCOVERY_BACKENDS
+
+
+def _request_planes() -> tuple[str, ...]:
+    from prime_rl_dynamo.wire import REQUEST_PLANES
+
+    return REQUEST_PLANES
 
 
 def _conventions() -> tuple[str, ...]:
@@ -227,7 +250,7 @@ class Options:
         "file",
         "--discovery",
         "discovery backend of the real Dynamo fleets the suite stands up",
-        ("file", "etcd"),  # wire.DISCOVERY_BACKENDS (stdlib only here; a test holds them equal)
+        _discovery_backends,
         "discovery backend",
     )
     request_plane: str = _choice(
@@ -235,7 +258,7 @@ class Options:
         "--request-plane",
         "request plane of the real Dynamo fleets the suite stands up (nats starts a "
         "nats-server; every Dynamo release with the RL listener refuses http)",
-        ("tcp", "nats", "http"),  # wire.REQUEST_PLANES (held equal by a test)
+        _request_planes,
         "request plane",
     )
     namespace_scope: str = _choice(
@@ -484,16 +507,34 @@ def _default_text(f: Field[Any], flag: Flag) -> str | None:
     return f"{f.default:g}" if isinstance(f.default, float) else str(f.default)
 
 
-def arguments(*, pytest: bool = False) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+#: The options that reach a target behind a gateway (headers for its origin, TLS trust); every
+#: command that talks to a frontend takes them as ``Options`` declares them (``discover`` too).
+GATEWAY_OPTIONS: tuple[str, ...] = ("headers", "cacert", "insecure")
+
+
+def add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
+    """``-H/--header``, ``--cacert`` and ``--insecure`` on another command's parser, declared by
+    ``Options`` (one flag, help and default each); ``--cacert`` and ``--insecure`` exclude each
+    other there as here. Read them with ``prime_rl_dynamo.http.parse_headers`` and
+    ``verify_setting``."""
+    tls = parser.add_mutually_exclusive_group()
+    for names, keywords in arguments(only=GATEWAY_OPTIONS):
+        (parser if "--header" in names else tls).add_argument(*names, **keywords)
+
+
+def arguments(
+    *, pytest: bool = False, only: tuple[str, ...] | None = None
+) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
     """``(names, keywords)`` for argparse's ``add_argument`` (the CLI) or pytest's ``addoption``
-    (``pytest=True``: every flag spelled ``--rl-*``), one per option flag.
+    (``pytest=True``: every flag spelled ``--rl-*``), one per option flag (``only``: of these
+    fields).
 
     A value left out is None (a repeatable flag's is []), so reading keeps the field's default.
     Fixed choices are argparse's; every value is also checked by ``Options`` itself, so both
     surfaces refuse the same values with the same message.
     """
     for f, flag in _flags():
-        if pytest and not flag.pytest:
+        if (pytest and not flag.pytest) or (only is not None and f.name not in only):
             continue
         text = flag.help
         choices = f.metadata.get("choices")

@@ -18,6 +18,7 @@ from prime_rl_dynamo._urls import url_host
 from prime_rl_dynamo.errors import ConfigError
 
 __all__ = [
+    "authority",
     "origin_text",
     "parse_header",
     "parse_headers",
@@ -170,8 +171,13 @@ def origin(url: httpx.URL | str) -> tuple[str, str, int | None]:
     return (url.scheme, url.raw_host.decode("ascii", "replace").lower(), url.port or default)
 
 
-def origin_text(url: httpx.URL) -> str:
-    """``scheme://host[:port]`` as it is written: IPv6 in brackets, an explicit port kept (even 0)."""
-    host = url_host(url.host)
+def authority(url: httpx.URL) -> str:
+    """``host[:port]`` as a URL and a Host header write it: IPv6 in brackets, an explicit port
+    kept (even 0)."""
     port = f":{url.port}" if url.port is not None else ""
-    return f"{url.scheme}://{host}{port}"
+    return f"{url_host(url.host)}{port}"
+
+
+def origin_text(url: httpx.URL) -> str:
+    """``scheme://host[:port]`` as it is written (see :func:`authority`)."""
+    return f"{url.scheme}://{authority(url)}"

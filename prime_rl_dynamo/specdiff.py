@@ -411,8 +411,7 @@ def _check_schema(name: str, schema: Any, where: str, depth: int = 0) -> None:
     the meta-schema's own validation costs milliseconds per member)."""
 
     def refuse(at: str, expected: str, value: Any) -> ValueError:
-        found = json.dumps(value, default=str)
-        found = found if len(found) <= 60 else found[:59] + "…"
+        found = clip(json.dumps(value, default=str), 60)
         return ValueError(
             f"{name}: at {at or '/'}: expected {expected} (a JSON Schema, draft 2020-12), "
             f"found {found}"

@@ -218,6 +218,12 @@ def test_the_suites_body_cap_is_the_clients() -> None:
 def test_the_suites_backends_and_planes_are_the_harness_ones() -> None:
     from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
 
-    choices = {f.name: f.metadata["choices"] for f in fields(Options) if f.metadata.get("choices")}
-    assert choices["discovery"] == DISCOVERY_BACKENDS
-    assert choices["request_plane"] == REQUEST_PLANES
+    for backend in DISCOVERY_BACKENDS:
+        assert Options(discovery=backend).discovery == backend
+    for plane in REQUEST_PLANES:
+        assert Options(request_plane=plane).request_plane == plane
+    # One list each (wire's): anything else is refused, naming that list and the flag.
+    with pytest.raises(ValueError, match=r"expected file, etcd \(--discovery\)"):
+        Options(discovery="consul")
+    with pytest.raises(ValueError, match=r"expected tcp, nats, http \(--request-plane\)"):
+        Options(request_plane="udp")

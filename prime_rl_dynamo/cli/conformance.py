@@ -81,10 +81,10 @@ def run(args: argparse.Namespace) -> int:
 
     console = make_console()
     if args.markdown and not args.list:  # not a run: a whole all-profile run is minutes long
-        print(
-            "prime-rl-dynamo conformance: --markdown only applies to --list "
+        complain(
+            "conformance",
+            "--markdown only applies to --list "
             "(conformance --list --markdown prints docs/conformance-matrix.md)",
-            file=sys.stderr,
         )
         return ExitCode.USAGE
     if args.list:
@@ -130,9 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
     missing = dynamo_unavailable() if options.target == "dynamo" else None
     if missing is not None:
-        print(
-            f"prime-rl-dynamo conformance: --target dynamo: {dynamo_hint(missing)}", file=sys.stderr
-        )
+        complain("conformance", f"--target dynamo: {dynamo_hint(missing)}")
         return ExitCode.USAGE
     if args.quiet or not console.is_terminal:
         report = run_suite(options=options)
@@ -151,10 +149,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             console.print(f"{names[flag]}: {writers[flag](report, path)}", markup=False)
         except OSError as exc:
-            print(
-                f"prime-rl-dynamo conformance: {flag} {path}: expected a writable file; "
-                f"writing failed: {exc.strerror or exc}",
-                file=sys.stderr,
+            complain(
+                "conformance",
+                f"{flag} {path}: expected a writable file; writing failed: {exc.strerror or exc}",
             )
             return ExitCode.USAGE
     return report.exit_code  # 130 when interrupted, as the JSON report says

@@ -14,13 +14,13 @@ import argparse
 import asyncio
 from typing import Any
 
+from conformance.options import add_gateway_arguments
 from prime_rl_dynamo.cli._groups import add_command
-from prime_rl_dynamo.cli._http_args import add_http_arguments, headers_of, verify_of
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 from prime_rl_dynamo.cli.validate import positive_int
 from prime_rl_dynamo.errors import NotReadyError, PrimeRLDynamoError
 from prime_rl_dynamo.exitcodes import ExitCode
-from prime_rl_dynamo.http import tls_hint
+from prime_rl_dynamo.http import parse_headers, tls_hint, verify_setting
 
 
 def add_parser(subparsers: Any) -> None:
@@ -51,7 +51,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--trust-env", action="store_true", help="honour proxy environment variables"
     )
-    add_http_arguments(parser)
+    add_gateway_arguments(parser)
     parser.add_argument(
         "-q",
         "--quiet",
@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
 
     async def go() -> Any:
-        headers = dict(headers_of(args))
-        verify = verify_of(args)
+        headers = dict(parse_headers(args.header))
+        verify = verify_setting(args.cacert, args.insecure)
         async with DiscoveryClient(
             args.url,
             inference_world_size=args.inference_world_size,

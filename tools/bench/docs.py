@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from prime_rl_dynamo.exitcodes import ExitCode
 from tools import REPO
 from tools.bench.markdown import render_markdown, rerun_command
 from tools.bench.table import fmt_ratio
@@ -476,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"stale benchmark figures in {', '.join(stale)}: run python -m tools.bench.docs",
             file=sys.stderr,
         )
-        return 1
+        return ExitCode.FAIL
     for name in stale:
         print(f"updated {name}")
     return 0

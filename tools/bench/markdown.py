@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prime_rl_dynamo.exitcodes import ExitCode
 from tools.bench.table import discovery_rows, fmt_ratio, hostile_rows, validation_rows
 
 __all__ = ["render_markdown"]
@@ -150,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = json.loads(args.report.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         print(f"cannot read {args.report}: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     sys.stdout.write(render_markdown(report))
     return 0
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prime_rl_dynamo.exitcodes import ExitCode
 from tools import REPO
 from tools.bench.run import SECTIONS, write_report
 
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         merged = merge_section(report, partial, args.section)
     except ValueError as exc:
         print(f"python -m tools.bench.merge: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.FAIL
     write_report(merged, args.into)
     print(f"{args.into}: {args.section} from {args.partial}")
     return 0
