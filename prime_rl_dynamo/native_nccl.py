@@ -40,7 +40,7 @@ from prime_rl_dynamo.admin import AdminPool, verify_fleet
 from prime_rl_dynamo.client import Discovery, DiscoveryClient
 from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.errors import ConfigError
-from prime_rl_dynamo.plan import BroadcastPlan, Convention, Roster, check_coordinates
+from prime_rl_dynamo.plan import BroadcastPlan, Convention, Roster, check_rendezvous
 from prime_rl_dynamo.prime_rl_config import trainer_config_from_prime_rl
 from prime_rl_dynamo.topology_diff import EngineState
 from prime_rl_dynamo.wire import Labelled, WorkerId
@@ -177,7 +177,7 @@ class NativeNcclGroup(Roster[NativeEngine]):
         every engine lists a ``system_url`` and the routes ``require`` names (ConfigError naming
         each engine and what it lacks), and the coordinates are usable.
         """
-        check_coordinates(master_address, master_port, names=("master_address", "master_port"))
+        check_rendezvous(master_address, master_port, names=("master_address", "master_port"))
         plan = discovery.plan(Convention.VLLM_NATIVE_NCCL)
         workers = {WorkerId.of(w): w for w in discovery.workers}
         engines: list[NativeEngine] = []

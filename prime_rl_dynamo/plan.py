@@ -28,7 +28,7 @@ __all__ = [
     "Roster",
     "canonical_key",
     "canonical_order",
-    "check_coordinates",
+    "check_rendezvous",
     "plan_broadcast",
     "topology_diff",
     "worker_rank",
@@ -173,7 +173,7 @@ class Roster(Generic[_E]):
         raise KeyError(label)
 
 
-def check_coordinates(
+def check_rendezvous(
     host: object, port: object, timeout: object = None, *, names: tuple[str, str] = ("host", "port")
 ) -> None:
     """Refuse (ConfigError) where a weight-transfer group cannot meet: an empty host, a port
@@ -198,7 +198,7 @@ class Rendezvous:
     (RANK-8): the trainer's ``host`` and ``port``, the init's ``timeout`` in seconds, NIXL's
     shared ``session_id``, and whether Prime's broadcaster is reached through vLLM's
     ``/collective_rpc`` (``via_rpc``). Refused (ConfigError) unless it can meet
-    (:func:`check_coordinates`)."""
+    (:func:`check_rendezvous`)."""
 
     host: str
     port: int
@@ -208,7 +208,7 @@ class Rendezvous:
     via_rpc: bool = False
 
     def __post_init__(self) -> None:
-        check_coordinates(self.host, self.port, self.timeout)
+        check_rendezvous(self.host, self.port, self.timeout)
 
 
 @dataclass(frozen=True, slots=True)

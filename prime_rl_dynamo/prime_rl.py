@@ -40,7 +40,7 @@ from prime_rl_dynamo.native_nccl import (
     EngineRoutes,
     NativeEngine,
 )
-from prime_rl_dynamo.plan import BroadcastPlan, Convention, check_coordinates
+from prime_rl_dynamo.plan import BroadcastPlan, Convention, check_rendezvous
 from prime_rl_dynamo.prime_rl_config import (
     client_config_from_prime_rl,
     nccl_convention_from_prime_rl,
@@ -595,7 +595,7 @@ class DynamoInferencePool:
     ) -> None:
         self._require_open()
         world = self._check_world(inference_world_size, "no engine was initialised")
-        check_coordinates(host, port, timeout)
+        check_rendezvous(host, port, timeout)
         async with self._mutating:
             await self.admin.verify_topology(timeout=self.config.request_timeout)
             plan = self.discovery.plan(
@@ -643,7 +643,7 @@ class DynamoInferencePool:
         self, host: str, port: int, timeout: float, inference_world_size: int | None
     ) -> None:
         self._require_open()
-        check_coordinates(host, port, timeout)
+        check_rendezvous(host, port, timeout)
         self._check_world(inference_world_size, "the trainer's group would not complete")
         routes = self._require_routes("vLLM native NCCL owned by the trainer")
         lacking = [

@@ -1,7 +1,8 @@
 """docs/architecture.md stays true: its module table lists every module of the two packages, no
 module imports from a layer below its own, no import closes a circle (function-level and
 type-only imports included, tools/ included), no package reaches into another's private modules,
-and the installed code never imports tools/."""
+the installed code never imports tools/, and each concept of its grep list is defined in its home
+and nowhere else."""
 
 from __future__ import annotations
 
@@ -221,3 +222,56 @@ def test_installed_code_never_imports_tools() -> None:
         )
     ]
     assert path_edits == []
+
+
+def _concepts() -> list[tuple[str, list[str], list[str]]]:
+    """(concept, home files, grep patterns) of each row of "Where each concept lives"."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("## Where each concept lives", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) != 3 or cells[0] in ("concept", "---"):
+            continue
+        homes = re.findall(r"`([^`]+\.py)`", cells[1])
+        greps = re.findall(r"`([^`]+)`", cells[2])
+        rows.append((cells[0], homes, greps))
+    assert len(rows) >= 20, "the concept table was not found"
+    return rows
+
+
+def _defining(pattern: str, trees: tuple[str, ...] = TREES) -> set[str]:
+    """The modules with a line that starts with ``pattern`` after its indentation (a literal, as
+    ``grep -F``; a name at its end is matched whole), the example clients left out."""
+    regex = re.compile(
+        r"^[ \t]*" + re.escape(pattern) + (r"\b" if pattern[-1].isalnum() else ""), re.M
+    )
+    return {
+        path
+        for path in _modules(trees)
+        if not path.startswith("conformance/examples/")
+        and regex.search((ROOT / path).read_text(encoding="utf-8")) is not None
+    }
+
+
+def test_each_concept_is_defined_in_its_home_and_nowhere_else() -> None:
+    wrong = []
+    for concept, homes, greps in _concepts():
+        assert homes and greps, concept
+        for pattern in greps:
+            found = _defining(pattern)
+            if not found or not found <= set(homes):
+                wrong.append(f"{concept}: {pattern!r} defined in {sorted(found)}, home {homes}")
+    assert wrong == []
+
+
+def test_the_concept_grep_sees_definitions_and_only_them() -> None:
+    # Counterparts: a name defined in several modules is found in each; a pattern is a literal
+    # (a dot is a dot); a name is matched whole; a use is not a definition.
+    assert len(_defining("def run")) > 1
+    assert _defining("def clip") == {"prime_rl_dynamo/text.py"}
+    assert _defining("def c.ip") == set()
+    assert _defining("class WorkerId") == {"prime_rl_dynamo/wire.py"}
+    worker = _defining("class Worker")  # the model, not WorkerId
+    assert "prime_rl_dynamo/_models.py" in worker and "prime_rl_dynamo/wire.py" not in worker
+    assert "prime_rl_dynamo/http.py" not in _defining("url_host")  # imported and used there

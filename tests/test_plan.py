@@ -16,7 +16,7 @@ from prime_rl_dynamo.plan import (
     EnginePlan,
     Rendezvous,
     canonical_order,
-    check_coordinates,
+    check_rendezvous,
     plan_broadcast,
     worker_rank,
 )
@@ -235,13 +235,13 @@ def test_a_rendezvous_that_cannot_meet_is_refused(
     Rendezvous("h", 29500, 30)  # the counterpart: usable coordinates are kept
 
 
-def test_coordinates_are_refused_in_the_callers_words() -> None:
+def test_a_rendezvous_is_refused_in_the_callers_words() -> None:
     names = ("master_address", "master_port")
     with pytest.raises(ConfigError, match=r"^master_address must be"):
-        check_coordinates("", 1, names=names)
+        check_rendezvous("", 1, names=names)
     with pytest.raises(ConfigError, match=r"^master_port must be"):
-        check_coordinates("h", 0, names=names)
-    check_coordinates("h", 1, names=names)
+        check_rendezvous("h", 0, names=names)
+    check_rendezvous("h", 1, names=names)
 
 
 def test_to_dict_lists_rank_ranges() -> None:

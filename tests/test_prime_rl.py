@@ -362,7 +362,12 @@ def test_credentials_only_to_allowed_hosts(caplog: pytest.LogCaptureFixture) -> 
 
     with _fleet(data) as fleet, pytest.raises(ConfigError) as info:
         fleet.wait_ready()
-        asyncio.run(_pool(fleet, admin_allowed_hosts=["127.0.0.1"], disallowed="refuse"))
+
+        async def refused() -> None:
+            async with _pool(fleet, admin_allowed_hosts=["127.0.0.1"], disallowed="refuse"):
+                pass
+
+        asyncio.run(refused())
     assert info.value.requirement == "CRED-3"
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from prime_rl_dynamo.reference.breaks import BREAKS
     from prime_rl_dynamo.reference.faults import FAULTS, Fault, parse_fault, parse_faults
     from prime_rl_dynamo.reference.fleet import ReferenceFleet, start_reference_fleet
-    from prime_rl_dynamo.reference.listing import dumps, listing_body, worker_entry
+    from prime_rl_dynamo.reference.listing import dumps, listing_body, view_entry
     from prime_rl_dynamo.reference.state import ReferenceEngine
 
 _WHERE = {
@@ -27,7 +27,7 @@ _WHERE = {
     "start_reference_fleet": "fleet",
     "dumps": "listing",
     "listing_body": "listing",
-    "worker_entry": "listing",
+    "view_entry": "listing",
     "ReferenceEngine": "state",
 }
 
@@ -42,7 +42,7 @@ __all__ = [
     "parse_fault",
     "parse_faults",
     "start_reference_fleet",
-    "worker_entry",
+    "view_entry",
 ]
 
 

@@ -19,7 +19,7 @@ __all__ = [
     "dumps",
     "listing_body",
     "sort_workers",
-    "worker_entry",
+    "view_entry",
 ]
 
 
@@ -41,8 +41,10 @@ class WorkerView:
     weight_transfer_backend: str | None = None  # an extension field (not in Dynamo 1.6.1)
 
 
-def worker_entry(view: WorkerView) -> dict[str, Any]:
-    """One worker object in Dynamo's key order; an errored worker carries routes [] and no URLs."""
+def view_entry(view: WorkerView) -> dict[str, Any]:
+    """A view's worker object, built by ``wire.listed_entry`` in Dynamo's key order (the view's
+    weight-transfer backend as an extension field); an errored worker carries routes [] and no
+    URLs."""
     backend = view.weight_transfer_backend
     extra = None if backend is None else {"weight_transfer_backend": backend}
     return listed_entry(view, view.port, extra=extra)
@@ -57,7 +59,7 @@ def listing_body(namespace: str, views: Iterable[WorkerView]) -> dict[str, Any]:
     """The whole discovery body for a scope ``namespace``, workers sorted and de-duplicated."""
     unique: dict[WorkerId, dict[str, Any]] = {}
     for view in views:
-        unique[WorkerId.of(view)] = worker_entry(view)
+        unique[WorkerId.of(view)] = view_entry(view)
     return {"protocol_version": 1, "namespace": namespace, "workers": sort_workers(unique.values())}
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from prime_rl_dynamo.defaults import POLL_INTERVAL  # the client's: seconds between v1 polls
 from prime_rl_dynamo.wire import DISCOVERY_PATH
 from tools.bench import child_argv, child_env
 from tools.bench.discovery import fleet_topology
@@ -37,7 +38,6 @@ from tools.bench.machine import describe_machine
 
 __all__ = ["ProtocolConfig", "main", "run_protocol"]
 
-POLL_INTERVAL = 1.0  # seconds between v1 polls (and v2 conditional polls)
 FEED_WAIT = 30.0  # seconds a change-feed GET is held (the reference's cap)
 ENGINE_WORLD_SIZE = 2  # every benchmark engine's world size; W is this times the engine count
 ASK = {"Dynamo-RL-Protocol": "2, 1"}
