@@ -1,6 +1,8 @@
 """The URL rules of the contract that a pattern cannot say: whether an admin_base_url's host is
 usable (WORKER-8: valid punycode, a real IPv6 address) and when two admin URLs are the same
-endpoint (LIST-6). Pure; shared by the validator, the discovery client and the admin pool."""
+endpoint (LIST-6). URLs are read by ``urllib.parse``; hosts are compared by one normaliser
+(``host_key``), for LIST-6 and the admin host allow-list alike. Pure; shared by the validator,
+the discovery client, the credentials and the admin pool."""
 
 from __future__ import annotations
 
