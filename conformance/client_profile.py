@@ -35,11 +35,12 @@ from conformance.client_runs import (
     ClientRun,
     Runner,
 )
-from conformance.client_scenarios import SCENARIOS, Scenario
+from conformance.client_scenarios import MOVED_PATH, SCENARIOS, Scenario
 from conformance.client_wire import describe_call
 from conformance.registry import CheckError, CheckFunction, Failed, Skipped, check
 from conformance.runner import RunContext, profile_setup, select_checks
 from prime_rl_dynamo.plan import Convention
+from prime_rl_dynamo.recording import RecordedRequest
 from prime_rl_dynamo.text import cut
 
 __all__ = [
@@ -1002,34 +1003,49 @@ def check_userinfo(ctx: ClientContext) -> str | None:
     return _verdict(problems, "both URLs with user info were refused before any admin call")
 
 
-@_check("CRED-4", "no-credentials-across-redirect", needs=("admin-redirect",))
+_REDIRECTS = ("admin-redirect", "admin-redirect-same-origin")
+
+
+def _followed(run: ClientRun) -> list[RecordedRequest]:
+    """The requests that followed an admin redirect: to the Location's host, or under the path a
+    same-origin redirect moved the call to."""
+    moved = [r for r in run.admin_calls if r.path.startswith(MOVED_PATH + "/")]
+    return [*run.foreign, *moved]
+
+
+@_check("CRED-4", "no-credentials-across-redirect", needs=_REDIRECTS)
 def check_admin_redirect(ctx: ClientContext) -> str | None:
     """No credential across a redirect; an admin call follows no redirect at all."""
-    run = ctx.scenario("admin-redirect")
-    want = run.credentials.expected_headers()
-    if not any(300 <= r.status < 400 for r in run.admin_calls):
-        raise Skipped(f"{run.name}: the client made no admin call that met the redirect (ADMIN-3)")
+    runs = [ctx.scenario(s) for s in _REDIRECTS]
+    met = [run for run in runs if any(300 <= r.status < 400 for r in run.admin_calls)]
+    if not met:
+        raise Skipped("the client made no admin call that met a redirect (ADMIN-3)")
     problems: Problems = []
-    for r in run.foreign:
-        leaked = sorted(h for h, v in want.items() if r.headers.get(h) == v)
-        if leaked:
+    for run in met:
+        want = run.credentials.expected_headers()
+        followed = _followed(run)
+        for r in followed:
+            leaked = sorted(h for h, v in want.items() if r.headers.get(h) == v)
+            if leaked:
+                problems.append(
+                    Problem(
+                        run,
+                        "credential-across-redirect",
+                        f"{describe_call(r)} after a redirect carried {', '.join(leaked)}",
+                    )
+                )
+        if followed:
             problems.append(
                 Problem(
                     run,
-                    "credential-across-redirect",
-                    f"{describe_call(r)} after a redirect carried {', '.join(leaked)}",
+                    "followed-admin-redirect",
+                    f"followed the admin redirect: {len(followed)} call(s) to its Location "
+                    "(SPEC CRED-4: admin calls follow no redirect, not even on the same origin)",
                 )
             )
-    if run.foreign:
-        problems.append(
-            Problem(
-                run,
-                "followed-admin-redirect",
-                f"followed the admin redirect: {len(run.foreign)} call(s) to the Location's host "
-                "(SPEC CRED-4: admin calls follow no redirect)",
-            )
-        )
-    return _verdict(problems, "the admin redirect was not followed")
+    return _verdict(
+        problems, f"{len(met)} admin redirect(s) (another origin; the same origin) not followed"
+    )
 
 
 @_check("TOPO-1", "reverify-before-update", needs=("rank", "resize-after-init", "dynamo"))
@@ -1112,6 +1128,7 @@ _ADMIN_FAILURES = {
     "init-fails": ("dynamo.engine-b#0", True),
     "init-error-in-200": ("dynamo.engine-b#0", True),
     "admin-redirect": ("dynamo.engine-b#0", False),
+    "admin-redirect-same-origin": ("dynamo.engine-b#0", False),
 }
 
 
@@ -1161,7 +1178,8 @@ def check_admin_failure(ctx: ClientContext) -> str | None:
             )
     return _verdict(
         problems,
-        f"{len(_ADMIN_FAILURES)} failed init(s) (500; 200 with status error; 307) reported as failures",
+        f"{len(_ADMIN_FAILURES)} failed admin calls (500; 200 with status error; 307 to another "
+        "origin and to the same one) reported as failures",
     )
 
 

@@ -632,8 +632,8 @@ class Runner:
             # The plan the client should have reached: the fleet as it is now, faults lifted.
             fleet.set_faults([])
             for key, attribute, _ in scenario.engine_setup:
-                if attribute == "admin_redirect_host":
-                    fleet.engine(key).admin_redirect_host = None
+                if attribute.startswith("admin_redirect_"):
+                    setattr(fleet.engine(key), attribute, None)
             client_run.engines, client_run.others = listed_engines(fleet, topology.model)
 
     # -- real Dynamo --------------------------------------------------------------------------

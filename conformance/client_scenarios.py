@@ -23,6 +23,7 @@ __all__ = [
     "BASE",
     "DYNAMO_TOPOLOGY",
     "MAX_BODY_BYTES",
+    "MOVED_PATH",
     "OTHER_MODEL",
     "PINNED_NATIVE_TOPOLOGY",
     "PINNED_TOPOLOGY",
@@ -37,6 +38,8 @@ __all__ = [
 OTHER_MODEL = "other/model"
 #: The listing size cap the calling contract passes (``CONFORMANCE_MAX_BODY_BYTES``, POLL-3).
 MAX_BODY_BYTES = 2 * 1024 * 1024
+#: Where the scenario admin-redirect-same-origin redirects engine-b's admin calls (same origin).
+MOVED_PATH = "/moved"
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,9 @@ _ENGINE_FAULTS: tuple[tuple[str, str, str, tuple[str, str, Any]], ...] = (
     ("admin-redirect", "CRED-4",
      "engine-b's admin API answers 307 to the same URL under host localhost",
      ("dynamo.engine-b#0", "admin_redirect_host", "localhost")),
+    ("admin-redirect-same-origin", "CRED-4",
+     f"engine-b's admin API answers 307 to the same origin under {MOVED_PATH}",
+     ("dynamo.engine-b#0", "admin_redirect_path", MOVED_PATH)),
     ("resize-after-init", "TOPO-1", "engine-a reports world size 4 once it answered its init",
      ("dynamo.engine-a#0", "resize_after_init", 4)),
     ("init-error-in-200", "ADMIN-3",
@@ -205,9 +211,9 @@ _SINGLE: tuple[Scenario, ...] = (
              _fleet(_A, _B, {"component": "embed", "world_size": 1, "model": OTHER_MODEL,
                              "admin": False}), 3),
     _pending_until_join("none-then-ready", "READY-6",
-                        "only another model's worker is listed until the model's engine joins "
-                        "after 0.4 s", 2,
-                        [{"component": "judge", "world_size": 1, "model": OTHER_MODEL}],
+                        "only another model's worker (its world size W) is listed until the "
+                        "model's engine joins after 0.4 s", 2,
+                        [{"component": "judge", "world_size": 2, "model": OTHER_MODEL}],
                         {"component": "engine-d", "world_size": 2}),
     Scenario("retryable", "POLL-1", "a connection reset, then 429 with Retry-After: 2, then 503",
              BASE, 3, faults=("reset:1", "rate-limit=2:2", "unavailable:3"),
@@ -226,9 +232,10 @@ _SINGLE: tuple[Scenario, ...] = (
     _allow_list("allow-list-case", "LOCALHOST and 127.0.0.1 (names compare without case)",
                 "127.0.0.1", "LOCALHOST"),
     Scenario("prefix-scope", "RANK-1", "two namespaces under the scope dynamo; canonical order "
-             "(namespace first) differs from (component, instance_id)",
-             _fleet({"component": "alpha", "namespace": "dynamo-b", "world_size": 1},
-                    {"component": "zeta", "namespace": "dynamo-a", "world_size": 2}), 3),
+             "(namespace first) differs from (component, instance_id) and from the labels' order "
+             "('dynamo-a.alpha...' < 'dynamo.zeta...')",
+             _fleet({"component": "alpha", "namespace": "dynamo-a", "world_size": 1},
+                    {"component": "zeta", "namespace": "dynamo", "world_size": 2}), 3),
     Scenario("init-fails", "ADMIN-3", "engine-b answers its init with 500",
              _fleet(_A, {**_B, "faults": {"admin_fail": ["init_broadcaster", "collective_rpc"]}}),
              3, expect="fail", timeout=3.0),
