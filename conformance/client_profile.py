@@ -35,7 +35,7 @@ from conformance.client_runs import (
     ClientRun,
     Runner,
 )
-from conformance.client_scenarios import MOVED_PATH, SCENARIOS, Scenario
+from conformance.client_scenarios import MOVED_PATH, RETRY_AFTER_S, SCENARIOS, Scenario
 from conformance.client_wire import describe_call
 from conformance.registry import CheckError, CheckFunction, Failed, Skipped, check
 from conformance.runner import RunContext, profile_setup, select_checks
@@ -137,8 +137,10 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
         runner.scenarios(wanted, lambda s: _parts_failed(ctx, s))
         if "dynamo" in wanted:
             runner.dynamo_runs()
+        runner.close()
         yield ctx
     finally:
+        runner.close()
         if saved is None:
             os.environ.pop(SECRET_ENV, None)
         else:
@@ -847,10 +849,6 @@ def _fatal_problems(run: ClientRun, *, once: bool) -> Problems:
     return problems
 
 
-#: The Retry-After of the scenario "retryable" (its fault rate-limit=2).
-_RETRY_AFTER_S = 2.0
-
-
 @_check("POLL-1", "retry-transient", needs=("retryable",))
 def check_retry(ctx: ClientContext) -> str | None:
     """Resets, 5xx and 429 are retried, honouring Retry-After."""
@@ -861,13 +859,13 @@ def check_retry(ctx: ClientContext) -> str | None:
     if limited and limited[0] + 1 < len(run.listing_calls):
         i = limited[0]
         gap = run.listing_calls[i + 1].time - run.listing_calls[i].time
-        if gap < _RETRY_AFTER_S - 0.05:
+        if gap < RETRY_AFTER_S - 0.05:
             problems.append(
                 Problem(
                     run,
                     "retry-after-ignored",
                     f"the next poll came {gap:.2f} s after 429 with Retry-After: "
-                    f"{_RETRY_AFTER_S:g} (expected >= {_RETRY_AFTER_S:g} s)",
+                    f"{RETRY_AFTER_S:g} (expected >= {RETRY_AFTER_S:g} s)",
                 )
             )
     elif not problems:

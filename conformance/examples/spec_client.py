@@ -275,7 +275,7 @@ class _Client:
             if time.monotonic() >= self.deadline and "no-deadline" not in self.bugs:
                 raise self._deadline(polls, last)
             polls += 1
-            wait = POLL_INTERVAL
+            wait = self.call.poll_interval or POLL_INTERVAL
             try:
                 body = self._get()
             except _Retry as exc:
