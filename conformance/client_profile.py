@@ -761,7 +761,8 @@ _PENDING_RULES: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
      ("error-then-ready", "error-then-gone")),
     ("READY-2", "no-admin-is-pending", "A matching worker without admin URL keeps it pending",
      ("no-admin-then-ready", "no-admin-then-gone")),
-    ("READY-3", "wrong-sum-is-pending", "A sum other than W keeps it pending", ("sum-then-ready",)),
+    ("READY-3", "wrong-sum-is-pending", "A sum other than W (below or above) keeps it pending",
+     ("sum-then-ready", "sum-above-then-ready")),
     ("READY-6", "no-match-is-pending", "No matching worker keeps it pending", ("none-then-ready",)),
 )  # fmt: skip
 _REAL_PENDING = {"error-then-ready", "sum-then-ready"}

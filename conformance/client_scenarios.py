@@ -226,6 +226,9 @@ _SINGLE: tuple[Scenario, ...] = (
     _pending_until_join("sum-then-ready", "READY-3",
                         "world sizes sum to 3 of W = 5 until an engine joins after 0.4 s", 5,
                         [_A, _B], {"component": "engine-d", "world_size": 2}),
+    _pending_until_leave("sum-above-then-ready", "READY-3",
+                         "world sizes sum to 4 of W = 3 until a third engine leaves after 0.4 s",
+                         {"component": "engine-c", "world_size": 1}),
     Scenario("streak-broken", "READY-4", "the 2nd listing request answers 503; the others are "
              "complete and identical", BASE, 3, faults=("unavailable:2-2",)),
     Scenario("streak-pending", "READY-4", "the 2nd listing request carries an error worker (pending); "

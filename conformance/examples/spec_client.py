@@ -262,7 +262,10 @@ class _Client:
         total = sum(w.get("world_size", 0) for w in counted)
         width = total if "derives-w" in bugs else self.call.inference_world_size
         self.last_sum, self.last_matching = total, matching
-        if total != width and not ("sum-at-most-w" in bugs and total <= width):
+        accepted = ("sum-at-most-w" in bugs and total <= width) or (
+            "sum-at-least-w" in bugs and total >= width
+        )
+        if total != width and not accepted:
             if "sum-is-fatal" in bugs:
                 raise Refused("READY-3", f"world sizes sum to {total}, expected {width}")
             reasons.append(f"world sizes sum to {total}, expected inference_world_size {width}")
