@@ -443,7 +443,8 @@ class _Client:
                 if _ROUTE in w.get("routes", ()) and w.get("system_url"):
                     # The latest generation's form: Dynamo's engine route on the system server.
                     self.admin(w, "/engine/" + _ROUTE, {"init_info": info}, base=w["system_url"])
-                    continue
+                    if "native-inits-both-forms" not in bugs:  # the bug: collective_rpc as well
+                        continue
                 payload: dict[str, Any] = {
                     "method": "init_weight_transfer_engine",
                     "kwargs": {"init_info": info},
@@ -471,7 +472,10 @@ class _Client:
                 payload = {"method": "init_broadcaster", "kwargs": kwargs}
             self.admin(w, "/collective_rpc", payload)
 
-    def update(self, engines: list[dict[str, Any]]) -> None:
+    def update(self, engines: list[dict[str, Any]], width: int) -> None:
+        bugs = self.bugs if self.call.convention == "vllm-native-nccl" else frozenset()
+        if "native-reinit-before-update" in bugs:  # so that a restarted engine rejoins the group
+            self.init(engines, width)
         planned = {_label(w): w["world_size"] for w in engines}
         now = dict(planned)
         if "reverify-after-pause" in self.bugs:
@@ -491,12 +495,13 @@ class _Client:
             changes += [f"removed {k}" for k in planned if k not in now]
             changes += [f"added {k}" for k in now if k not in planned]
             raise Refused("TOPO-1", "the fleet changed since the plan: " + "; ".join(changes))
-        if "reverify-after-pause" not in self.bugs:
+        if "reverify-after-pause" not in self.bugs and "native-skips-pause" not in bugs:
             for w in engines:
                 self.admin(w, "/pause?mode=keep&clear_cache=false")
+        step_dir = "/tmp/weights/step-1" if "native-reloads-path" in bugs else None
         try:
             for w in engines:
-                self.admin(w, "/update_weights", {"weight_dir": None})
+                self.admin(w, "/update_weights", {"weight_dir": step_dir})
         finally:
             for w in engines:
                 self.admin(w, "/resume")
@@ -514,7 +519,7 @@ def _drive(call: ClientCall, bugs: frozenset[str]) -> None:
                         client.admin(w, "/resume")
             raise
         client.init(engines, width)
-        client.update(engines)
+        client.update(engines, width)
         if client.failures:
             raise Refused("ADMIN-3", "; ".join(client.failures))
     finally:
