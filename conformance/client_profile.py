@@ -807,14 +807,17 @@ def _streak_problems(run: ClientRun) -> Problems:
     return []
 
 
+_STREAKS = ("error-then-ready", "streak-broken", "streak-pending", "renumbered")
+
+
 @_check(
     "READY-4",
     "two-identical-polls",
-    needs=("error-then-ready", "streak-broken", "streak-pending"),
+    needs=_STREAKS,
 )
 def check_two_polls(ctx: ClientContext) -> str | None:
     """Ready after two consecutive identical complete polls; a failed or pending poll restarts."""
-    runs = [ctx.scenario(s) for s in ("error-then-ready", "streak-broken", "streak-pending")]
+    runs = [ctx.scenario(s) for s in _STREAKS]
     problems: Problems = []
     for run in runs:
         problems += _streak_problems(run)

@@ -231,6 +231,9 @@ _SINGLE: tuple[Scenario, ...] = (
                          {"component": "engine-c", "world_size": 1}),
     Scenario("streak-broken", "READY-4", "the 2nd listing request answers 503; the others are "
              "complete and identical", BASE, 3, faults=("unavailable:2-2",)),
+    Scenario("renumbered", "READY-4", "the 1st listing request lists every worker under another "
+             "instance_id (restarted); the others are complete and identical", BASE, 3,
+             faults=("renumber:1",), ready_from_listing=2),
     Scenario("streak-pending", "READY-4", "the 2nd listing request carries an error worker (pending); "
              "the others are complete and identical", BASE, 3, faults=("error-workers=1:2-2",),
              pending_listings=(2,)),

@@ -300,7 +300,7 @@ class _Client:
                             w.get("system_url"),
                             w.get("admin_base_url"),
                             w.get("world_size"),
-                        )
+                        )[1 if "fingerprint-without-identity" in self.bugs else 0 :]
                         for w in sorted(matching, key=self._order)
                     ]
                     if previous == fingerprint or "one-poll" in self.bugs:

@@ -41,6 +41,7 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "unknown-fields": (None, "add unknown fields at every level of the body (still valid)"),
     "scope": ("NAMESPACE", "report NAMESPACE as the body's namespace; the workers are unchanged"),
     "lag": ("N", "answer each listing with the body computed N listing requests earlier"),
+    "renumber": (None, "list every worker under another instance_id, as if it had restarted"),
     "version": ("N", "send protocol_version N (an integer) in an otherwise valid body"),
     "status": ("CODE", "answer CODE (a 4xx other than 429, say) with an error object"),
     "overload": ("CODE", "while a listing request is answered (each takes 50 ms), others get CODE"),

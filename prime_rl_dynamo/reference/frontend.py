@@ -9,6 +9,7 @@ real listener answers. Faults (see faults.py) shape each listing request determi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gzip
 import math
 import random
@@ -103,6 +104,8 @@ class Frontend:
         erroring = next((f for f in request_faults if f.name == "error-workers"), None)
         if erroring is not None:
             views = _with_error_workers(views, int(erroring.number), self.seed)
+        if any(f.name == "renumber" for f in request_faults):  # as if every worker had restarted
+            views = [dataclasses.replace(v, instance_id=v.instance_id ^ 1) for v in views]
         body = listing_body(self.namespace, views)
         variant = next((f for f in request_faults if f.name == "variant"), None)
         if variant is not None and variant.value is not None:
