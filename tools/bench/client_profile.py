@@ -128,6 +128,7 @@ def run_client_profile(
         advance_skipped=True,
     )
     result: dict[str, Any] = {
+        "status": "ok",
         "config": asdict(config),
         "run": (
             f"client profile (seed {config.seed}, {config.topologies} generated topologies, "
