@@ -12,7 +12,8 @@ structured thing it may hand back.
   :meth:`ClientCall.from_env` reads them back.
 
 Both forms also get ``CONFORMANCE_MAX_BODY_BYTES`` (the listing size cap the operator configured,
-POLL-3) and ``CONFORMANCE_RESULT_FILE`` in their environment: a path where a client that refuses
+POLL-3), ``CONFORMANCE_POLL_INTERVAL`` (seconds between polls of a pending listing: each
+scenario's deadline is derived from it) and ``CONFORMANCE_RESULT_FILE`` in their environment: a path where a client that refuses
 writes one JSON object, its **result** (:func:`write_result`): ``{"requirement": ID}`` naming the
 requirement it refused under, and, when it gave up at its deadline, ``"world_size_sum"`` and
 ``"inference_world_size"`` (what the last snapshot lacked, POLL-5). The suite decides on the wire,
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_CLIENT",
     "ENV_PREFIX",
     "MAX_BODY_ENV",
+    "POLL_INTERVAL_ENV",
     "RESULT_ENV",
     "SECRET_ENV",
     "ClientCall",
@@ -53,6 +55,8 @@ SECRET_ENV = "CONFORMANCE_SECRET_TOKEN"
 RESULT_ENV = "CONFORMANCE_RESULT_FILE"
 #: The listing size cap the operator configured (bytes), both forms.
 MAX_BODY_ENV = "CONFORMANCE_MAX_BODY_BYTES"
+#: The poll interval (seconds) the scenarios' deadlines are derived from, both forms.
+POLL_INTERVAL_ENV = "CONFORMANCE_POLL_INTERVAL"
 
 
 class UsageError(KeyError):
@@ -106,6 +110,9 @@ class ClientCall:
     max_body_bytes: int | None = None
     #: Where to write the result of a refusal (:func:`write_result`); None: nowhere.
     result_file: str | None = None
+    #: The poll interval to use (seconds; each scenario's deadline allows for it); None: the
+    #: client's own.
+    poll_interval: float | None = None
 
     def to_env(self) -> dict[str, str]:
         """The CONFORMANCE_* variables of ``--client-cmd`` (unset ones are left out)."""
@@ -129,10 +136,12 @@ class ClientCall:
         return env
 
     def side_env(self) -> dict[str, str]:
-        """The variables both forms get: the size cap and the result file."""
+        """The variables both forms get: the size cap, the poll interval and the result file."""
         env = {}
         if self.max_body_bytes is not None:
             env[MAX_BODY_ENV] = str(self.max_body_bytes)
+        if self.poll_interval is not None:
+            env[POLL_INTERVAL_ENV] = str(self.poll_interval)
         if self.result_file is not None:
             env[RESULT_ENV] = self.result_file
         return env
@@ -169,6 +178,7 @@ class ClientCall:
             timeout=float(get("TIMEOUT")),
             max_body_bytes=int(cap) if cap else None,
             result_file=env.get(RESULT_ENV) or None,
+            poll_interval=_seconds(env.get(POLL_INTERVAL_ENV)),
         )
 
     def arguments(self) -> tuple[tuple[str, int, str, Credentials], dict[str, Any]]:
@@ -183,14 +193,20 @@ class ClientCall:
         return args, kwargs
 
     def with_side_env(self, environ: Mapping[str, str] | None = None) -> ClientCall:
-        """This call with the cap and the result file read from the environment (callables)."""
+        """This call with the cap, the poll interval and the result file read from the
+        environment (callables)."""
         env = os.environ if environ is None else environ
         cap = env.get(MAX_BODY_ENV)
         return _replace(
             self,
             max_body_bytes=int(cap) if cap else self.max_body_bytes,
             result_file=env.get(RESULT_ENV) or self.result_file,
+            poll_interval=_seconds(env.get(POLL_INTERVAL_ENV)) or self.poll_interval,
         )
+
+
+def _seconds(value: str | None) -> float | None:
+    return float(value) if value else None
 
 
 def _replace(call: ClientCall, **changes: Any) -> ClientCall:

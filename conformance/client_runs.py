@@ -11,6 +11,7 @@ error text is kept for the report's detail (``message``) and never judged.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -35,6 +36,8 @@ from conformance.client_scenarios import (
     MAX_BODY_BYTES,
     PINNED_NATIVE_TOPOLOGY,
     PINNED_TOPOLOGY,
+    PLAN_S,
+    POLL_INTERVAL_S,
     SCENARIOS,
     Scenario,
     heterogeneous,
@@ -67,8 +70,9 @@ __all__ = [
 ]
 
 CONVENTIONS = Convention.names()
-#: How long past its deadline a client may run before it is stopped (and judged as hanging).
-GRACE_S = 3.0
+#: How long past its deadline a client may run before it is stopped (and judged as hanging):
+#: its last request's answer and its exit.
+GRACE_S = 1.5
 #: After this many runs in which the client hung past its deadline, every later run gets the
 #: short deadline and grace below: a client that ignores its deadline is judged on each run all
 #: the same, but costs the profile at most about two minutes in all.
@@ -76,14 +80,14 @@ HANG_LIMIT = 2
 #: What a command may take to start (an interpreter and its imports, on a loaded machine): added
 #: to its grace, since its own deadline counts from when it is up.
 COMMAND_START_S = 5.0
-HUNG_TIMEOUT_S, HUNG_GRACE_S = 1.0, 0.5
+HUNG_TIMEOUT_S, HUNG_GRACE_S = 0.5, 0.5
 #: The deadline of a rank run: a fleet that is ready from the start needs two polls, the inits
-#: and one update.
-RANK_TIMEOUT_S = 8.0
+#: and one update (a plan, PLAN_S), on up to a dozen engines: twice a scenario's.
+RANK_TIMEOUT_S = 2 * PLAN_S
 #: The deadlines of the real Dynamo runs: a plan on a fleet that is ready (the real frontend probes
 #: every worker on each poll), and a run during which the harness kills, restarts or resizes an
 #: engine (the change itself takes seconds).
-DYNAMO_PLAN_TIMEOUT_S, DYNAMO_CHANGE_TIMEOUT_S = 15.0, 20.0
+DYNAMO_PLAN_TIMEOUT_S, DYNAMO_CHANGE_TIMEOUT_S = 8.0, 15.0
 #: How the name of every run against real Dynamo starts (the release follows: ``1.5.1``).
 REAL_DYNAMO = "real Dynamo"
 
@@ -253,6 +257,7 @@ def call_client(
             timeout,
             max_body_bytes=MAX_BODY_BYTES,
             result_file=result_file,
+            poll_interval=POLL_INTERVAL_S,
         )
         run.started = time.time()
         if client.command is not None:
@@ -322,6 +327,12 @@ def _call_function(
         run.outcome = "raised"
 
 
+@functools.cache
+def _listing_http() -> httpx.Client:
+    """One client for the suite's own listing reads (building one costs a TLS context)."""
+    return httpx.Client(timeout=10, trust_env=False)
+
+
 def listed_engines(
     fleet: Fleet, model: str | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -330,8 +341,7 @@ def listed_engines(
     A worker matches when its ``model`` is absent or equal to ``model`` (SPEC §9.1). Each other
     entry says whether a client could have called it at all (a listed admin or system URL).
     """
-    with httpx.Client(timeout=10, trust_env=False) as http:
-        response = http.get(fleet.discovery_url)
+    response = _listing_http().get(fleet.discovery_url)
     if response.status_code != 200:
         raise CheckError(f"the reference fleet answered {response.status_code} to its own listing")
     body = response.json()
@@ -407,6 +417,28 @@ class Runner:
         self.rng = rng
         declared = ctx.conventions
         self.main = declared[0]
+        self._stopping: list[threading.Thread] = []
+
+    @contextlib.contextmanager
+    def fleet(self, topology: Any, faults: tuple[str, ...] = ()) -> Iterator[Any]:
+        """A reference fleet for one run, stopped in the background once the run is judged (its
+        server's shutdown is a tenth of a second or more, a hung client's open connections
+        up to a second): ``close`` waits for every stop."""
+        from prime_rl_dynamo.reference import start_reference_fleet
+
+        fleet = start_reference_fleet(topology, faults=faults)
+        try:
+            yield fleet
+        finally:
+            stop = threading.Thread(target=fleet.stop, name="fleet-stop", daemon=True)
+            stop.start()
+            self._stopping.append(stop)
+
+    def close(self) -> None:
+        """Wait until every fleet of the runs has stopped."""
+        for stop in self._stopping:
+            stop.join()
+        self._stopping.clear()
 
     @property
     def _timeout(self) -> float:
@@ -482,7 +514,6 @@ class Runner:
     def rank_runs(self, *, refusal: bool, with_plans: bool = True) -> None:
         """The pinned [2, 4, 1] fleet once per declared convention (with ``with_plans``) and, with
         ``refusal``, once told the wrong W."""
-        from prime_rl_dynamo.reference import start_reference_fleet
         from prime_rl_dynamo.topology import topology_from_dict
 
         declared, main = self.ctx.conventions if with_plans else (), self.main
@@ -499,7 +530,7 @@ class Runner:
             if not conventions and not with_refusal:
                 continue
             pinned = topology_from_dict(data, source="pinned topology [2, 4, 1]")
-            with start_reference_fleet(pinned) as fleet:
+            with self.fleet(pinned) as fleet:
                 ready, others = listed_engines(fleet, pinned.model)
                 width = sum(e["world_size"] for e in ready)
                 plans = [
@@ -511,8 +542,8 @@ class Runner:
                     )
                 for name, conv, told, kind in plans:
                     run = _new_run(self.rng, name, kind, conv, told, engines=ready, others=others)
-                    # The refusal waits out its whole deadline (READY-3): keep it short.
-                    timeout = 2.0 if kind == "refusal" else RANK_TIMEOUT_S
+                    # The refusal waits out its whole deadline (READY-3): a plan's is enough.
+                    timeout = PLAN_S if kind == "refusal" else RANK_TIMEOUT_S
                     self.one(fleet, run, model=pinned.model, timeout=timeout)
 
     def generated_runs(
@@ -524,7 +555,6 @@ class Runner:
         """``count`` generated heterogeneous topologies (nothing unusual but sizes and hosts),
         rotating the declared conventions; every second one with an allow-list. ``shape`` may
         adapt a topology to its convention (the engines a native-NCCL client needs)."""
-        from prime_rl_dynamo.reference import start_reference_fleet
         from prime_rl_dynamo.strategies import sample, topologies
         from prime_rl_dynamo.topology import topology_from_dict
 
@@ -541,7 +571,7 @@ class Runner:
                 data = with_disallowed_host(data)
             source = f"generated topology {index}"
             topology = topology_from_dict(data, source=source)
-            with start_reference_fleet(topology) as fleet:
+            with self.fleet(topology) as fleet:
                 ready, others = listed_engines(fleet, topology.model)
                 name = f"{source} ({convention}{', allow-list 127.0.0.1' if restricted else ''})"
                 allowed = ("127.0.0.1",) if restricted else None
@@ -562,13 +592,12 @@ class Runner:
     def scenarios(self, wanted: set[str], parts_failed: Callable[[Scenario], str | None]) -> None:
         """Every scenario in ``wanted``; a composite only when ``parts_failed`` finds none of its
         parts failing alone (else ``ctx.not_run`` says which)."""
-        from prime_rl_dynamo.reference import start_reference_fleet
         from prime_rl_dynamo.topology import topology_from_dict
 
         chosen = [s for s in SCENARIOS if s.id in wanted]
         if not chosen:
             return
-        with start_reference_fleet(topology_from_dict(BASE, source="proxy target")) as other:
+        with self.fleet(topology_from_dict(BASE, source="proxy target")) as other:
             for scenario in chosen:
                 if scenario.parts:
                     why = parts_failed(scenario)
@@ -579,11 +608,10 @@ class Runner:
 
     def scenario(self, scenario: Scenario, other: Any) -> None:
         """One scenario; the plan the client should have reached is read after it ends."""
-        from prime_rl_dynamo.reference import start_reference_fleet
         from prime_rl_dynamo.topology import topology_from_dict
 
         topology = topology_from_dict(scenario.topology, source=f"scenario {scenario.id}")
-        with start_reference_fleet(topology, faults=scenario.faults) as fleet:
+        with self.fleet(topology, faults=scenario.faults) as fleet:
             for key, attribute, value in scenario.engine_setup:
                 setattr(fleet.engine(key), attribute, value)
             creds = _credentials(self.rng, api_key=scenario.api_key, allowed=scenario.allowed_hosts)
@@ -632,14 +660,18 @@ class Runner:
             # The plan the client should have reached: the fleet as it is now, faults lifted.
             fleet.set_faults([])
             for key, attribute, _ in scenario.engine_setup:
-                if attribute == "admin_redirect_host":
-                    fleet.engine(key).admin_redirect_host = None
+                if attribute.startswith("admin_redirect_"):
+                    setattr(fleet.engine(key), attribute, None)
             client_run.engines, client_run.others = listed_engines(fleet, topology.model)
 
     # -- real Dynamo --------------------------------------------------------------------------
 
-    def dynamo_runs(self) -> None:
-        """What real Dynamo can present, through the harness: a plan, an error, a resize."""
+    def dynamo_runs(self, decided: Callable[[str], str | None] = lambda kind: None) -> None:
+        """What real Dynamo can present, through the harness: a plan, an error, a resize.
+
+        ``decided(kind)`` says why a run would change no verdict (its checks already failed on
+        the reference fleets): such a run is not made, and no fleet is started when none is left.
+        """
         from conformance.runner import dynamo_unavailable
 
         ctx = self.ctx
@@ -648,6 +680,13 @@ class Runner:
         if opts.target == "reference" or unavailable:
             why = "--target reference" if opts.target == "reference" else unavailable
             ctx.run.notes.append(f"client profile: no real Dynamo runs ({why})")
+            return
+        kinds = [f"dynamo:{k}" for k in ("plan", "error-then-ready", "sum-then-ready")]
+        kinds.append("dynamo:resize-after-init")
+        skipped = {kind: why for kind in kinds if (why := decided(kind)) is not None}
+        for kind, why in skipped.items():
+            ctx.run.notes.append(f"client profile: no {kind} run on real Dynamo: {why}")
+        if len(skipped) == len(kinds):
             return
         from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
         from prime_rl_dynamo.topology import topology_from_dict
@@ -680,25 +719,31 @@ class Runner:
             )
             plan.engines, plan.others = ready, others
             real_listing_problem(plan, ready, others, width)
-            one(fleet, plan, model=topology.model, timeout=DYNAMO_PLAN_TIMEOUT_S)
-            fleet.kill(key)
-            fleet.wait_ready(timeout=30)  # engine-c listed with an error (or gone)
-            during(
-                ctx,
-                one,
-                fleet,
-                topology.model,
-                make("engine-c killed, restarted after 1 s", "dynamo:error-then-ready", width),
-                lambda: fleet.restart(key),
-            )
-            during(
-                ctx,
-                one,
-                fleet,
-                topology.model,
-                make("engine-c resized 1 -> 3 after 1 s", "dynamo:sum-then-ready", width + 2),
-                lambda: fleet.resize(key, 3),
-            )
+            if plan.kind not in skipped:
+                one(fleet, plan, model=topology.model, timeout=DYNAMO_PLAN_TIMEOUT_S)
+            if "dynamo:error-then-ready" not in skipped:
+                fleet.kill(key)
+                fleet.wait_ready(timeout=30)  # engine-c listed with an error (or gone)
+                during(
+                    ctx,
+                    one,
+                    fleet,
+                    topology.model,
+                    make("engine-c killed, restarted after 1 s", "dynamo:error-then-ready", width),
+                    lambda: fleet.restart(key),
+                )
+            if "dynamo:sum-then-ready" not in skipped:
+                during(
+                    ctx,
+                    one,
+                    fleet,
+                    topology.model,
+                    make("engine-c resized 1 -> 3 after 1 s", "dynamo:sum-then-ready", width + 2),
+                    lambda: fleet.resize(key, 3),
+                )
+            if "dynamo:resize-after-init" in skipped:
+                ctx.run.notes.append(f"client profile: {4 - len(skipped)} runs against {real}")
+                return
             # TOPO-1: engine-a's routes reply reports world size 4 once it answered its init.
             resized = make(
                 "engine-a reports world size 4 once initialised", "dynamo:resize-after-init", 0
@@ -712,10 +757,17 @@ class Runner:
             resized.engines, resized.others = listed_engines(fleet, topology.model)
             resized.inference_world_size = sum(e["world_size"] for e in resized.engines)
             if not resized.harness_problem:
-                one(fleet, resized, model=topology.model, timeout=min(self._timeout, 10.0))
+                one(
+                    fleet,
+                    resized,
+                    model=topology.model,
+                    timeout=min(self._timeout, DYNAMO_PLAN_TIMEOUT_S),
+                )
             else:
                 ctx.runs.append(resized)
-        ctx.run.notes.append(f"client profile: 4 runs against {real} through the harness")
+        ctx.run.notes.append(
+            f"client profile: {4 - len(skipped)} runs against {real} through the harness"
+        )
 
 
 def _schedule_done(fleet: Any, ready_at: float | None, ready_after: float) -> None:

@@ -7,8 +7,10 @@ of the call), so whatever a client does wrong in it has one cause: the scenario'
 composite (``parts``) combines single-variable scenarios and is run only after each part passed
 alone; its report names the parts.
 
-Every scenario has its own deadline (``timeout``), derived from what it needs: a fleet that heals
-after 0.4 s needs a few polls past that; a fatal listing needs one request.
+Every scenario has its own deadline (``Scenario.timeout``), derived from what it needs: a plan
+(``PLAN_S``) after the fleet heals (0.4 s, or a few pending polls, or a Retry-After), or one
+request to refuse (``REFUSE_S``). A client that waits out every deadline so costs the profile
+about a minute and a half on reference fleets; a conformant one a fraction of that.
 """
 
 from __future__ import annotations
@@ -23,9 +25,14 @@ __all__ = [
     "BASE",
     "DYNAMO_TOPOLOGY",
     "MAX_BODY_BYTES",
+    "MOVED_PATH",
     "OTHER_MODEL",
     "PINNED_NATIVE_TOPOLOGY",
     "PINNED_TOPOLOGY",
+    "PLAN_S",
+    "POLL_INTERVAL_S",
+    "REFUSE_S",
+    "RETRY_AFTER_S",
     "SCENARIOS",
     "Scenario",
     "heterogeneous",
@@ -37,6 +44,21 @@ __all__ = [
 OTHER_MODEL = "other/model"
 #: The listing size cap the calling contract passes (``CONFORMANCE_MAX_BODY_BYTES``, POLL-3).
 MAX_BODY_BYTES = 2 * 1024 * 1024
+#: Where the scenario admin-redirect-same-origin redirects engine-b's admin calls (same origin).
+MOVED_PATH = "/moved"
+
+#: The poll interval the calling contract passes (``CONFORMANCE_POLL_INTERVAL``): the deadlines
+#: below are derived from it.
+POLL_INTERVAL_S = 0.1
+#: What a conformant client needs to plan a fleet that is ready: two polls a poll interval apart,
+#: the inits and one weight update. The spec client takes 0.2 to 0.4 s at a load of 1.3 on two
+#: cores; the rest is room for a loaded machine.
+PLAN_S = 1.5
+#: What it needs to refuse a listing after one request (the spec client: under 0.1 s).
+REFUSE_S = 1.0
+#: The Retry-After of the scenario "retryable", and what the backoff after its reset and its 503
+#: may add (a base interval with jitter, twice).
+RETRY_AFTER_S, _BACKOFF_S = 2.0, 0.5
 
 
 @dataclass(frozen=True)
@@ -54,7 +76,7 @@ class Scenario:
     inference_world_size: int
     expect: str = "complete"
     faults: tuple[str, ...] = ()
-    timeout: float = 5.0  # the client's deadline in this scenario
+    waits: float = 0.0  # what the fleet makes a conformant client wait (a Retry-After, say)
     ready_after: float | None = None  # seconds after start (the topology's schedule)
     ready_from_listing: int | None = None  # listing request number (a fault's :COUNT)
     pending_listings: tuple[int, ...] = ()  # listing request numbers that present it pending
@@ -64,6 +86,17 @@ class Scenario:
     proxy: bool = False  # point the proxy variables at another origin
     engine_setup: tuple[tuple[str, str, Any], ...] = ()  # (engine key, attribute, value)
     parts: tuple[str, ...] = ()  # a composite: the single-variable scenarios it combines
+
+    @property
+    def timeout(self) -> float:
+        """The client's deadline in this scenario, derived from what a conformant client needs:
+        one request to refuse (``REFUSE_S``) or a plan (``PLAN_S``), after whatever the fleet
+        makes it wait (its schedule, its pending polls, a Retry-After)."""
+        base = REFUSE_S if self.expect == "fatal" else PLAN_S
+        pending = POLL_INTERVAL_S * max(
+            len(self.pending_listings), (self.ready_from_listing or 1) - 1
+        )
+        return round(base + self.waits + (self.ready_after or 0.0) + pending, 2)
 
 
 def _fleet(*engines: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -151,6 +184,9 @@ _ENGINE_FAULTS: tuple[tuple[str, str, str, tuple[str, str, Any]], ...] = (
     ("admin-redirect", "CRED-4",
      "engine-b's admin API answers 307 to the same URL under host localhost",
      ("dynamo.engine-b#0", "admin_redirect_host", "localhost")),
+    ("admin-redirect-same-origin", "CRED-4",
+     f"engine-b's admin API answers 307 to the same origin under {MOVED_PATH}",
+     ("dynamo.engine-b#0", "admin_redirect_path", MOVED_PATH)),
     ("resize-after-init", "TOPO-1", "engine-a reports world size 4 once it answered its init",
      ("dynamo.engine-a#0", "resize_after_init", 4)),
     ("init-error-in-200", "ADMIN-3",
@@ -167,12 +203,11 @@ def _allow_list(id: str, what: str, *hosts: str) -> Scenario:
 
 
 def _listing_fault(id: str, requirement: str, what: str, fault: str, expect: str) -> Scenario:
-    timeout = 5.0 if "complete" in expect else 3.0
-    return Scenario(id, requirement, what, BASE, 3, expect, (fault,), timeout)
+    return Scenario(id, requirement, what, BASE, 3, expect, (fault,))
 
 
 def _engine_fault(id: str, requirement: str, what: str, setup: tuple[str, str, Any]) -> Scenario:
-    return Scenario(id, requirement, what, BASE, 3, "fail", timeout=3.0, engine_setup=(setup,))
+    return Scenario(id, requirement, what, BASE, 3, "fail", engine_setup=(setup,))
 
 
 _SINGLE: tuple[Scenario, ...] = (
@@ -191,8 +226,14 @@ _SINGLE: tuple[Scenario, ...] = (
     _pending_until_join("sum-then-ready", "READY-3",
                         "world sizes sum to 3 of W = 5 until an engine joins after 0.4 s", 5,
                         [_A, _B], {"component": "engine-d", "world_size": 2}),
+    _pending_until_leave("sum-above-then-ready", "READY-3",
+                         "world sizes sum to 4 of W = 3 until a third engine leaves after 0.4 s",
+                         {"component": "engine-c", "world_size": 1}),
     Scenario("streak-broken", "READY-4", "the 2nd listing request answers 503; the others are "
              "complete and identical", BASE, 3, faults=("unavailable:2-2",)),
+    Scenario("renumbered", "READY-4", "the 1st listing request lists every worker under another "
+             "instance_id (restarted); the others are complete and identical", BASE, 3,
+             faults=("renumber:1",), ready_from_listing=2),
     Scenario("streak-pending", "READY-4", "the 2nd listing request carries an error worker (pending); "
              "the others are complete and identical", BASE, 3, faults=("error-workers=1:2-2",),
              pending_listings=(2,)),
@@ -205,17 +246,17 @@ _SINGLE: tuple[Scenario, ...] = (
              _fleet(_A, _B, {"component": "embed", "world_size": 1, "model": OTHER_MODEL,
                              "admin": False}), 3),
     _pending_until_join("none-then-ready", "READY-6",
-                        "only another model's worker is listed until the model's engine joins "
-                        "after 0.4 s", 2,
-                        [{"component": "judge", "world_size": 1, "model": OTHER_MODEL}],
+                        "only another model's worker (its world size W) is listed until the "
+                        "model's engine joins after 0.4 s", 2,
+                        [{"component": "judge", "world_size": 2, "model": OTHER_MODEL}],
                         {"component": "engine-d", "world_size": 2}),
     Scenario("retryable", "POLL-1", "a connection reset, then 429 with Retry-After: 2, then 503",
-             BASE, 3, faults=("reset:1", "rate-limit=2:2", "unavailable:3"),
-             ready_from_listing=4, timeout=8.0),
+             BASE, 3, faults=("reset:1", f"rate-limit={RETRY_AFTER_S:g}:2", "unavailable:3"),
+             ready_from_listing=4, waits=RETRY_AFTER_S + _BACKOFF_S),
     Scenario("proxy-environment", "POLL-4", "HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name another "
              "origin", BASE, 3, proxy=True),
     Scenario("userinfo-url", "CRED-1", "the configured discovery URL carries user:password@",
-             BASE, 3, expect="fatal", userinfo_url=True, timeout=3.0),
+             BASE, 3, expect="fatal", userinfo_url=True),
     Scenario("api-key-empty", "CRED-2", "the API key is EMPTY (Prime-RL's: no key)", BASE, 3,
              api_key=NO_API_KEY),
     _allow_list("allow-list", "127.0.0.1", "127.0.0.1"),
@@ -226,12 +267,13 @@ _SINGLE: tuple[Scenario, ...] = (
     _allow_list("allow-list-case", "LOCALHOST and 127.0.0.1 (names compare without case)",
                 "127.0.0.1", "LOCALHOST"),
     Scenario("prefix-scope", "RANK-1", "two namespaces under the scope dynamo; canonical order "
-             "(namespace first) differs from (component, instance_id)",
-             _fleet({"component": "alpha", "namespace": "dynamo-b", "world_size": 1},
-                    {"component": "zeta", "namespace": "dynamo-a", "world_size": 2}), 3),
+             "(namespace first) differs from (component, instance_id) and from the labels' order "
+             "('dynamo-a.alpha...' < 'dynamo.zeta...')",
+             _fleet({"component": "alpha", "namespace": "dynamo-a", "world_size": 1},
+                    {"component": "zeta", "namespace": "dynamo", "world_size": 2}), 3),
     Scenario("init-fails", "ADMIN-3", "engine-b answers its init with 500",
              _fleet(_A, {**_B, "faults": {"admin_fail": ["init_broadcaster", "collective_rpc"]}}),
-             3, expect="fail", timeout=3.0),
+             3, expect="fail"),
     *(_listing_fault(*row) for row in _LISTING_FAULTS),
     *(_engine_fault(*row) for row in _ENGINE_FAULTS),
 )  # fmt: skip

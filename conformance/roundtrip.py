@@ -29,9 +29,8 @@ from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet, FleetEngine
-    from prime_rl_dynamo.harness import DynamoFleet
 
-__all__ = ["RoundtripContext", "compare_listing"]
+__all__ = ["RoundtripContext", "compare_listing", "exercise", "reference_roundtrip"]
 
 # Generated roundtrip topologies stay few and small: each is real processes on a 2-core machine.
 MAX_ROUNDTRIP_TOPOLOGIES = 2
@@ -89,8 +88,15 @@ def scoped_topology(data: dict[str, Any], scope: str) -> tuple[dict[str, Any], d
     return {**data, "engines": [*groups, outside]}, kwargs
 
 
-def scope_problems(body: dict[str, Any], fleet: DynamoFleet, *, when: str) -> list[str]:
-    """LIST-5 on a real listing: the body's namespace is the configured scope and every entry's
+def _prefix_scope(fleet: Fleet) -> bool:
+    """Whether the frontend scopes by prefix: the reference always does; real Dynamo when the
+    harness set ``DYN_NAMESPACE_PREFIX``."""
+    extra_env = getattr(fleet, "extra_env", None)
+    return extra_env is None or "DYN_NAMESPACE_PREFIX" in extra_env
+
+
+def scope_problems(body: dict[str, Any], fleet: Fleet, *, when: str) -> list[str]:
+    """LIST-5 on a listing: the body's namespace is the configured scope and every entry's
     namespace is in it (equal to it, or under the prefix)."""
     problems: list[str] = []
     if body.get("namespace") != fleet.scope:
@@ -98,7 +104,7 @@ def scope_problems(body: dict[str, Any], fleet: DynamoFleet, *, when: str) -> li
             f"{when}: expected the body's namespace to be the scope {fleet.scope!r}, "
             f"found {body.get('namespace')!r}"
         )
-    prefix = "DYN_NAMESPACE_PREFIX" in fleet.extra_env
+    prefix = _prefix_scope(fleet)
     scope = body.get("namespace")
     for w in body.get("workers", []):
         ns = w.get("namespace") if isinstance(w, dict) else None
@@ -157,10 +163,11 @@ def expected_entry(engine: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"routes": sorted(set(spec.routes)), "error": False}
     out["admin_base_url"] = engine.admin_base_url if spec.admin else None
     out["system_url"] = engine.system_url if spec.system else None
-    out["world_size"] = spec.world_size if spec.admin else None
+    out["world_size"] = engine.world_size if spec.admin else None
     # The frontend reports the registered model, and none when the instance registered none or
-    # several distinct ones (ambiguous).
-    models = set(getattr(engine, "models", ()))
+    # several distinct ones (ambiguous). A reference engine registers its spec's model.
+    registered = getattr(engine, "models", None)
+    models = set(registered) if registered is not None else {spec.model} - {None}
     out["model"] = next(iter(models)) if len(models) == 1 else None
     return out
 
@@ -249,7 +256,12 @@ def _poll_until(fleet: Fleet, condition: Any, timeout: float) -> tuple[bool, lis
         time.sleep(0.2)
 
 
-def _converge(fleet: Fleet, dead: set[WorkerId], when: str, timeout: float = 30.0) -> list[str]:
+#: How long the listing may take to follow a change of real Dynamo's fleet (a reference fleet
+#: follows at once: its roundtrip waits ``REFERENCE_WAIT_S``).
+DYNAMO_WAIT_S, REFERENCE_WAIT_S = 30.0, 1.0
+
+
+def _converge(fleet: Fleet, dead: set[WorkerId], when: str, timeout: float) -> list[str]:
     """Poll until the listing equals the live fleet; the last differences if it never does."""
     problems: list[str] = []
 
@@ -263,7 +275,7 @@ def _converge(fleet: Fleet, dead: set[WorkerId], when: str, timeout: float = 30.
     return []
 
 
-def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
+def _churn(fleet: Fleet, ctx: RoundtripContext, wait: float) -> None:
     dead: set[WorkerId] = set()
     candidates = [e for e in _live(fleet) if e.spec.publishes_admin]
     if not candidates:
@@ -280,7 +292,7 @@ def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
         listed = {WorkerId.from_entry(w): w for w in body.get("workers", [])}
         return all(i not in listed or "error" in listed[i] for i in gone)
 
-    ok, bodies = _poll_until(fleet, dead_reported, 30.0)
+    ok, bodies = _poll_until(fleet, dead_reported, wait)
     ctx.steps.append(
         f"killed {victim.key} (its process hosted {', '.join(killed)}; "
         f"reported dead after {time.monotonic() - started:.1f} s)"
@@ -289,10 +301,10 @@ def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
         listed = {WorkerId.from_entry(w): w for w in bodies[-1].get("workers", [])}
         healthy = [str(i) for i in gone if i in listed and "error" not in listed[i]]
         ctx.churn.append(
-            f"after kill -9 of {victim.key}: still listed without error after 30 s: "
+            f"after kill -9 of {victim.key}: still listed without error after {wait:g} s: "
             f"{', '.join(healthy)}"
         )
-    ctx.membership += _converge(fleet, dead, f"after killing {victim.key}")
+    ctx.membership += _converge(fleet, dead, f"after killing {victim.key}", wait)
     restarted = fleet.restart(victim.key)
     ctx.steps.append(f"restarted {victim.key} as {', '.join(e.label for e in restarted)}")
     listed = {WorkerId.from_entry(w): w for w in fleet.listing().get("workers", [])}
@@ -302,7 +314,7 @@ def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
             ctx.churn.append(
                 f"after restart: {engine.label} ({engine.key}) not listed as it answers: {w!r:.200}"
             )
-    ctx.membership += _converge(fleet, dead, f"after restarting {victim.key}")
+    ctx.membership += _converge(fleet, dead, f"after restarting {victim.key}", wait)
     target = next((e for e in _live(fleet) if e.spec.publishes_admin), None)
     if target is None:
         return
@@ -318,7 +330,50 @@ def _churn(fleet: Fleet, ctx: RoundtripContext) -> None:
         ctx.churn.append(
             f"after resize: {resized.label} expected world_size {new_size}, listed {w!r:.200}"
         )
-    ctx.membership += _converge(fleet, dead, f"after resizing {target.key}")
+    ctx.membership += _converge(fleet, dead, f"after resizing {target.key}", wait)
+
+
+def exercise(fleet: Fleet, ctx: RoundtripContext, source: str, *, churn: bool, wait: float) -> None:
+    """The roundtrip on one running fleet (real Dynamo's, or a reference fleet's): the listing
+    equals the fleet, follows its scope and, with ``churn``, follows a kill, a restart and a
+    resize; what differs goes into ``ctx``."""
+    engines = len(fleet.engines)
+    ctx.membership += _converge(fleet, set(), f"{source} after start", wait)
+    body = fleet.listing()
+    kinds = ", ".join(transport_kinds(body)) or "none listed"
+    ctx.steps.append(f"{source}: {plural(engines, 'engine')} registered (transport {kinds})")
+    ctx.scope += scope_problems(body, fleet, when=f"{source} after start")
+    namespaces = sorted({w.get("namespace") for w in body.get("workers", [])})
+    ctx.scopes_seen.append(
+        f"{source}: scope {fleet.scope!r}, workers in {', '.join(map(str, namespaces))}"
+    )
+    if churn:
+        _churn(fleet, ctx, wait)
+
+
+#: The pinned topology as a reference fleet presents it: every engine publishes an admin URL (a
+#: reference engine lists its world size whatever it publishes) and registers one model.
+REFERENCE_TOPOLOGY: dict[str, Any] = {
+    **PINNED_TOPOLOGY,
+    "engines": [
+        *PINNED_TOPOLOGY["engines"][:3],
+        {"component": "judge", "model": "other/Model-7B"},
+        {"component": "modelless", "model": None},
+    ],
+}
+
+
+def reference_roundtrip(faults: tuple[str, ...] = (), seed: int = 1) -> RoundtripContext:
+    """The roundtrip (churn included) on a reference fleet with ``faults``: how the kill matrix
+    shows that each roundtrip check fails when a listing loses, invents or mis-scopes workers."""
+    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    ctx = RoundtripContext()
+    topology = topology_from_dict(REFERENCE_TOPOLOGY, source="reference roundtrip")
+    with start_reference_fleet(topology, faults=faults, seed=seed) as fleet:
+        exercise(fleet, ctx, "reference topology", churn=True, wait=REFERENCE_WAIT_S)
+    return ctx
 
 
 @profile_setup("roundtrip")
@@ -373,63 +428,44 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
                 **scope_args,
             ) as fleet:
                 fleet.wait_ready()
-                engines = len(fleet.engines)
-                ctx.membership += _converge(fleet, set(), f"{source} after start")
                 body = fleet.listing()
                 wrong_plane = plane_problem(body, opts.request_plane)
                 if wrong_plane is not None:
                     raise CheckError(wrong_plane)
-                kinds = ", ".join(transport_kinds(body)) or "none listed"
-                ctx.steps.append(
-                    f"{source}: {plural(engines, 'engine')} registered (transport {kinds})"
-                )
-                ctx.scope += scope_problems(body, fleet, when=f"{source} after start")
-                namespaces = sorted({w.get("namespace") for w in body.get("workers", [])})
-                ctx.scopes_seen.append(
-                    f"{source}: scope {fleet.scope!r}, workers in {', '.join(map(str, namespaces))}"
-                )
-                if index == 0:
-                    _churn(fleet, ctx)
+                exercise(fleet, ctx, source, churn=index == 0, wait=DYNAMO_WAIT_S)
         except Exception as exc:
             raise CheckError(f"the harness failed on {source}: {exc}") from exc
     yield ctx
 
 
-@check(
-    "roundtrip",
-    "LIST-7",
-    "listing-equals-fleet",
-    "The listing equals the registered fleet: nothing lost, duplicated or invented",
-)
+def _verdict(problems: list[str], passed: str) -> str:
+    """``passed`` when there are no problems, else Failed naming the first 30."""
+    if problems:
+        raise Failed("\n".join(problems[:30]))
+    return passed
+
+
+_TITLES = {
+    "LIST-7": "The listing equals the registered fleet: nothing lost, duplicated or invented",
+    "LIST-8": "After kill, restart and resize the listing follows",
+    "LIST-5": "The body's namespace is the configured scope and every worker's namespace is in it",
+}
+
+
+@check("roundtrip", "LIST-7", "listing-equals-fleet", _TITLES["LIST-7"])
 def check_membership(ctx: RoundtripContext) -> str | None:
-    if ctx.membership:
-        raise Failed("\n".join(ctx.membership[:30]))
-    return "; ".join(ctx.steps)
+    return _verdict(ctx.membership, "; ".join(ctx.steps))
 
 
-@check(
-    "roundtrip",
-    "LIST-8",
-    "listing-follows-churn",
-    "After kill, restart and resize the listing follows",
-)
+@check("roundtrip", "LIST-8", "listing-follows-churn", _TITLES["LIST-8"])
 def check_churn(ctx: RoundtripContext) -> str | None:
     if not any(s.startswith("killed") for s in ctx.steps):
         raise Skipped("no churn was possible on the generated topology")
-    if ctx.churn:
-        raise Failed("\n".join(ctx.churn[:30]))
-    return "; ".join(s for s in ctx.steps if "topology" not in s)
+    return _verdict(ctx.churn, "; ".join(s for s in ctx.steps if "topology" not in s))
 
 
-@check(
-    "roundtrip",
-    "LIST-5",
-    "listing-follows-namespace-scope",
-    "The body's namespace is the configured scope and every worker's namespace is in it",
-)
+@check("roundtrip", "LIST-5", "listing-follows-namespace-scope", _TITLES["LIST-5"])
 def check_scope(ctx: RoundtripContext) -> str | None:
-    if ctx.scope:
-        raise Failed("\n".join(ctx.scope[:30]))
-    if not ctx.scopes_seen:
+    if not ctx.scope and not ctx.scopes_seen:
         raise Skipped("no fleet was listed")
-    return "; ".join(ctx.scopes_seen)
+    return _verdict(ctx.scope, "; ".join(ctx.scopes_seen))

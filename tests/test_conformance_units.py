@@ -192,6 +192,12 @@ class _Engine:
     spec: Any
     admin_base_url: str | None
     system_url: str | None
+    models: tuple[str, ...] = ()  # as a harness engine: none registered through the runtime
+
+    @property
+    def world_size(self) -> int:
+        """What the engine reports now (FleetEngine): its spec's, never resized here."""
+        return int(self.spec.world_size)
 
 
 def _fleet() -> list[_Engine]:

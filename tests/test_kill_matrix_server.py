@@ -2,10 +2,12 @@
 (a reference fault or variant, ``conformance.kill_matrix.SERVER_COUNTERPARTS``) that fails it, and
 that counterpart fails exactly the requirements it declares.
 
-Each counterpart runs twice against one shared reference fleet (its faults replaced between runs,
+Each frontend, frontend-v2 and workers counterpart runs twice against one shared reference fleet (its faults replaced between runs,
 which restarts their request count): narrowed to its check, which must fail; and over the check's
 whole profile, whose failed requirements must be exactly the declared ones. The clean fleet passes
-every check a counterpart targets, so each failure is the counterpart's doing.
+every check a counterpart targets, so each failure is the counterpart's doing. The roundtrip
+checks judge real Dynamo end to end; their counterparts run the same roundtrip (listing, scope,
+kill, restart, resize) on a reference fleet with the fault, which a clean reference fleet passes.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import pytest
 
 import conformance
 from conformance.kill_matrix import SERVER_COUNTERPARTS, Counterpart
-from conformance.registry import all_checks
+from conformance.registry import Failed, Skipped, all_checks
 from conformance.results import Report, Status
+from conformance.roundtrip import reference_roundtrip
 from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.reference.faults import parse_fault
 
@@ -44,6 +47,11 @@ def _label(counterpart: Counterpart) -> str:
 
 REFERENCE_COUNTERPARTS = [
     c for c in SERVER_COUNTERPARTS if c.check in CHECKS and CHECKS[c.check].profile != "roundtrip"
+]
+#: The roundtrip checks judge real Dynamo; their counterparts run the same roundtrip on a
+#: reference fleet (conformance.roundtrip.reference_roundtrip) with the fault.
+ROUNDTRIP_COUNTERPARTS = [
+    c for c in SERVER_COUNTERPARTS if c.check in CHECKS and CHECKS[c.check].profile == "roundtrip"
 ]
 
 
@@ -76,14 +84,9 @@ def test_every_server_check_on_the_reference_has_a_counterpart() -> None:
     assert missing == [], f"server checks without a counterpart that fails them: {missing}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the roundtrip checks (LIST-5, LIST-7, LIST-8) judge real Dynamo through the harness: "
-    "no reference fault can make it lie, and a broken stand-in costs each of its 30 s "
-    "convergence waits; they have no counterpart yet (strict: this fails once they do)",
-)
 def test_every_roundtrip_check_has_a_counterpart() -> None:
-    assert _missing(("roundtrip",)) == []
+    missing = _missing(("roundtrip",))
+    assert missing == [], f"roundtrip checks without a counterpart that fails them: {missing}"
 
 
 def test_every_counterpart_names_a_server_check_and_a_fault_the_reference_has() -> None:
@@ -122,3 +125,35 @@ def test_the_counterpart_fails_its_check_alone_and_only_what_it_declares(
     assert verdict[check.id] is Status.FAIL, _seen(whole)
     assert set(whole.failed_requirements()) == counterpart.fails, _seen(whole)
     assert not whole.by_status(Status.ERROR), _seen(whole)
+
+
+def _roundtrip_verdicts(faults: tuple[str, ...]) -> dict[str, str]:
+    """Check ID -> "pass", "fail" or "skip" of every roundtrip check, on a reference fleet."""
+    ctx = reference_roundtrip(faults)
+    verdicts = {}
+    for check_id, check in CHECKS.items():
+        if check.profile != "roundtrip":
+            continue
+        try:
+            check.func(ctx)
+            verdicts[check_id] = "pass"
+        except Failed:
+            verdicts[check_id] = "fail"
+        except Skipped:
+            verdicts[check_id] = "skip"
+    return verdicts
+
+
+def test_the_clean_reference_passes_the_roundtrip() -> None:
+    verdicts = _roundtrip_verdicts(())
+    assert set(verdicts.values()) == {"pass"}, verdicts
+
+
+@pytest.mark.parametrize("counterpart", ROUNDTRIP_COUNTERPARTS, ids=_label)
+def test_the_roundtrip_counterpart_fails_its_check_and_only_what_it_declares(
+    counterpart: Counterpart,
+) -> None:
+    verdicts = _roundtrip_verdicts((_fault_spec(counterpart),))
+    assert verdicts[counterpart.check] == "fail", verdicts
+    failed = {CHECKS[c].requirement for c, v in verdicts.items() if v == "fail"}
+    assert failed == counterpart.fails, verdicts

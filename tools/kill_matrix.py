@@ -27,7 +27,7 @@ checks: a zoo client, the spec client with one natural bug) and
 not edit by hand (`make lint` runs `--check`). Every check has at least one deliberately broken
 counterpart that fails it and only the requirements in *fails*; the kill-matrix tests run each
 (`tests/test_conformance_zoo.py` for the client side). A check marked *none* has no counterpart
-yet.
+yet; one marked *none possible* can never fail (it always skips, saying why).
 
 """
 
@@ -39,7 +39,7 @@ def _cell(text: str) -> str:
 def render() -> str:
     """The page, from the registered checks and both counterpart tables."""
     from conformance.examples.zoo import COUNTERPARTS
-    from conformance.kill_matrix import SERVER_COUNTERPARTS, Counterpart
+    from conformance.kill_matrix import NOT_OBSERVABLE, SERVER_COUNTERPARTS, Counterpart
     from conformance.registry import all_checks
 
     by_check: dict[str, list[Counterpart]] = {}
@@ -59,7 +59,10 @@ def render() -> str:
         lines.append("| --- | --- | --- | --- | --- |")
         for c in (c for c in checks if c.profile == profile):
             found = by_check.get(c.id, [])
-            if not found:
+            if not found and c.id in NOT_OBSERVABLE:
+                why = _cell(NOT_OBSERVABLE[c.id])
+                lines.append(f"| {c.requirement} | `{c.id}` | *none possible* | {why} | |")
+            elif not found:
                 lines.append(f"| {c.requirement} | `{c.id}` | *none* | | |")
             for cp in found:
                 name = f"{cp.kind} `{cp.name}`"

@@ -32,7 +32,7 @@ async def _drive(call: ClientCall) -> None:
         inference_world_size=call.inference_world_size,
         model=call.model,
         timeout=call.timeout,
-        poll_interval=0.1,
+        poll_interval=call.poll_interval or 0.1,
         max_body_bytes=call.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
         request_timeout=min(call.timeout, 10.0),
     ) as discovery_client:

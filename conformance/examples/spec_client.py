@@ -21,6 +21,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,116 +29,19 @@ import httpx
 from conformance.examples._contract import ClientCall, ClientFunction, contract_client
 from prime_rl_dynamo.wire import WORKER_FIELDS, WorkerId
 
-__all__ = ["ZOO", "run", "zoo_client"]
+__all__ = ["ZOO", "ZOO_TABLE", "run", "zoo_client"]
 
-#: bug -> (the requirement it breaks, what it does). Taking W from the listing also initialises a
-#: fleet told the wrong W, so "derives-w" breaks RANK-2 as well: the plan-level form of READY-3.
+#: Every natural bug of the zoo, as data (zoo.json): bug -> its row: the requirement it breaks
+#: (``breaks``), what it does (``does``), the check that must fail (``check``), every requirement it
+#: fails (``fails``), the check's reason code (``reason``), and optionally its function name in
+#: conformance/examples/zoo.py (``function``) and why it fails more than one (``note``).
+ZOO_TABLE: dict[str, dict[str, Any]] = json.loads(
+    Path(__file__).with_name("zoo.json").read_text(encoding="utf-8")
+)
+
+#: bug -> (the requirement it breaks, what it does).
 ZOO: dict[str, tuple[str, str]] = {
-    "even-split": ("RANK-6", "offsets i * (W // n), ignoring each engine's world size"),
-    "drops-credentials": ("CRED-2", "sends no credential to discovered engines"),
-    "429-fatal": ("POLL-1", "treats 429 as fatal"),
-    "one-poll": ("READY-4", "plans from a single complete poll"),
-    "follows-admin-redirects": ("CRED-4", "follows admin redirects, credentials and all"),
-    "ignores-allow-list": ("CRED-3", "sends credentials to every host"),
-    "swallows-init-errors": ("ADMIN-3", "ignores the status of its init calls"),
-    "retries-version": ("VERSION-2", "retries a protocol_version it does not implement"),
-    "field-checks-smg": ("DIALECT-1", "refuses an SMG body field by field"),
-    "derives-w": ("READY-3", "takes W from the listing instead of the operator"),
-    "component-order": ("RANK-1", "orders engines by (component, instance_id) only"),
-    "rejects-unknown-fields": ("BODY-5", "refuses unknown fields"),
-    "skips-reverify": ("TOPO-1", "updates weights without re-reading the listing"),
-    # READY-1..6
-    "ignores-error": ("READY-1", "counts a matching entry carrying error as usable"),
-    "drops-error": ("READY-1", "silently drops a matching entry carrying error"),
-    "error-is-fatal": ("READY-1", "refuses (fatal) a listing with an erroring matching entry"),
-    "drops-no-admin": ("READY-2", "silently drops a matching entry without admin_base_url"),
-    "no-admin-is-fatal": ("READY-2", "refuses (fatal) an entry without admin_base_url"),
-    "counts-no-admin": ("READY-2", "counts an entry without admin_base_url as ready"),
-    "sum-is-fatal": ("READY-3", "refuses (fatal) a sum other than W instead of waiting"),
-    "sum-at-most-w": ("READY-3", "takes a sum at most W as ready"),
-    "streak-survives-failure": (
-        "READY-4",
-        "keeps its streak of identical polls across a failed poll",
-    ),
-    "ignores-model-filter": ("READY-5", "counts every entry, whatever its model"),
-    "excludes-model-less": (
-        "READY-5",
-        "requires model to equal the configured one (drops model-less)",
-    ),
-    "other-no-admin-pending": (
-        "READY-5",
-        "lets another model's entry without admin URL keep it pending",
-    ),
-    "model-less-same-namespace": (
-        "READY-5",
-        "counts a model-less entry only in the listing's namespace",
-    ),
-    "empty-is-fatal": ("READY-6", "refuses (fatal) a listing with no matching entry"),
-    # POLL-1..5
-    "fixed-retry": ("POLL-1", "retries after a fixed second, ignoring Retry-After"),
-    "5xx-fatal": ("POLL-1", "treats 503 as fatal"),
-    "reset-fatal": ("POLL-1", "treats a connection reset as fatal"),
-    "retries-4xx": ("POLL-2", "retries a 403 like a 5xx"),
-    "skips-list-6": ("POLL-2", "never checks for duplicate admin URLs (LIST-6)"),
-    "retries-schema": ("POLL-2", "retries a listing that breaks the schema, as if pending"),
-    "ignores-cap-setting": ("POLL-3", "uses its own 8 MiB cap, ignoring the configured one"),
-    "retries-oversized": ("POLL-3", "retries an oversized body like a transport error"),
-    "small-fixed-cap": ("POLL-3", "a hard-coded 512 KiB cap below the configured one"),
-    "follows-listing-redirects": ("POLL-4", "follows a cross-origin redirect of the listing"),
-    "trusts-proxy-env": ("POLL-4", "uses the proxy variables of the environment"),
-    "no-deadline": ("POLL-5", "never gives up: polls a pending fleet past its deadline"),
-    "deadline-without-sum": ("POLL-5", "its deadline error does not say the sum found and W"),
-    "deadline-swaps-numbers": ("POLL-5", "its deadline error gives W as the sum and the sum as W"),
-    # CRED-1..4
-    "accepts-userinfo-url": ("CRED-1", "uses a configured URL with user info (Basic auth)"),
-    "accepts-listed-userinfo": ("CRED-1", "calls a listed admin URL with user info"),
-    "key-in-query": ("CRED-1", "also sends the API key as ?api_key= in the admin URL"),
-    "sends-empty-key": ("CRED-2", "sends Authorization: Bearer EMPTY"),
-    "no-env-headers": ("CRED-2", "leaves out the headers from env"),
-    "exact-only-allow-list": ("CRED-2", "matches allow-list entries as exact names only (no CIDR)"),
-    "case-sensitive-allow-list": ("CRED-2", "compares allow-list names with case"),
-    "wildcard-bare-suffix": ("CRED-3", "lets *.suffix match the bare suffix"),
-    "resolves-for-cidr": ("CRED-3", "resolves host names to match a CIDR entry"),
-    "follows-admin-redirects-bare": ("CRED-4", "follows admin redirects, dropping the headers"),
-    # RANK-*
-    "arrival-order": ("RANK-1", "plans in arrival order and never checks the listing's order"),
-    "probes-before-refusal": ("RANK-2", "asks the engines for their health before refusing a sum"),
-    "no-engine-world-size": ("RANK-3", "sends no engine_world_size in collective_rpc keywords"),
-    "native-group-w": ("RANK-4", "sends world_size W, not 1 + W, to vLLM's native engine"),
-    "nixl-offsets-from-1": ("RANK-5", "sends NIXL offsets from 1, as for vLLM's native engine"),
-    "port-per-engine": ("RANK-8", "gives each engine its own port (master_port + i)"),
-    "timeout-per-engine": ("RANK-8", "gives each engine its own timeout"),
-    # TOPO-1, VERSION-2, DIALECT-1, ADMIN-3
-    "reverify-ignores-resize": ("TOPO-1", "re-reads the listing but compares identities only"),
-    "ignores-version": ("VERSION-2", "reads protocol_version 2 as 1"),
-    "retries-smg": ("DIALECT-1", "retries an SMG body as if pending"),
-    "status-only": ("ADMIN-3", 'judges init replies by HTTP status only, not "status": "error"'),
-    "continues-after-failure": ("ADMIN-3", "carries on to the weight update after a failed init"),
-    # more natural bugs, three or more per observable requirement
-    "rejects-unknown-top": ("BODY-5", "refuses unknown top-level fields only"),
-    "rejects-unknown-transport": ("BODY-5", "refuses transport kinds it does not know"),
-    "dialect-after-retry": ("DIALECT-1", "retries another dialect once before refusing it"),
-    "version-retry-once": ("VERSION-2", "retries an unknown protocol_version once, then refuses"),
-    "streak-survives-pending": ("READY-4", "keeps its streak across a pending poll"),
-    "empty-is-ready": (
-        "READY-6",
-        "takes a listing with no matching entry as ready (nothing to do)",
-    ),
-    "honours-all-proxy": ("POLL-4", "routes through ALL_PROXY when it is set"),
-    "inits-at-deadline": ("RANK-2", "initialises what it found when the deadline passes"),
-    "inference-w-plus-1": ("RANK-3", "sends inference_world_size W + 1 (the NCCL group size)"),
-    "prime-offsets-from-1": ("RANK-3", "sends Prime NCCL offsets from 1 (the trainer's rank 0)"),
-    "native-offsets-from-0": ("RANK-4", "sends vLLM native offsets from 0"),
-    "native-prime-init": ("RANK-4", "sends Prime's init_broadcaster under vllm-native-nccl"),
-    "nixl-nccl-layout": ("RANK-8", "sends NIXL inits in the 7-argument NCCL layout (no session)"),
-    "nixl-w-per-engine": (
-        "RANK-5",
-        "sends each engine's world size as NIXL's inference_world_size",
-    ),
-    "offsets-by-index": ("RANK-6", "gives engine i the offset i (one rank per engine)"),
-    "inclusive-prefix-sum": ("RANK-6", "offsets are the inclusive prefix sum (p_i + ws_i)"),
-    "session-per-engine": ("RANK-8", "draws a fresh NIXL session_id for each engine"),
-    "reverify-after-pause": ("TOPO-1", "re-reads the listing only after pausing the engines"),
+    bug: (row["breaks"], row["does"]) for bug, row in ZOO_TABLE.items()
 }
 
 CAP = 8 * 1024 * 1024
@@ -327,6 +231,8 @@ class _Client:
         bugs = self.bugs
         self.namespace = body.get("namespace")
         matching = [w for w in body["workers"] if self._matches(w)]
+        if not matching and "falls-back-to-every-model" in bugs:
+            matching = list(body["workers"])
         if "drops-error" in bugs:
             matching = [w for w in matching if "error" not in w]
         if "drops-no-admin" in bugs:
@@ -356,7 +262,10 @@ class _Client:
         total = sum(w.get("world_size", 0) for w in counted)
         width = total if "derives-w" in bugs else self.call.inference_world_size
         self.last_sum, self.last_matching = total, matching
-        if total != width and not ("sum-at-most-w" in bugs and total <= width):
+        accepted = ("sum-at-most-w" in bugs and total <= width) or (
+            "sum-at-least-w" in bugs and total >= width
+        )
+        if total != width and not accepted:
             if "sum-is-fatal" in bugs:
                 raise Refused("READY-3", f"world sizes sum to {total}, expected {width}")
             reasons.append(f"world sizes sum to {total}, expected inference_world_size {width}")
@@ -369,7 +278,7 @@ class _Client:
             if time.monotonic() >= self.deadline and "no-deadline" not in self.bugs:
                 raise self._deadline(polls, last)
             polls += 1
-            wait = POLL_INTERVAL
+            wait = self.call.poll_interval or POLL_INTERVAL
             try:
                 body = self._get()
             except _Retry as exc:
@@ -391,7 +300,7 @@ class _Client:
                             w.get("system_url"),
                             w.get("admin_base_url"),
                             w.get("world_size"),
-                        )
+                        )[1 if "fingerprint-without-identity" in self.bugs else 0 :]
                         for w in sorted(matching, key=self._order)
                     ]
                     if previous == fingerprint or "one-poll" in self.bugs:
@@ -427,6 +336,8 @@ class _Client:
     def _order(self, w: dict[str, Any]) -> tuple[Any, ...]:
         if "component-order" in self.bugs:
             return (w["component"], w["instance_id"])
+        if "label-order" in self.bugs:
+            return (_label(w),)
         return WorkerId.from_entry(w)
 
     # -- admin calls -------------------------------------------------------------------------
@@ -477,6 +388,11 @@ class _Client:
         )
         if response.is_redirect and "follows-admin-redirects-bare" in bugs:
             response = self.http.post(response.headers["location"], json=payload)
+        if response.is_redirect and "follows-same-origin-admin-redirects" in bugs:
+            moved = httpx.URL(url).join(response.headers["location"])
+            if (moved.scheme, moved.host, moved.port) == (response.url.scheme, response.url.host,
+                                                          response.url.port):  # fmt: skip
+                response = self.http.post(moved, json=payload, headers=headers)
         if "swallows-init-errors" in bugs:
             return
         failed = not response.is_success
@@ -527,7 +443,8 @@ class _Client:
                 if _ROUTE in w.get("routes", ()) and w.get("system_url"):
                     # The latest generation's form: Dynamo's engine route on the system server.
                     self.admin(w, "/engine/" + _ROUTE, {"init_info": info}, base=w["system_url"])
-                    continue
+                    if "native-inits-both-forms" not in bugs:  # the bug: collective_rpc as well
+                        continue
                 payload: dict[str, Any] = {
                     "method": "init_weight_transfer_engine",
                     "kwargs": {"init_info": info},
@@ -535,6 +452,7 @@ class _Client:
             elif call.convention == "nixl":
                 first = mine + 1 if "nixl-offsets-from-1" in bugs else mine
                 told = w["world_size"] if "nixl-w-per-engine" in bugs else width
+                told += 1 if "nixl-group-size" in bugs else 0
                 args: list[Any] = [host, port, first, told, timeout, session]
                 if "nixl-nccl-layout" in bugs:
                     args = [host, port, first, told, timeout, False, "nccl"]
@@ -554,7 +472,10 @@ class _Client:
                 payload = {"method": "init_broadcaster", "kwargs": kwargs}
             self.admin(w, "/collective_rpc", payload)
 
-    def update(self, engines: list[dict[str, Any]]) -> None:
+    def update(self, engines: list[dict[str, Any]], width: int) -> None:
+        bugs = self.bugs if self.call.convention == "vllm-native-nccl" else frozenset()
+        if "native-reinit-before-update" in bugs:  # so that a restarted engine rejoins the group
+            self.init(engines, width)
         planned = {_label(w): w["world_size"] for w in engines}
         now = dict(planned)
         if "reverify-after-pause" in self.bugs:
@@ -574,12 +495,13 @@ class _Client:
             changes += [f"removed {k}" for k in planned if k not in now]
             changes += [f"added {k}" for k in now if k not in planned]
             raise Refused("TOPO-1", "the fleet changed since the plan: " + "; ".join(changes))
-        if "reverify-after-pause" not in self.bugs:
+        if "reverify-after-pause" not in self.bugs and "native-skips-pause" not in bugs:
             for w in engines:
                 self.admin(w, "/pause?mode=keep&clear_cache=false")
+        step_dir = "/tmp/weights/step-1" if "native-reloads-path" in bugs else None
         try:
             for w in engines:
-                self.admin(w, "/update_weights", {"weight_dir": None})
+                self.admin(w, "/update_weights", {"weight_dir": step_dir})
         finally:
             for w in engines:
                 self.admin(w, "/resume")
@@ -588,9 +510,16 @@ class _Client:
 def _drive(call: ClientCall, bugs: frozenset[str]) -> None:
     client = _Client(call, bugs)
     try:
-        engines, width = client.wait_ready()
+        try:
+            engines, width = client.wait_ready()
+        except Refused:
+            if "resumes-on-refusal" in bugs:  # the cleanup of a run that never started
+                for w in client.last_matching:
+                    if w.get("admin_base_url"):
+                        client.admin(w, "/resume")
+            raise
         client.init(engines, width)
-        client.update(engines)
+        client.update(engines, width)
         if client.failures:
             raise Refused("ADMIN-3", "; ".join(client.failures))
     finally:

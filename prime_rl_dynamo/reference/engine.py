@@ -165,8 +165,12 @@ _INIT_OPERATIONS = ("init_broadcaster", "collective_rpc")
 _INIT_METHODS = ("init_broadcaster", "init_weight_transfer_engine")
 
 
-def _redirect(request: Request, host: str) -> Response:
-    url = request.url.replace(hostname=host)
+def _redirect(request: Request, host: str | None = None, moved: str | None = None) -> Response:
+    """307 to the same URL under another host name, or under ``moved`` on the same origin (the
+    admin prefix kept: ``/admin/pause`` -> ``/admin/moved/pause``)."""
+    url = request.url.replace(hostname=host) if host is not None else request.url
+    if moved is not None:
+        url = url.replace(path=ADMIN_PREFIX + moved + url.path.removeprefix(ADMIN_PREFIX))
     return JSONResponse(
         {"status": "error", "message": f"moved to {url}"},
         status_code=307,
@@ -191,6 +195,8 @@ async def _admin(request: Request, operation: str) -> Response:
     redirect = engine.admin_redirect_host
     if redirect is not None and request.url.hostname != redirect:
         return _redirect(request, redirect)
+    if engine.admin_redirect_path is not None:  # the moved path has no route: a follower gets 404
+        return _redirect(request, moved=engine.admin_redirect_path)
     if faults.admin_latency_ms:
         await asyncio.sleep(faults.admin_latency_ms / 1000.0)
     try:

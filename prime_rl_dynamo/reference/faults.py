@@ -39,6 +39,9 @@ FAULTS: dict[str, tuple[str | None, str]] = {
     "break-v2": ("REQUIREMENT_ID", "under protocol 2, break exactly that V2 requirement"),
     "redirect-host": ("HOST", "answer 307 to the same URL under host name HOST (another origin)"),
     "unknown-fields": (None, "add unknown fields at every level of the body (still valid)"),
+    "scope": ("NAMESPACE", "report NAMESPACE as the body's namespace; the workers are unchanged"),
+    "lag": ("N", "answer each listing with the body computed N listing requests earlier"),
+    "renumber": (None, "list every worker under another instance_id, as if it had restarted"),
     "version": ("N", "send protocol_version N (an integer) in an otherwise valid body"),
     "status": ("CODE", "answer CODE (a 4xx other than 429, say) with an error object"),
     "overload": ("CODE", "while a listing request is answered (each takes 50 ms), others get CODE"),
@@ -82,6 +85,7 @@ _NUMERIC: dict[str, float] = {
     "padded": 1,
     "slow": 1,
     "version": 0,
+    "lag": 1,
     "status": 100,
     "overload": 100,
     "head-status": 100,
@@ -100,6 +104,7 @@ _MAXIMUM: dict[str, float] = {
     "padded": 1 << 30,
     "slow": 1 << 30,
     "version": 1_000_000,  # a protocol_version far past any the catalog names
+    "lag": 1000,
     "status": 599,  # the last HTTP status code
     "overload": 599,
     "head-status": 599,

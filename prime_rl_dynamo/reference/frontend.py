@@ -9,6 +9,7 @@ real listener answers. Faults (see faults.py) shape each listing request determi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gzip
 import math
 import random
@@ -65,12 +66,14 @@ class Frontend:
         self.schedule_from_first_listing = False
         self._v2_cache: dict[str, Any] = {}  # the last v2 answer and the state it came from
         self._in_flight = 0  # listing requests being answered (the overload faults)
+        self._lagged: list[tuple[int, Any]] = []  # the last bodies answered (the lag fault)
 
     def set_faults(self, faults: tuple[Fault, ...] | list[str]) -> None:
         """Replace the faults; restart the request count (``:COUNT``) and the churn clock."""
         self.faults = parse_faults(faults)
         self.faults_since = self._clock()
         self.listing_requests = 0
+        self._lagged = []
 
     # -- the listing ---------------------------------------------------------------------------
 
@@ -101,6 +104,8 @@ class Frontend:
         erroring = next((f for f in request_faults if f.name == "error-workers"), None)
         if erroring is not None:
             views = _with_error_workers(views, int(erroring.number), self.seed)
+        if any(f.name == "renumber" for f in request_faults):  # as if every worker had restarted
+            views = [dataclasses.replace(v, instance_id=v.instance_id ^ 1) for v in views]
         body = listing_body(self.namespace, views)
         variant = next((f for f in request_faults if f.name == "variant"), None)
         if variant is not None and variant.value is not None:
@@ -206,7 +211,8 @@ class Frontend:
         v2_broken: str | None = None
         # break=, variant=, version= and unknown-fields bodies break (or stretch) v1's rules: they
         # are served as v1 whatever is asked.
-        v1_only = {"v1-only", "break", "variant", "version", "unknown-fields"} & by_name.keys()
+        v1_only = {"v1-only", "break", "variant", "version", "unknown-fields", "scope", "lag"}
+        v1_only &= by_name.keys()
         if not v1_only and 2 in _asked_versions(scope):
             answer = await self._answer_v2(scope, active, number)
             if answer.status == 304 and "body-on-304" in by_name:
@@ -231,6 +237,11 @@ class Frontend:
                 value = {**value, "protocol_version": int(by_name["version"].number)}
             if "unknown-fields" in by_name and isinstance(value, dict):
                 value = _with_unknown_fields(value)
+            if "scope" in by_name and isinstance(value, dict):
+                value = {**value, "namespace": by_name["scope"].value}
+            if "lag" in by_name:  # a cache that outlives changes: the body of N requests ago
+                self._lagged = [*self._lagged, (status, value)][-int(by_name["lag"].number) - 1 :]
+                status, value = self._lagged[0]
         data = dumps(value)
         if v2_broken == "V2-2":
             from prime_rl_dynamo.reference.v2 import repeat_member

@@ -37,6 +37,7 @@ class ReferenceEngine(Labelled):
     weight_version: str | None = None  # engine route update/update_weight_version
     # Admin misbehaviours the client profile sets on a running fleet (not in topology files):
     admin_redirect_host: str | None = None  # answer 307 to the same URL under this host name
+    admin_redirect_path: str | None = None  # answer 307 to the same origin, under this path
     admin_error_in_200: bool = False  # answer inits 200 {"status": "error", ...} (engine routes)
     resize_after_init: int | None = None  # report this world size once an init was answered
 

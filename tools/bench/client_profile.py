@@ -1,13 +1,17 @@
 """Wall time of the whole client profile, per client under test, side by side in one run.
 
 Each run is a fresh process (``conformance.run(profiles=["client"], client=...)``, imports and
-every reference fleet included); the clients alternate within each repetition. The project's
-client, the spec client and zoo clients that wait out their deadlines (the slowest misbehaving
-clients) bound what a trainer team waits for.
+every fleet included); the clients alternate within each repetition. The conformant clients (the
+project's, the spec client) and the misbehaving ones bound what a trainer team waits for: a zoo
+client, one that waits out every deadline (``never_ready``: the slowest a client can make the
+profile without hanging) and one that never returns (``hangs``). The section reports the slowest
+conformant and the slowest misbehaving client's whole-profile time (``bounds``): issue #20 asks
+at most 40 s and 120 s.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -16,29 +20,72 @@ from tools.bench.progress import NullReporter, Reporter
 from tools.bench.stats import paired_ratio
 from tools.bench.suite import rotated_runs, timed_child
 
-__all__ = ["CLIENTS", "ClientProfileConfig", "run_client_profile"]
+__all__ = [
+    "CLIENTS",
+    "DEFAULT_CLIENTS",
+    "ClientProfileConfig",
+    "bounds",
+    "client_profile_says",
+    "hangs",
+    "never_ready",
+    "run_client_profile",
+]
 
 #: label -> client under test (module:function).
 CLIENTS: dict[str, str] = {
     "project client": "conformance.examples.project_client:run",
     "spec client": "conformance.examples.spec_client:run",
     "zoo: treats 429 as fatal": "conformance.examples.zoo:treats_429_as_fatal",
-    # The two that held the profile longest before each scenario had its own deadline (285 s and
-    # 219 s): they wait out every deadline they meet.
+    # The one that held the profile longest before each scenario had its own deadline (285 s).
     "zoo: ignores the model filter": "conformance.examples.zoo:ignores_model_filter",
-    "zoo: excludes model-less workers": "conformance.examples.zoo:excludes_model_less",
+    "never ready (waits out every deadline)": "tools.bench.client_profile:never_ready",
+    "hangs (never returns)": "tools.bench.client_profile:hangs",
 }
+#: What a run times by default: the conformant clients and the two slowest misbehaving ones (the
+#: zoo clients fall between them; name them to time them too).
+DEFAULT_CLIENTS = (
+    "project client",
+    "spec client",
+    "never ready (waits out every deadline)",
+    "hangs (never returns)",
+)
+#: The clients that pass every check; every other one misbehaves.
+CONFORMANT = ("project client", "spec client")
+
+
+def never_ready(discovery_url: str, *args: Any, timeout: float, **kwargs: Any) -> None:
+    """A client under test that polls the listing until its deadline and then gives up, in every
+    run: what a client that never finds a fleet ready costs the profile."""
+    import time
+
+    import httpx
+
+    end = time.monotonic() + timeout
+    with httpx.Client(timeout=1.0, trust_env=False) as http:
+        while time.monotonic() < end:
+            with contextlib.suppress(httpx.HTTPError):
+                http.get(discovery_url)
+            time.sleep(0.1)
+    raise TimeoutError(f"not ready after {timeout} s")
+
+
+def hangs(*args: Any, **kwargs: Any) -> None:
+    """A client under test that never returns (the profile stops waiting for it)."""
+    import threading
+
+    threading.Event().wait()
 
 
 @dataclass(frozen=True)
 class ClientProfileConfig:
     """Which clients the client profile is timed with, and how often."""
 
-    clients: tuple[str, ...] = tuple(CLIENTS)
+    clients: tuple[str, ...] = DEFAULT_CLIENTS
     repetitions: int = 3
     topologies: int = 3  # generated topologies per run (the default of the command)
     seed: int = 1
     timeout_s: float = 300.0  # one whole profile run
+    target: str = "reference"  # the fleets: "reference" only, or "auto" (real Dynamo too)
 
 
 _CHILD = """
@@ -46,14 +93,14 @@ import json, sys, time
 from conformance.runner import run
 start = time.perf_counter()
 report = run(profiles=["client"], client=sys.argv[1], topologies=int(sys.argv[2]),
-             seed=int(sys.argv[3]))
+             seed=int(sys.argv[3]), target=sys.argv[4])
 print(json.dumps({"run_s": time.perf_counter() - start, "ok": report.ok,
                   "counts": report.counts()}))
 """
 
 
 def _one_run(client: str, config: ClientProfileConfig) -> tuple[float, dict[str, Any]]:
-    args = [client, str(config.topologies), str(config.seed)]
+    args = [client, str(config.topologies), str(config.seed), config.target]
     return timed_child(_CHILD, args, config.timeout_s, f"client profile with {client}")
 
 
@@ -81,9 +128,14 @@ def run_client_profile(
         advance_skipped=True,
     )
     result: dict[str, Any] = {
+        "status": "ok",
         "config": asdict(config),
-        "run": f"client profile (seed {config.seed}, {config.topologies} generated topologies)",
+        "run": (
+            f"client profile (seed {config.seed}, {config.topologies} generated topologies, "
+            f"target {config.target})"
+        ),
         "series": series,
+        "bounds": bounds(series),
     }
     first = labels[0] if labels else None
     if first and walls.get(first):
@@ -93,3 +145,40 @@ def run_client_profile(
             if len(walls[label]) == len(walls[first]) and walls[label]
         }
     return result
+
+
+def bounds(series: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The slowest conformant and the slowest misbehaving client (median whole-profile wall
+    time, seconds) among those that ran."""
+    medians = {
+        label: s["wall_s"]["median"] for label, s in series.items() if s.get("status") == "ok"
+    }
+    out: dict[str, Any] = {}
+    for key, labels in (
+        ("conformant", [m for m in medians if m in CONFORMANT]),
+        ("misbehaving", [m for m in medians if m not in CONFORMANT]),
+    ):
+        if labels:
+            slowest = max(labels, key=medians.__getitem__)
+            out[key] = {"client": slowest, "wall_s": medians[slowest]}
+    return out
+
+
+def client_profile_says(report: dict[str, Any]) -> str:
+    """The docs' sentence on the client profile's bounds (docs/bench.md, block client-profile)."""
+    section = report.get("client") or {}
+    found = section.get("bounds") or {}
+    if not {"conformant", "misbehaving"} <= found.keys():
+        return "not measured in this report"
+    machine = (
+        section.get("run", {}).get("machine") if isinstance(section.get("run"), dict) else None
+    )
+    load = (machine or {}).get("load_average") or [None]
+    at = f" at a load of {load[0]:.1f}" if load[0] is not None else ""
+    ok, bad = found["conformant"], found["misbehaving"]
+    target = section.get("config", {}).get("target", "reference")
+    return (
+        f"the whole client profile ({target} fleets) takes "
+        f"{ok['wall_s']:.0f} s for the slowest conformant client ({ok['client']}) and "
+        f"{bad['wall_s']:.0f} s for the slowest misbehaving one ({bad['client']}){at}"
+    )

@@ -78,7 +78,7 @@ def _scale(section: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _suite(section: dict[str, Any]) -> list[str]:
+def _suite(section: dict[str, Any], title: str | None = None) -> list[str]:
     if section.get("status") == "skipped":
         return [f"Conformance suite: skipped ({section.get('reason')})."]
     rows = []
@@ -98,7 +98,7 @@ def _suite(section: dict[str, Any]) -> list[str]:
     if section.get("ratio_dynamo_over_reference"):
         rows.append(["dynamo / reference", fmt_ratio(section["ratio_dynamo_over_reference"]), ""])
     return [
-        f"Conformance suite, {section.get('run')}:",
+        f"{title or 'Conformance suite, ' + str(section.get('run'))}:",
         "",
         *_table(["target", "wall s", "checks"], rows),
     ]
@@ -136,7 +136,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         _scale(report["scale"]) if "scale" in report else [],  # a report from before the section
     ]
     if report.get("client", {}).get("series"):
-        parts.append(_suite(report["client"]))
+        target = report["client"].get("config", {}).get("target", "reference")
+        parts.append(
+            _suite(report["client"], f"Client profile, whole, per client ({target} fleets)")
+        )
     return "\n\n".join("\n".join(part) for part in parts if part) + "\n"
 
 

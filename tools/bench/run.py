@@ -92,7 +92,7 @@ def full_config() -> BenchConfig:
         discovery=DiscoveryConfig(),
         suite=SuiteConfig(repetitions=3),
         scale=ScaleConfig(),
-        client=ClientProfileConfig(repetitions=3),
+        client=ClientProfileConfig(repetitions=2),  # four whole profiles each: about 6 minutes
     )
 
 
