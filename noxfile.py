@@ -1,7 +1,8 @@
 """The Dynamo release matrix on nox: one session per ``ai-dynamo-runtime`` release.
 
-``nox -s matrix`` runs every release's cell (``nox -s dynamo-1.5.1`` one of them), then writes
-docs/compat.md from the cells (``nox -s compat-docs``). Each cell's venv holds that release
+``nox -s matrix`` runs every release's cell (``nox -s dynamo-1.5.1`` one of them), then records
+how long it took (docs/compat/matrix.json) and writes docs/compat.md from the cells
+(``nox -s compat-docs`` writes the page alone). Each cell's venv holds that release
 beside the project (``.[reference,conformance]``: the ``dynamo`` extra pins the newest release);
 uv makes the venvs when it is installed (the ``dev`` extra brings it), else virtualenv.
 ``nox -s dynamo-1.5.1 -- --profile frontend`` runs the suite with those options in that venv

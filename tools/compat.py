@@ -712,10 +712,17 @@ def _timing(root: Path, cells: list[dict[str, Any]]) -> list[str]:
                 f"{cell['machine']['load_before']:g} → {cell['machine']['load_after']:g}",
             )
         )
+    total = sum(
+        c["suite"]["seconds"]
+        + (c.get("clients") or {}).get("seconds", 0)
+        + c.get("install_seconds", 0)
+        for c in cells
+    )
     lines += _table(
         ("release", "venv and install", "suite", "of which roundtrip", "clients", "load (1 min)"),
         rows,
     )
+    lines += ["", f"Install, suite and clients of the {len(cells)} cells: {total / 60:.1f} min."]
     lines += [
         "",
         "The suite's other parts are the frontend fleet's start and the listener's load run, the",
