@@ -242,6 +242,65 @@ def _live(fleet: Fleet) -> list[FleetEngine]:
     return [e for e in fleet.engines if e.alive and fleet.in_scope(e)]
 
 
+#: How long a listing must show the same differences, with exactly the live engines listed
+#: (each once, in the error state it answers), before the roundtrip stops waiting for it to
+#: converge: then only listed values differ (a member an old release never lists, say), no
+#: registration or expiry is pending, and waiting out the deadline would not change the verdict.
+SETTLED_S = 5.0
+_SETTLED_POLLS = 5
+
+
+def _only_values_differ(body: dict[str, Any], live: list[Any], dead: set[WorkerId]) -> bool:
+    """Whether the listing holds exactly the live engines, each once and with an ``error`` when
+    it answers routes with one (dead instances only with their error): what may still differ is
+    the listed values (model, routes, URLs, world size)."""
+    workers = body.get("workers") if isinstance(body, dict) else None
+    if not isinstance(workers, list):
+        return False
+    wanted = {WorkerId._make(e.identity): bool(expected_entry(e)["error"]) for e in live}
+    listed: dict[WorkerId, bool] = {}
+    for w in workers:
+        try:
+            ident = WorkerId.from_entry(w)
+        except (KeyError, TypeError, ValueError):
+            return False
+        if ident in listed:
+            return False
+        if ident in dead and ident not in wanted and "error" in w:
+            continue  # a dead instance the store has not forgotten yet, with its error
+        listed[ident] = "error" in w
+    return listed == wanted
+
+
+@dataclass
+class _Settling:
+    """Tracks how long a listing has shown the same value-only differences (``_converge``)."""
+
+    problems: tuple[str, ...] = ()
+    since: float | None = None
+    polls: int = 0
+
+    def decided(
+        self, body: dict[str, Any], live: list[Any], dead: set[WorkerId], problems: list[str]
+    ) -> bool:
+        """Whether ``problems`` are only listed values, unchanged for ``SETTLED_S``."""
+        if not problems or not _only_values_differ(body, live, dead):
+            self.since = None
+            return False
+        now = time.monotonic()
+        if self.since is None or tuple(problems) != self.problems:
+            self.problems, self.since, self.polls = tuple(problems), now, 0
+        self.polls += 1
+        return self.polls >= _SETTLED_POLLS and now - self.since >= SETTLED_S
+
+    def note(self) -> str:
+        """Why the wait ended before the deadline (appended to each difference)."""
+        return (
+            f"unchanged for {SETTLED_S:g} s over {self.polls} polls with every engine listed: "
+            "only listed values differ"
+        )
+
+
 def _poll_until(fleet: Fleet, condition: Any, timeout: float) -> tuple[bool, list[dict[str, Any]]]:
     """Poll the listing until ``condition(body)`` or the deadline; returns every body seen."""
     deadline = time.monotonic() + timeout
@@ -264,14 +323,17 @@ DYNAMO_WAIT_S, REFERENCE_WAIT_S = 30.0, 1.0
 def _converge(fleet: Fleet, dead: set[WorkerId], when: str, timeout: float) -> list[str]:
     """Poll until the listing equals the live fleet; the last differences if it never does."""
     problems: list[str] = []
+    settling = _Settling()
 
     def equal(body: dict[str, Any]) -> bool:
-        problems[:] = compare_listing(body, _live(fleet), dead, when=when)
-        return not problems
+        live = _live(fleet)
+        problems[:] = compare_listing(body, live, dead, when=when)
+        return not problems or settling.decided(body, live, dead, problems)
 
     ok, bodies = _poll_until(fleet, equal, timeout)
-    if not ok:
-        return [f"{p} (still after {timeout:g} s, {len(bodies)} polls)" for p in problems]
+    if problems:  # the deadline passed, or only listed values differ and stopped changing
+        why = settling.note() if ok else f"still after {timeout:g} s, {len(bodies)} polls"
+        return [f"{p} ({why})" for p in problems]
     return []
 
 

@@ -87,3 +87,34 @@ def test_ci_waives_exactly_what_the_matrix_found_before_1_5() -> None:
     for cell in load_cells(ROOT):
         if cell["release"] in ("1.3.1", "1.4.2"):
             assert set(cell["_report"]["failed_requirements"]) == waived, cell["release"]
+
+
+def test_the_page_says_how_long_the_committed_matrix_run_took(tmp_path: Path) -> None:
+    """docs/compat/matrix.json (written by `nox -s matrix`) is on the page; the counterpart: a
+    different run gives a different page."""
+    from tools.compat import MATRIX_RUN
+
+    run = json.loads((ROOT / MATRIX_RUN).read_text(encoding="utf-8"))
+    assert {"began", "finished", "seconds", "uv_cache", "load_before", "load_after"} <= set(run)
+    page = render_page(ROOT)
+    assert f"took **{run['seconds'] / 60:.1f} min**" in page and run["uv_cache"] in page
+    shutil.copytree(ROOT / CELLS, tmp_path / CELLS)
+    (tmp_path / MATRIX_RUN).write_text(json.dumps({**run, "seconds": run["seconds"] + 600}))
+    assert f"took **{(run['seconds'] + 600) / 60:.1f} min**" in render_page(tmp_path)
+
+
+def test_matrix_run_records_its_begin_and_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tools import compat
+    from tools.compat import MATRIX_RUN, matrix_run
+
+    monkeypatch.setattr(compat, "_uv_cache", lambda: "cold")  # `uv cache dir` starts a process
+    begun = matrix_run("begin", tmp_path)
+    assert "seconds" not in begun and begun["uv_cache"] == "cold"
+    ended = matrix_run("end", tmp_path)
+    assert ended["began"] == begun["began"] and ended["seconds"] >= 0
+    assert len(ended["load_after"]) == 3
+    assert json.loads((tmp_path / MATRIX_RUN).read_text(encoding="utf-8")) == ended
+    noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    assert '"matrix", "begin"' in noxfile and 'session.notify("matrix-end")' in noxfile

@@ -76,3 +76,90 @@ def test_reproduction_command_shows_the_finding(name: str) -> None:
     assert OBSERVED[name] in done.stdout, done.stdout
     for text in ALSO_OBSERVED.get(name, []):
         assert text in done.stdout, done.stdout
+
+
+# --- Across releases: R5, the tcp transport's form per release --------------------------------
+
+R5 = DOC[DOC.index("### R5.") : DOC.index("### R6.")]
+#: R5's table: (first release, last release or None for "on", the form it lists).
+R5_ROWS = [
+    (first, last or None, form)
+    for first, last, form in re.findall(
+        r"^\s*\| ([\d.post]+)(?: to ([\d.post]+)| on) \| .* \| `([^`]+)` \|$", R5, re.M
+    )
+]
+
+
+def _r5_form(release: str) -> str:
+    from prime_rl_dynamo.harness import DynamoRelease
+
+    key = DynamoRelease(release).key
+    forms = [
+        form
+        for first, last, form in R5_ROWS
+        if DynamoRelease(first).key <= key and (last is None or key <= DynamoRelease(last).key)
+    ]
+    assert len(forms) == 1, f"R5 gives {len(forms)} transport forms for {release}: {R5_ROWS}"
+    return forms[0]
+
+
+def test_r5_gives_one_transport_form_for_every_release_with_the_listener() -> None:
+    from tools.compat import RELEASES
+
+    assert len(R5_ROWS) >= 2 and len({form for *_, form in R5_ROWS}) == len(R5_ROWS)
+    for release in RELEASES[1:]:  # 1.2.1 has no listener
+        _r5_form(release)
+
+
+def test_transport_form_names_the_values_a_worker_lists() -> None:
+    from tools.compat import transport_form
+
+    worker = {"namespace": "dynamo", "component": "decode", "endpoint": "rl", "instance_id": 255}
+    new = {**worker, "transport": {"tcp": "127.0.0.1:33331/ff/dynamo/decode/rl"}}
+    assert transport_form(new) == "tcp HOST:PORT/ID/NAMESPACE/COMPONENT/ENDPOINT"
+    old = {**worker, "transport": {"tcp": "127.0.0.1:44899/ff/rl"}}
+    assert transport_form(old) == "tcp HOST:PORT/ID/ENDPOINT"
+    # The counterpart: a segment that is not this worker's id or name stays as listed.
+    other = {**worker, "transport": {"nats_tcp": "nats://h/fe/x"}}
+    assert transport_form(other) == "nats_tcp nats://h/fe/x"
+
+
+def test_r5_is_what_every_committed_matrix_cell_listed() -> None:
+    """The wire evidence of the committed cells (docs/compat/*.cell.json, nox -s matrix) shows
+    R5's form for its release; a release whose listing changed form fails here."""
+    from tools.compat import load_cells, transport_form
+
+    judged = 0
+    for cell in load_cells(ROOT):
+        first = (cell.get("clients") or {}).get("first_worker")
+        if first is None:
+            assert cell["suite"]["exit_code"] == 2, cell["release"]  # only a refusal lists none
+            continue
+        assert transport_form(first) == _r5_form(cell["release"]), cell["release"]
+        judged += 1
+    assert judged >= 2
+
+
+@pytest.mark.integration
+@pytest.mark.dynamo
+def test_r5_reproduction_on_the_installed_release() -> None:
+    """`nox -s dynamo-R -- probe` runs `python -m tools.compat probe` in R's venv: here, on the
+    release installed in this venv, its first listed worker has R5's form for that release."""
+    import json
+
+    pytest.importorskip("dynamo.runtime", reason="needs the dynamo extra (ai-dynamo-runtime)")
+    from prime_rl_dynamo.harness import installed_release
+    from tools.compat import transport_form
+
+    release = installed_release()
+    assert release is not None
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.compat", "probe"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    worker = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("{")))
+    assert transport_form(worker) == _r5_form(release.version), done.stdout

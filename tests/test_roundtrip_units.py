@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from conformance.roundtrip import PINNED_TOPOLOGY, scope_problems, scoped_topology
 
 
@@ -41,3 +43,93 @@ def test_scope_check_fails_on_a_wrong_scope_or_a_worker_outside_it() -> None:
     outside = scope_problems({"namespace": "p", "workers": [_worker("x-p")]}, prefix, when="t")
     assert len(outside) == 1 and "x-p.c.rl#7: namespace 'x-p' is outside the scope" in outside[0]
     assert len(scope_problems(good, exact, when="t")) == 1  # p-a under an exact scope
+
+
+# --- how long the roundtrip waits for a listing to converge -----------------------------------
+
+
+class _Fleet:
+    """A fleet whose listing is scripted: ``bodies`` in turn, the last one for ever."""
+
+    def __init__(self, engines: list[Any], bodies: list[dict[str, Any]]) -> None:
+        self.engines, self.bodies, self.polls = engines, bodies, 0
+
+    def in_scope(self, engine: Any) -> bool:
+        return True
+
+    def listing(self) -> dict[str, Any]:
+        self.polls += 1
+        return self.bodies[min(self.polls, len(self.bodies)) - 1]
+
+
+def _engines() -> list[Any]:
+    from prime_rl_dynamo.harness._fleet import DynamoEngine
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    topology = topology_from_dict(
+        {"version": 1, "namespace": "dynamo", "model": "m", "engines": [{"component": "prefill"}]},
+        source="test",
+    )
+    return [
+        DynamoEngine(
+            spec=spec,
+            system_url="http://127.0.0.1:9",
+            admin_base_url="http://127.0.0.1:9/admin",
+            instance_id=5 + i,
+            alive=True,
+            models=("m",),
+        )
+        for i, spec in enumerate(topology.engines())
+    ]
+
+
+def _listed(engine: Any, **changes: Any) -> dict[str, Any]:
+    from conformance.roundtrip import expected_entry
+
+    entry = {**engine.identity._asdict(), **expected_entry(engine), **changes}
+    del entry["error"]
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+def test_a_listing_whose_values_stop_changing_is_decided_before_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conformance import roundtrip
+
+    monkeypatch.setattr(roundtrip, "SETTLED_S", 0.0)
+    engines = _engines()
+    old_release = {"namespace": "dynamo", "workers": [_listed(engines[0], admin_base_url=None)]}
+    fleet = _Fleet(engines, [old_release])
+    problems = roundtrip._converge(fleet, set(), "t", 60.0)  # type: ignore[arg-type]
+    assert len(problems) == 1 and "expected admin_base_url" in problems[0]
+    assert "only listed values differ" in problems[0]
+    assert fleet.polls == roundtrip._SETTLED_POLLS  # decided, not waited out
+
+
+def test_a_listing_still_changing_or_missing_an_engine_is_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conformance import roundtrip
+
+    monkeypatch.setattr(roundtrip, "SETTLED_S", 0.0)
+    engines = _engines()
+    good = {"namespace": "dynamo", "workers": [_listed(engines[0])]}
+    # The model comes late (after more polls than it takes to decide a value-only difference,
+    # but each poll differs from the one before): the listing converges, nothing is reported.
+    late = [
+        {"namespace": "dynamo", "workers": [_listed(engines[0], model=f"m-{i}")]}
+        for i in range(roundtrip._SETTLED_POLLS + 2)
+    ]
+    assert roundtrip._converge(_Fleet(engines, [*late, good]), set(), "t", 60.0) == []  # type: ignore[arg-type]
+    # An engine not listed is a membership difference: no early decision, the deadline decides.
+    missing = _Fleet(engines, [{"namespace": "dynamo", "workers": []}])
+    problems = roundtrip._converge(missing, set(), "t", 0.5)  # type: ignore[arg-type]
+    assert len(problems) == 1 and "registered but not listed" in problems[0]
+    assert "still after 0.5 s" in problems[0]
+    # A dead instance still listed without an error, beside a value difference: waited for too.
+    dead = roundtrip.WorkerId("dynamo", "prefill", "rl", 99)
+    stale = {**_listed(engines[0]), "instance_id": 99}
+    body = {"namespace": "dynamo", "workers": [_listed(engines[0], routes=["x"]), stale]}
+    problems = roundtrip._converge(_Fleet(engines, [body]), {dead}, "t", 0.5)  # type: ignore[arg-type]
+    assert any("dead instance listed without error" in p for p in problems)
+    assert all("still after 0.5 s" in p for p in problems)

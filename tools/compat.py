@@ -8,7 +8,9 @@ that release's real listing (the client profile's real-Dynamo topology). It writ
 ``docs/compat/dynamo-RELEASE.json`` (the report) and ``dynamo-RELEASE.cell.json`` (what ran, its
 exit status, how long it took, the clients' outcomes). ``python -m tools.compat docs`` writes
 docs/compat.md from them; ``--check`` (and tests/test_compat_docs.py) fails when the page drifts.
-``python -m tools.compat binary`` says which names the installed runtime binary carries.
+``python -m tools.compat binary`` says which names the installed runtime binary carries;
+``python -m tools.compat matrix begin|end`` records how long ``nox -s matrix`` took
+(``docs/compat/matrix.json``, shown on the page).
 """
 
 from __future__ import annotations
@@ -35,10 +37,13 @@ __all__ = [
     "CI_RELEASE",
     "CI_WAIVERS",
     "MATRIX",
+    "MATRIX_RUN",
     "PAGE",
     "RELEASES",
+    "matrix_run",
     "render_page",
     "run_cell",
+    "transport_form",
 ]
 
 #: The releases of the matrix, oldest first: the newest patch of every minor line that has the
@@ -163,13 +168,26 @@ def _clients() -> dict[str, Any]:
             name: _client_outcome(name, target, fleet, topology) for name, target in CLIENTS.items()
         }
     members = sorted({k for w in listing.get("workers", []) for k in w})
+    first = (listing.get("workers") or [{}])[0]
     return {
         "topology": "the client profile's real-Dynamo topology (engine-a 2, engine-b 4 without "
         "a model, engine-c 1, judge 2 of another model)",
         "listed_members": members,
+        # The first listed worker's identity and transport, as the release listed them
+        # (docs/findings.md R5: the tcp transport's form differs between releases).
+        "first_worker": {k: first[k] for k in (*_IDENTITY, "transport") if k in first},
         "seconds": round(time.monotonic() - began, 1),
         "outcomes": outcomes,
     }
+
+
+_IDENTITY = ("namespace", "component", "endpoint", "instance_id")
+#: Set by the nox session: how long it took to make the venv and install the release into it.
+INSTALL_SECONDS = "PRIME_RL_DYNAMO_INSTALL_SECONDS"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def run_cell(out: Path) -> dict[str, Any]:
@@ -189,17 +207,70 @@ def run_cell(out: Path) -> dict[str, Any]:
             "load_before": round(os.getloadavg()[0], 1),
         },
         "when": time.strftime("%Y-%m-%d", time.gmtime()),
-        "suite": _suite(release.version, out),
+        "began": _now(),
     }
+    if os.environ.get(INSTALL_SECONDS):
+        cell["install_seconds"] = round(float(os.environ[INSTALL_SECONDS]), 1)
+    cell["suite"] = _suite(release.version, out)
     if "cannot_host" not in cell["suite"]:
         try:
             cell["clients"] = _clients()
         except HarnessError as exc:
             cell["clients"] = {"error": (str(exc).splitlines() or [""])[0]}
     cell["machine"]["load_after"] = round(os.getloadavg()[0], 1)
+    cell["finished"] = _now()
     path = out / f"dynamo-{release.version}.cell.json"
     path.write_text(json.dumps(cell, indent=1) + "\n", encoding="utf-8")
     return cell
+
+
+# --- the whole matrix's wall time (nox -s matrix) ---------------------------------------------
+
+#: What the last ``nox -s matrix`` took, written by its first and last steps.
+MATRIX_RUN = CELLS / "matrix.json"
+
+
+def _uv_cache() -> str:
+    """``warm`` when uv's cache already holds packages (the venvs install from it), else
+    ``cold`` (every wheel is downloaded); ``no uv`` when nox falls back to virtualenv."""
+    import shutil
+
+    uv = shutil.which("uv")
+    if uv is None:
+        return "no uv"
+    done = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, check=False)
+    root = Path(done.stdout.strip()) if done.returncode == 0 else None
+    entries = [p for p in root.iterdir() if p.is_dir()] if root and root.is_dir() else []
+    return "warm" if entries else "cold"
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def matrix_run(step: str, root: Path = REPO) -> dict[str, Any]:
+    """``begin``: record when the matrix started, the load and uv's cache; ``end``: add when it
+    finished and how long it took. Returns the record (docs/compat/matrix.json)."""
+    import calendar
+
+    path = root / MATRIX_RUN
+    if step == "begin":
+        run: dict[str, Any] = {
+            "command": "nox -s matrix",
+            "began": _now(),
+            "uv_cache": _uv_cache(),
+            "cpus": os.cpu_count(),
+            "load_before": _load(),
+        }
+    else:
+        run = json.loads(path.read_text(encoding="utf-8"))
+        began = calendar.timegm(time.strptime(run["began"], "%Y-%m-%dT%H:%M:%SZ"))
+        run["finished"] = _now()
+        run["seconds"] = round(time.time() - began)
+        run["load_after"] = _load()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+    return run
 
 
 # --- what a release's runtime binary carries ---------------------------------------------------
@@ -296,6 +367,38 @@ def probe(assignments: Sequence[str], timeout: float = 30.0) -> int:
     finally:
         fleet.stop()
     return 0
+
+
+def transport_form(worker: dict[str, Any]) -> str:
+    """A listed worker's transport with its values named: ``tcp HOST:PORT/ID/ENDPOINT`` for
+    ``{"tcp": "127.0.0.1:42245/25fd07ce2985b9ae/rl"}`` of instance 0x25fd07ce2985b9ae. ID is the
+    instance id in hex; NAMESPACE, COMPONENT and ENDPOINT are the worker's own; anything else
+    stays as listed."""
+    names = {"NAMESPACE": "namespace", "COMPONENT": "component", "ENDPOINT": "endpoint"}
+    forms = []
+    for kind, value in sorted((worker.get("transport") or {}).items()):
+        parts = str(value).split("/")
+        shown = ["HOST:PORT" if _is_host_port(parts[0]) else parts[0]]
+        for part in parts[1:]:
+            if _is_hex_id(part, worker.get("instance_id")):
+                shown.append("ID")
+                continue
+            shown.append(next((n for n, k in names.items() if worker.get(k) == part), part))
+        forms.append(f"{kind} {'/'.join(shown)}")
+    return ", ".join(forms) or "none listed"
+
+
+def _is_host_port(text: str) -> bool:
+    """Whether ``text`` is ``host:port``."""
+    host, sep, port = text.rpartition(":")
+    return bool(sep and host and port.isdigit())
+
+
+def _is_hex_id(text: str, instance_id: Any) -> bool:
+    try:
+        return isinstance(instance_id, int) and int(text, 16) == instance_id
+    except ValueError:
+        return False
 
 
 # --- the page -----------------------------------------------------------------------------------
@@ -507,6 +610,18 @@ def render_page(root: Path = REPO) -> str:
             )
         )
     lines += _table(("release", "project client", "drop-in pool", "optional members listed"), rows)
+    lines += [
+        "",
+        "The first worker each release listed, its transport with the values named",
+        "([findings R5](findings.md#r5-transports-and-request-planes-tcp-and-nats-never-http)):",
+        "",
+    ]
+    rows = [
+        (c["release"], f"`{transport_form(c['clients']['first_worker'])}`")
+        for c in cells
+        if (c.get("clients") or {}).get("first_worker")
+    ]
+    lines += _table(("release", "transport listed"), rows)
     lines += ["", "## What the harness adapts per release", ""]
     facts = [_release_facts(r) for r in releases]
     names = list(facts[0]) if facts else []
@@ -543,15 +658,86 @@ def render_page(root: Path = REPO) -> str:
     lines += ["Requirements whose result differs between releases:", ""]
     lines += _table(("requirement", *releases), rows)
     lines += ["", "The same on every release that ran the suite: " + ", ".join(same) + ".", ""]
-    timings = [c["suite"]["seconds"] + (c.get("clients") or {}).get("seconds", 0) for c in cells]
-    loads = [c["machine"][k] for c in cells for k in ("load_before", "load_after")]
-    lines.append(
-        f"The {len(cells)} cells took {sum(timings) / 60:.1f} min together (suite and clients; "
-        f"{cells[0]['machine']['cpus'] if cells else '?'} CPUs shared with other jobs, load "
-        f"average {min(loads, default=0):g} to {max(loads, default=0):g}; the venvs' installs, "
-        "a few seconds each with uv, come on top)."
-    )
+    lines += _timing(root, cells)
     return "\n".join(lines) + "\n"
+
+
+def _roundtrip_seconds(report: dict[str, Any] | None) -> float | None:
+    """How long the report's roundtrip profile took: from the end of the check before its first
+    check (its fleets run in between) to the end of the run."""
+    import datetime
+
+    def at(stamp: str) -> float:
+        return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+    results = sorted(
+        (r for r in (report or {}).get("results", []) if r.get("started")),
+        key=lambda r: at(r["started"]),
+    )
+    first = next((i for i, r in enumerate(results) if r["profile"] == "roundtrip"), None)
+    if not first or report is None:
+        return None
+    before = results[first - 1]
+    return at(report["finished"]) - at(before["started"]) - float(before.get("duration") or 0)
+
+
+def _timing(root: Path, cells: list[dict[str, Any]]) -> list[str]:
+    """The section on how long the matrix takes: the last whole run, and each cell's parts."""
+    lines = ["## How long the matrix takes", ""]
+    path = root / MATRIX_RUN
+    run = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    if run and "seconds" in run:
+        before, after = run["load_before"], run["load_after"]
+        lines += [
+            f"The last `{run['command']}` ({run['began']}) took **{run['seconds'] / 60:.1f} min** "
+            f"wall, from a checkout with uv's cache {run['uv_cache']} (nox makes every venv "
+            f"afresh), on {run['cpus']} CPUs with the load average (1, 5, 15 min) at "
+            f"{', '.join(map(str, before))} before and {', '.join(map(str, after))} after. "
+            "Each cell's parts:",
+            "",
+        ]
+    rows = []
+    for cell in cells:
+        suite = cell["suite"]["seconds"]
+        clients = (cell.get("clients") or {}).get("seconds")
+        roundtrip = _roundtrip_seconds(cell["_report"])
+        install = cell.get("install_seconds")
+        rows.append(
+            (
+                cell["release"],
+                "-" if install is None else f"{install:.0f} s",
+                f"{suite:.0f} s",
+                "-" if roundtrip is None else f"{roundtrip:.0f} s",
+                "-" if clients is None else f"{clients:.0f} s",
+                f"{cell['machine']['load_before']:g} → {cell['machine']['load_after']:g}",
+            )
+        )
+    total = sum(
+        c["suite"]["seconds"]
+        + (c.get("clients") or {}).get("seconds", 0)
+        + c.get("install_seconds", 0)
+        for c in cells
+    )
+    lines += _table(
+        ("release", "venv and install", "suite", "of which roundtrip", "clients", "load (1 min)"),
+        rows,
+    )
+    lines += ["", f"Install, suite and clients of the {len(cells)} cells: {total / 60:.1f} min."]
+    lines += [
+        "",
+        "The suite's other parts are the frontend fleet's start and the listener's load run, the",
+        "client profile's reference fleets and the workers profile. A roundtrip listing that",
+        "differs from the fleet only in listed values, unchanged for "
+        f"{_settled_seconds():g} s, is decided then (1.3.1 and",
+        "1.4.2 never list `admin_base_url`), not after the 30 s deadline.",
+    ]
+    return lines
+
+
+def _settled_seconds() -> float:
+    from conformance.roundtrip import SETTLED_S
+
+    return SETTLED_S
 
 
 _LISTING_MEMBERS = ("system_url", "admin_base_url", "world_size", "model", "error")
@@ -571,12 +757,17 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("binary", help="which names the installed runtime binary carries")
     one = sub.add_parser("probe", help="a one-engine fleet with extra variables: listed or not")
     one.add_argument("assignments", nargs="*", metavar="NAME=VALUE")
+    timed = sub.add_parser("matrix", help="record the start or the end of `nox -s matrix`")
+    timed.add_argument("step", choices=("begin", "end"))
     docs = sub.add_parser("docs", help="write docs/compat.md from the committed cells")
     docs.add_argument("--check", action="store_true", help="exit 1 when the page drifted")
     args = parser.parse_args(argv)
     if args.command == "cell":
         cell_data = run_cell(args.out)
         print(json.dumps({k: v for k, v in cell_data.items() if k != "_report"}, indent=1))
+        return 0
+    if args.command == "matrix":
+        print(json.dumps(matrix_run(args.step)))
         return 0
     if args.command == "probe":
         return probe(args.assignments)

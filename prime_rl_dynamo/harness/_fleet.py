@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,31 +49,26 @@ __all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
 
 @dataclass
 class DynamoEngine(Labelled):
-    """One engine of the fleet as it runs now (URLs and instance_id change on restart)."""
+    """One engine of the fleet as it runs now (URLs and instance_id change on restart; a resize
+    restarts it as a new engine with a new spec)."""
 
     spec: EngineSpec
     system_url: str | None = None
     admin_base_url: str | None = None
-    instance_id: int | None = None
+    instance_id: int | None = None  # the runtime's, once registered
     process: str = ""
     alive: bool = False
     models: tuple[str, ...] = ()  # model names registered through the runtime, in order
+    key: str = field(init=False)  # the topology key, e.g. "dynamo.prefill#0"
+    world_size: int = field(init=False)  # the world size the engine reports
 
-    @property
-    def key(self) -> str:
-        """The topology key, e.g. "dynamo.prefill#0"."""
-        return self.spec.key
-
-    @property
-    def world_size(self) -> int:
-        """The world size the engine reports (a resize restarts it with a new spec)."""
-        return self.spec.world_size
+    def __post_init__(self) -> None:
+        self.key, self.world_size = self.spec.key, self.spec.world_size
 
     @property
     def identity(self) -> WorkerId:
-        """(namespace, component, endpoint, instance_id) as the frontend lists it."""
-        spec = self.spec
-        return WorkerId(spec.namespace, spec.component, spec.endpoint, self.instance_id or 0)
+        """The spec's identity with the runtime's instance_id: what the frontend lists."""
+        return WorkerId.of(self.spec)._replace(instance_id=self.instance_id or 0)
 
 
 class DynamoFleet(Fleet):
@@ -580,27 +575,26 @@ class DynamoFleet(Fleet):
         """Where everything listens, as a JSON-ready mapping (what ``dynamo up`` prints)."""
         return {
             "release": self.release.version,
-            "frontend_url": self.frontend_url,
-            "discovery_url": self.discovery_url,
-            "http_url": self.http_url,
+            **_attributes(self, "frontend_url", "discovery_url", "http_url"),
             "discovery": self.environment.discovery,
             "etcd_url": self.etcd.url if self.etcd is not None else None,
             "request_plane": self.environment.request_plane,
             "nats_url": self.nats.url if self.nats is not None else None,
-            "scope": self.scope,
-            "inference_world_size": self.inference_world_size,
-            "startup_seconds": self.startup_seconds,
+            **_attributes(self, "scope", "inference_world_size", "startup_seconds"),
             "memory_bytes": self.memory_bytes(),
             "processes": len([p for p in self.processes if p.alive()]),
             "workdir": str(self.workdir),
             "engines": [
                 {
-                    "key": e.key,
-                    "label": e.label,
-                    "instance_id": e.instance_id,
-                    "world_size": e.world_size,
-                    "system_url": e.system_url,
-                    "admin_base_url": e.admin_base_url,
+                    **_attributes(
+                        e,
+                        "key",
+                        "label",
+                        "instance_id",
+                        "world_size",
+                        "system_url",
+                        "admin_base_url",
+                    ),
                     "models": list(e.models),
                     "alive": e.alive,
                     "faults": [
@@ -630,6 +624,11 @@ class DynamoFleet(Fleet):
         if len(shown) < len(procs):
             parts.append(f"--- ({len(procs) - len(shown)} more processes; logs in {self.workdir})")
         return "\n".join(parts)
+
+
+def _attributes(obj: object, *names: str) -> dict[str, Any]:
+    """``{name: obj.name}`` for each name, in order: a JSON-ready view of plain attributes."""
+    return {name: getattr(obj, name) for name in names}
 
 
 def _by_identity(body: dict[str, Any]) -> dict[WorkerId, dict[str, Any]]:
