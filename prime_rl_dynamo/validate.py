@@ -17,6 +17,7 @@ import json
 import operator
 import re
 import typing
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -113,7 +114,7 @@ _ADMIN_BASE_URL = re.compile(PATTERNS["Worker.admin_base_url"]).search
 # slash, no punycode, an IPv4 address or a name) and within the schema's pattern: Dynamo writes
 # these, and then the string is the key. One match over all of them, joined by newlines, costs
 # what the pattern alone would (a per-URL call is most of the price of a short match).
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_OCTET = r"(?:[1-9]?[0-9]|1[0-9]{2}|2[0-4][0-9]|25[0-5])"  # short ones first: fewer failed branches
 _CANONICAL_ADMIN = (
     r"https?://(?:(?:" + _OCTET + r"\.){3}" + _OCTET
     + r"|(?:(?!xn--)[a-z0-9_-]+\.)*(?!xn--)[0-9]*[a-z_-][a-z0-9_-]*)"
@@ -130,6 +131,12 @@ _ROW = msgspec.structs.astuple
 _NO_TRANSPORT = (None, None, None)
 _COUNT_NONE = operator.methodcaller("count", None)
 _INSTANCE_ID = operator.attrgetter("instance_id")
+_TRANSPORT = operator.attrgetter("transport")
+_EMPTY_TRANSPORT = Transport()
+_LT = operator.lt
+_EQ = operator.eq
+# Component runs spelt one by one in _planes_match before the general check takes over.
+_RUNS = 64
 _IDENTITY = operator.attrgetter(*WorkerId._fields)
 if request_plane_url("n", "c", "e") != "dyn://n.c.e":  # _entries_hold spells it inline
     raise ImportError("validate.py's request_plane_url form disagrees with wire.py")
@@ -187,8 +194,8 @@ def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
             return _exhaustive(data)
     else:
         return _exhaustive(data)
-    snapshot = _fast(raw)
-    if snapshot is not None and not may_be_variant(raw):
+    snapshot, clean = _fast_verdict(raw)
+    if snapshot is not None and (clean or not may_be_variant(raw)):
         return [], snapshot
     if snapshot is None:
         located = _located(raw)
@@ -203,23 +210,153 @@ def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
 
 def _fast(raw: bytes) -> Snapshot | None:
     """The snapshot if ``raw`` is certainly valid, else None (then another path decides)."""
+    return _fast_verdict(raw)[0]
+
+
+def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
+    """(the snapshot if ``raw`` is certainly valid, else None; whether the text is proven to hold
+    nothing but the snapshot's strings: then it names no member the snapshot lacks, and no variant)."""
+    try:
+        snapshot = _DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None, False
+    workers = snapshot.workers
+    strings = _columns_hold(workers, snapshot.namespace)
+    if strings is None:
+        return None, False
+    # msgspec checks UTF-8, escapes and depth only in what it decodes, takes null for an absent
+    # optional field and lets a repeated member win silently. Every string the snapshot counts is
+    # one of the text's (each transport names a key: _columns_hold checked it), so when the text
+    # holds exactly as many, there is no other member (unknown, repeated or null) to worry about.
+    if raw.count(b'"') == 2 * strings:
+        return snapshot, True
+    # Otherwise (unknown members, a null, escaped quotes) the null probe and one parse settle it.
     try:
         if b"null" in raw and _NULL_VALUE.search(raw):
             _NULL_PROBE.decode(raw)  # raises when a known optional field holds null
-        snapshot = _DECODER.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        return None
-    strings = _fast_rules_hold(snapshot)
-    if strings is None:
-        return None
-    # msgspec checks UTF-8, escapes and depth only in what it decodes, and lets a repeated member
-    # win silently. When the body holds exactly the strings the snapshot has, nothing was skipped
-    # or repeated. Otherwise (unknown members, escaped quotes) one parse settles it.
-    if raw.count(b'"') != 2 * strings:
-        parsed = parse(raw)
-        if isinstance(parsed, Violation) or next(_repeated_members(parsed), None) is not None:
+        return None, False
+    transports = list(map(_ROW, map(_TRANSPORT, workers)))
+    if sum(map(_COUNT_NONE, transports)) != 2 * len(workers):
+        return None, False  # exactly one key each: none is empty, so 2 of 3 absent in every one
+    parsed = parse(raw)
+    if isinstance(parsed, Violation) or next(_repeated_members(parsed), None) is not None:
+        return None, False
+    return snapshot, False
+
+
+def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
+    """What msgspec cannot express, judged over whole columns of the decoded workers in C calls
+    (a Python loop per worker would cost more than the decode): a transport key in each, the
+    error-worker rules, admin_base_url with world_size, the u64 bound, URL patterns and usable admin
+    hosts, routes strictly increasing, request_plane_url, the namespace scope, the order (LIST-1,
+    LIST-2) and unique admin endpoints (LIST-6). None when any may be broken (another path then
+    decides); else how many JSON strings (member names included) the snapshot was decoded from."""
+    n = len(workers)
+    if not n:
+        return 4  # the top level's 3 names and the namespace
+    rows = list(map(_ROW, workers))
+    ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = zip(
+        *rows, strict=True
+    )
+    # LIST-1, LIST-2: rows compare by identity first. Equal identities either stop the comparison
+    # at the transports (TypeError) or show as equal neighbouring instance_ids, looked at closely.
+    try:
+        if n > 1 and not all(map(_LT, rows, islice(rows, 1, None))):
             return None
-    return snapshot
+    except TypeError:
+        return None
+    if (
+        n > 1
+        and True in map(_EQ, iid, islice(iid, 1, None))
+        and any(rows[i][:4] == rows[i + 1][:4] for i in range(n - 1) if iid[i] == iid[i + 1])
+    ):
+        return None
+    if max(iid) > U64_MAX:
+        return None
+    if _EMPTY_TRANSPORT in transport:
+        return None
+    errors = n - error.count(None)
+    if errors:
+        for r, s, a, w, e in zip(routes, system, admin, size, error, strict=True):
+            if e is not None and (r or s is not None or a is not None or w is not None):
+                return None
+    sizes = n - size.count(None)
+    admins_n = n - admin.count(None)
+    if (
+        sizes != n
+        and admins_n
+        and any(a is not None and w is None for a, w in zip(admin, size, strict=True))
+    ):
+        return None  # WORKER-10
+    first = routes[0]
+    if routes.count(first) == n:  # most workers advertise the same routes
+        distinct: Iterable[tuple[str, ...]] = (first,)
+        route_strings = len(first) * n
+    else:
+        distinct = set(routes)
+        route_strings = sum(map(len, routes))
+    for r in distinct:
+        if len(r) > 1 and not all(map(_LT, r, islice(r, 1, None))):
+            return None
+    if not _planes_match(ns, comp, ep, rpu, scope):
+        return None
+    systems_n = n - system.count(None)
+    if systems_n and not all(map(_SYSTEM_URL, (s for s in system if s is not None))):
+        return None
+    if admins_n and not _admins_hold(
+        admin if admins_n == n else [a for a in admin if a is not None]
+    ):
+        return None
+    strings = 4 + 13 * n + route_strings + 2 * errors + sizes + 2 * (n - model.count(None))
+    return strings + 2 * (admins_n + systems_n)
+
+
+def _planes_match(
+    ns: tuple[str, ...],
+    comp: tuple[str, ...],
+    ep: tuple[str, ...],
+    rpu: tuple[str, ...],
+    scope: str,
+) -> bool:
+    """LIST-3 (request_plane_url is dyn://namespace.component.endpoint) and LIST-5 (namespaces in
+    scope) over identity-sorted columns. One namespace (first == last when sorted): components
+    come in runs found by bisection, and each run's URL is spelt once."""
+    n = len(ns)
+    first = ns[0]
+    if first == ns[-1]:
+        if not first.startswith(scope):
+            return False
+        expected: list[str] = []
+        start = 0
+        while start < n and len(expected) < _RUNS:
+            c = comp[start]
+            end = bisect_right(comp, c, start)
+            if ep[start] != ep[end - 1]:
+                break  # several endpoints in one component: the general check below
+            expected += [f"dyn://{first}.{c}.{ep[start]}"] * (end - start)
+            start = end
+        else:
+            if start == n:
+                return rpu == tuple(expected)
+    elif not all(name.startswith(scope) for name in set(ns)):
+        return False
+    return all(r == f"dyn://{a}.{b}.{c}" for a, b, c, r in set(zip(ns, comp, ep, rpu, strict=True)))
+
+
+def _admins_hold(admins: Sequence[str]) -> bool:
+    """WORKER-8 (pattern and a usable host) and LIST-6 (no endpoint twice) for these URLs."""
+    # Admin URLs already in the form LIST-6 compares are their own key: one match over all of
+    # them, joined by newlines, costs what the pattern alone would (a per-URL call is most of the
+    # price of a short match).
+    joined = "\n".join(admins) + "\n"
+    if joined.count("\n") == len(admins) and _CANONICAL_ADMINS(joined) is not None:
+        return len(set(admins)) == len(admins)
+    return (
+        all(map(_ADMIN_BASE_URL, admins))
+        and not any(map(url_host_problem, admins))
+        and len(set(map(admin_key, admins))) == len(admins)
+    )
 
 
 class _Held(typing.NamedTuple):
@@ -229,73 +366,6 @@ class _Held(typing.NamedTuple):
     strings: int  # JSON strings (member names included) the entries were decoded from
     identities: list[tuple[str, str, str, int]]  # each entry's, in listing order
     admin_keys: list[str]  # the endpoint each admin_base_url names (LIST-6 compares these)
-
-
-def _fast_rules_hold(snapshot: Snapshot) -> int | None:
-    """What msgspec cannot express, worker by worker: exactly one transport, error-worker rules,
-    u64 bound, URL patterns, routes strictly increasing (unique and sorted), request_plane_url,
-    scope, order, unique admin URLs. (A plain loop allocates nothing per worker; the column
-    checks of ``_entries_hold``, which the located path uses, measured slower on large bodies.) Any doubt returns None: the exhaustive path then decides. When they hold,
-    the number of JSON strings (member names included) the snapshot was decoded from."""
-    scope = snapshot.namespace
-    # top level: 3 names + namespace; per worker: 7 names, 4 string values, transport name + value
-    strings = 4 + 13 * len(snapshot.workers)
-    lt = operator.lt
-    previous: tuple[str, str, str, int] | None = None
-    admins: list[str] = []
-    systems: list[str] = []
-    checked_routes: set[tuple[str, ...]] = set()  # most workers advertise the same routes
-    for w in snapshot.workers:
-        t = w.transport
-        if (t.tcp is None) + (t.nats_tcp is None) + (t.http is None) != 2:
-            return None
-        # WorkerId's order as a plain tuple: building a WorkerId per worker costs 10x here.
-        key = (w.namespace, w.component, w.endpoint, w.instance_id)
-        if previous is not None and not previous < key:  # sorted and unique (LIST-1, LIST-2)
-            return None
-        previous = key
-        routes = w.routes
-        strings += len(routes)
-        if w.error is not None:
-            if routes or w.system_url is not None or w.admin_base_url is not None:
-                return None
-            if w.world_size is not None:
-                return None
-            strings += 2
-        else:
-            if w.admin_base_url is not None:
-                if w.world_size is None:
-                    return None
-                admins.append(w.admin_base_url)
-            if w.system_url is not None:
-                systems.append(w.system_url)
-            if w.world_size is not None:
-                strings += 1
-        if w.model is not None:
-            strings += 2
-        if routes not in checked_routes:
-            if len(routes) > 1 and not all(map(lt, routes, routes[1:])):
-                return None
-            checked_routes.add(routes)
-        if w.request_plane_url != request_plane_url(w.namespace, w.component, w.endpoint):
-            return None
-        if not key[0].startswith(scope):
-            return None
-    if previous is not None and max(map(_INSTANCE_ID, snapshot.workers)) > U64_MAX:
-        return None
-    if len(set(admins)) != len(admins):
-        return None
-    if not all(map(_SYSTEM_URL, systems)):
-        return None
-    joined = "\n".join(admins) + "\n"
-    canonical = joined.count("\n") == len(admins) and _CANONICAL_ADMINS(joined) is not None
-    if not canonical and (
-        not all(map(_ADMIN_BASE_URL, admins))
-        or any(map(url_host_problem, admins))
-        or len(set(map(admin_key, admins))) != len(admins)
-    ):
-        return None
-    return strings + 2 * (len(admins) + len(systems))
 
 
 def _entries_hold(workers: Sequence[Worker], scope: str | None) -> _Held | None:
