@@ -276,19 +276,11 @@ def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
         return None
     if _EMPTY_TRANSPORT in transport:
         return None
+    if not _kinds_hold(routes, system, admin, size, error):
+        return None
     errors = n - error.count(None)
-    if errors:
-        for r, s, a, w, e in zip(routes, system, admin, size, error, strict=True):
-            if e is not None and (r or s is not None or a is not None or w is not None):
-                return None
     sizes = n - size.count(None)
     admins_n = n - admin.count(None)
-    if (
-        sizes != n
-        and admins_n
-        and any(a is not None and w is None for a, w in zip(admin, size, strict=True))
-    ):
-        return None  # WORKER-10
     first = routes[0]
     if routes.count(first) == n:  # most workers advertise the same routes
         distinct: Iterable[tuple[str, ...]] = (first,)
@@ -310,6 +302,27 @@ def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
         return None
     strings = 4 + 13 * n + route_strings + 2 * errors + sizes + 2 * (n - model.count(None))
     return strings + 2 * (admins_n + systems_n)
+
+
+def _kinds_hold(
+    routes: Sequence[tuple[str, ...]],
+    system: Sequence[str | None],
+    admin: Sequence[str | None],
+    size: Sequence[int | None],
+    error: Sequence[str | None],
+) -> bool:
+    """WORKER-11 (an error worker has no routes, URLs or world_size) and WORKER-10 (admin_base_url
+    comes with world_size) over the columns of some workers."""
+    n = len(error)
+    if error.count(None) != n:
+        for r, s, a, w, e in zip(routes, system, admin, size, error, strict=True):
+            if e is not None and (r or s is not None or a is not None or w is not None):
+                return False
+    return not (
+        size.count(None)
+        and admin.count(None) != n
+        and any(a is not None and w is None for a, w in zip(admin, size, strict=True))
+    )
 
 
 def _planes_match(
@@ -385,14 +398,10 @@ def _entries_hold(workers: Sequence[Worker], scope: str | None) -> _Held | None:
     absent = sum(map(_COUNT_NONE, zip(*transports, strict=True)))
     if absent != 2 * n or _NO_TRANSPORT in transports:
         return None
+    if not _kinds_hold(routes, system, admin, size, error):
+        return None
     errors = n - error.count(None)
-    if errors:
-        for r, s, a, w, e in zip(routes, system, admin, size, error, strict=True):
-            if e is not None and (r or s is not None or a is not None or w is not None):
-                return None
     sizes = n - size.count(None)
-    if sizes != n and any(a is not None and w is None for a, w in zip(admin, size, strict=True)):
-        return None  # WORKER-10
     if max(iid) > U64_MAX:
         return None
     distinct_routes = set(routes)  # most workers advertise the same routes
@@ -496,11 +505,11 @@ def _located_violations(
         quotes += text.count(b'"')
     if quotes + 2 * held.strings != raw.count(b'"'):
         raise _Fallback  # a string the decoded entries do not account for: unknown or repeated
-    entry = _entry_validator()
     listed = {**body, "workers": workers}
     violations, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
+    memo: dict[Any, list[Any]] = {}  # one body's defects mostly repeat: judged once each
     for i in suspects:
-        found, touched = _schema_violations(listed, entry.iter_errors(workers[i]), ("workers", i))
+        found, touched = _schema_violations(listed, _entry_errors(workers[i], memo), ("workers", i))
         violations += found
         bad |= touched
     violations += _semantic(_Listing(workers, suspects, bad, scope))
@@ -603,6 +612,116 @@ def _entry_validator() -> Any:
     return type(_validator())(schema, format_checker=_validator().format_checker)
 
 
+def _memo_key(value: Any) -> Any:
+    """A hashable key equal only for JSON values jsonschema cannot tell apart: the same types, the
+    same texts of numbers, the same members in the same order (linear; depth bounded)."""
+    kind = type(value)
+    if kind is list:
+        return (kind, tuple(map(_memo_key, value)))
+    if kind is dict or kind is Object:
+        return (kind, tuple((k, _memo_key(v)) for k, v in value.items()))
+    if kind is Number or kind is BigInt:
+        return (kind, value.text)
+    return (kind, value)
+
+
+class _EntryJudges(typing.NamedTuple):
+    """jsonschema on one entry, split where its errors are independent: each property's subschema
+    (in the schema's order, as jsonschema visits them), with a predicate that proves a value clean
+    without jsonschema, and the entry's allOf rules."""
+
+    properties: list[tuple[str, Callable[[Any], bool], Any]]
+    rules: Any
+
+
+def _nonempty(value: Any) -> bool:
+    return type(value) is str and value != ""
+
+
+@cache
+def _entry_judges() -> _EntryJudges:
+    worker = _entry_validator().schema["allOf"][0]
+    if set(worker) - {"title", "description", "x-requirement", "x-python-name", "type",
+                      "properties", "allOf", "additionalProperties"}:  # fmt: skip
+        raise ImportError("the worker schema has a keyword _entry_errors does not split")
+    cls, formats = type(_validator()), _validator().format_checker
+    system = re.compile(_validator().schema["$defs"]["systemUrl"]["pattern"]).search
+    admin = re.compile(_validator().schema["$defs"]["adminBaseUrl"]["pattern"]).search
+    clean: dict[str, Callable[[Any], bool]] = {
+        "namespace": _nonempty,
+        "component": _nonempty,
+        "endpoint": _nonempty,
+        "instance_id": lambda v: type(v) is int and 0 <= v <= U64_MAX,
+        "transport": lambda v: (
+            type(v) is dict
+            and len(v) == 1
+            and next(iter(v)) in _DEFINED_TRANSPORT
+            and type(next(iter(v.values()))) is str
+        ),
+        "request_plane_url": lambda v: type(v) is str and v.startswith("dyn://"),
+        "routes": lambda v: (
+            type(v) is list and all(type(r) is str and r for r in v) and len(set(v)) == len(v)
+        ),
+        "system_url": lambda v: type(v) is str and system(v) is not None,
+        "admin_base_url": lambda v: type(v) is str and admin(v) is not None,
+        "model": _nonempty,
+        "world_size": lambda v: type(v) is int and 1 <= v <= 4294967295,
+        "error": _nonempty,
+    }
+    properties = [
+        (
+            name,
+            clean.get(name, lambda _: False),
+            cls({"properties": {name: sub}}, format_checker=formats),
+        )
+        for name, sub in worker["properties"].items()
+    ]
+    return _EntryJudges(properties, cls({"allOf": worker["allOf"]}, format_checker=formats))
+
+
+_REQUIRED_FIELDS = ("namespace", "component", "endpoint", "instance_id", "transport",
+                    "request_plane_url", "routes")  # fmt: skip
+_ERROR_WORKER_FIELDS = ("routes", "system_url", "admin_base_url", "world_size")
+
+
+def _entry_errors(entry: Any, memo: dict[Any, list[Any]]) -> list[Any]:
+    """jsonschema's errors for one worker entry, in its order, each distinct one computed once per
+    ``memo``: a value a predicate proves clean costs no jsonschema at all."""
+    if type(entry) is not dict and type(entry) is not Object:
+        return list(_entry_validator().iter_errors(entry))
+    judges = _entry_judges()
+    out: list[Any] = []
+    for name, clean, judge in judges.properties:
+        if name in entry:
+            value = entry[name]
+            if clean(value):
+                continue
+            key = (name, _memo_key(value))
+            errors = memo.get(key)
+            if errors is None:
+                errors = memo[key] = list(judge.iter_errors({name: value}))
+            out += errors
+    # The allOf rules read which members are present, whether error and admin_base_url are
+    # strings, and on an error worker the values of the members it must not have.
+    present = tuple(name in entry for name in _REQUIRED_FIELDS)
+    if isinstance(entry.get("error"), str):
+        values = tuple(
+            (name, _memo_key(entry[name])) if name in entry else (name,)
+            for name in _ERROR_WORKER_FIELDS
+        )
+        key = ("", present, values)
+    elif all(present) and (
+        "world_size" in entry or not isinstance(entry.get("admin_base_url"), str)
+    ):
+        return out
+    else:
+        key = ("", present, isinstance(entry.get("admin_base_url"), str), "world_size" in entry)
+    errors = memo.get(key)
+    if errors is None:
+        errors = memo[key] = list(judges.rules.iter_errors(entry))
+    return out + errors
+
+
 def _schema_violations(
     parsed: object, errors: Iterable[Any], prefix: tuple[str | int, ...] = ()
 ) -> tuple[list[Violation], set[tuple[int, str]]]:
@@ -686,6 +805,10 @@ class _Listing:
         """``requirement`` broken at ``where`` inside worker ``i``, naming the worker."""
         pointer = json_pointer(["workers", i, *where])
         return Violation(requirement, pointer, expected=expected, found=found, worker=self.label(i))
+
+    def field_violation(self, requirement: str, i: int, name: str, expected: str) -> Violation:
+        """``requirement`` broken by worker ``i``'s field ``name``, its value quoted as found."""
+        return self.violation(requirement, i, [name], expected, repr(self.workers[i][name]))
 
     def label(self, i: int) -> str | None:
         """Worker ``i``'s label, as far as it can be named."""
@@ -782,13 +905,8 @@ def _request_plane_url_matches(listing: _Listing) -> Iterator[Violation]:
         if listing.names_ok(i) and listing.good(i, "request_plane_url", str):
             expected = request_plane_url(w["namespace"], w["component"], w["endpoint"])
             if w["request_plane_url"] != expected:
-                yield listing.violation(
-                    "LIST-3",
-                    i,
-                    ["request_plane_url"],
-                    f"{expected!r} (dyn://namespace.component.endpoint of this worker)",
-                    repr(w["request_plane_url"]),
-                )
+                why = f"{expected!r} (dyn://namespace.component.endpoint of this worker)"
+                yield listing.field_violation("LIST-3", i, "request_plane_url", why)
 
 
 def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
@@ -815,13 +933,8 @@ def _namespace_in_scope(listing: _Listing) -> Iterator[Violation]:
         return
     for i, w in listing.parsed():
         if listing.good(i, "namespace", str) and not w["namespace"].startswith(scope):
-            yield listing.violation(
-                "LIST-5",
-                i,
-                ["namespace"],
-                f"the body's namespace {scope!r} or a namespace starting with it",
-                repr(w["namespace"]),
-            )
+            why = f"the body's namespace {scope!r} or a namespace starting with it"
+            yield listing.field_violation("LIST-5", i, "namespace", why)
 
 
 def _admin_host_usable(listing: _Listing) -> Iterator[Violation]:
