@@ -508,11 +508,13 @@ def _located_violations(
     listed = {**body, "workers": workers}
     violations, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
     memo: dict[Any, list[Any]] = {}  # one body's defects mostly repeat: judged once each
+    labels: dict[int, str | None] = {}
     for i in suspects:
-        found, touched = _schema_violations(listed, _entry_errors(workers[i], memo), ("workers", i))
+        errors = _entry_errors(workers[i], memo)
+        found, touched = _schema_violations(listed, errors, ("workers", i), labels)
         violations += found
         bad |= touched
-    violations += _semantic(_Listing(workers, suspects, bad, scope))
+    violations += _semantic(_Listing(workers, suspects, bad, scope, labels=labels))
     violations += _repeated_members(listed, suspects)
     if not violations:
         raise _Fallback
@@ -723,7 +725,10 @@ def _entry_errors(entry: Any, memo: dict[Any, list[Any]]) -> list[Any]:
 
 
 def _schema_violations(
-    parsed: object, errors: Iterable[Any], prefix: tuple[str | int, ...] = ()
+    parsed: object,
+    errors: Iterable[Any],
+    prefix: tuple[str | int, ...] = (),
+    labels: dict[int, str | None] | None = None,
 ) -> tuple[list[Violation], set[tuple[int, str]]]:
     """The violations of jsonschema's ``errors`` about ``parsed`` (found at ``prefix`` + their
     path), and the (worker index, field) pairs they touch."""
@@ -757,7 +762,7 @@ def _schema_violations(
                     pointer,
                     expected=expected,
                     found=what,
-                    worker=_label_at(parsed, where),
+                    worker=_label_at(parsed, where, labels),
                 )
             )
     return out, bad
@@ -783,6 +788,7 @@ class _Listing:
     bad: set[tuple[int, str]]
     scope: str | None
     _names_ok: dict[int, bool] = field(default_factory=dict)
+    labels: dict[int, str | None] = field(default_factory=dict)  # by index, as far as built
 
     def good(self, i: int, name: str, kind: type) -> bool:
         """Whether worker ``i``'s field ``name`` is a ``kind`` the schema did not refuse."""
@@ -812,8 +818,11 @@ class _Listing:
 
     def label(self, i: int) -> str | None:
         """Worker ``i``'s label, as far as it can be named."""
-        w = self.workers[i]
-        return str(WorkerId(*_IDENTITY(w))) if isinstance(w, Worker) else entry_label(w)
+        if i not in self.labels:
+            w = self.workers[i]
+            label = str(WorkerId(*_IDENTITY(w))) if isinstance(w, Worker) else entry_label(w)
+            self.labels[i] = label
+        return self.labels[i]
 
     def parsed(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
         """The suspects that are JSON objects."""
@@ -855,7 +864,10 @@ class _Listing:
                     out.append((i, admin, None, admin if canonical else admin_key(admin)))
             elif isinstance(w, Mapping) and self.good(i, "admin_base_url", str):
                 admin = w["admin_base_url"]
-                out.append((i, admin, url_host_problem(admin), admin_key(admin)))
+                if _CANONICAL_ADMINS(admin + "\n") is not None:  # usable, and its own key
+                    out.append((i, admin, None, admin))
+                else:
+                    out.append((i, admin, url_host_problem(admin), admin_key(admin)))
         return out
 
 
@@ -1111,11 +1123,19 @@ def _integral(value: Any) -> int | None:
     return int(value) if finite and value == value.to_integral_value() else None
 
 
-def _label_at(parsed: Any, path: list[Any]) -> str | None:
+def _label_at(
+    parsed: Any, path: list[Any], labels: dict[int, str | None] | None = None
+) -> str | None:
+    """The label of the worker ``path`` lies in (``labels``: those already known, by index)."""
     if len(path) >= 2 and path[0] == "workers" and isinstance(parsed, Mapping):
         workers = parsed.get("workers")
-        if isinstance(workers, list) and isinstance(path[1], int) and path[1] < len(workers):
-            return entry_label(workers[path[1]])
+        i = path[1]
+        if isinstance(workers, list) and isinstance(i, int) and i < len(workers):
+            if labels is None:
+                return entry_label(workers[i])
+            if i not in labels:
+                labels[i] = entry_label(workers[i])
+            return labels[i]
     return None
 
 
