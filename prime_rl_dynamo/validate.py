@@ -698,7 +698,7 @@ def _entry_errors(entry: Any, memo: dict[Any, list[Any]]) -> list[Any]:
             value = entry[name]
             if clean(value):
                 continue
-            key = (name, _memo_key(value))
+            key: tuple[Any, ...] = (name, _memo_key(value))
             errors = memo.get(key)
             if errors is None:
                 errors = memo[key] = list(judge.iter_errors({name: value}))
