@@ -74,6 +74,8 @@ _DECODER = msgspec.json.Decoder(Snapshot)
 _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ENTRIES = msgspec.json.Decoder(list[msgspec.Raw])
 _ENTRY = msgspec.json.Decoder(Worker)
+_WORKERS = msgspec.json.Decoder(list[Worker])
+_AT_INDEX = re.compile(r"\$\[([0-9]+)\]")  # msgspec's path of the entry that failed
 
 
 def _or_unset(kind: Any) -> Any:
@@ -474,6 +476,48 @@ def _located(raw: bytes) -> list[Violation] | None:
         return None
 
 
+def _decode_entries(entries: list[msgspec.Raw]) -> list[Worker | None]:
+    """Each entry as a Worker, None where it does not decode. Runs of entries are decoded in one
+    call; msgspec names the index of the first that fails, and the run restarts after it (runs
+    double after a success and start from one after a failure: linear however many fail)."""
+    out: list[Worker | None] = []
+    start, run, n = 0, len(entries), len(entries)
+    while start < n:
+        if run == 1:  # after a failure: the next entry alone, no index to read
+            try:
+                out.append(_ENTRY.decode(entries[start]))
+                run = 2
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                out.append(None)
+            start += 1
+            continue
+        chunk = entries[start : start + run]
+        try:
+            out += _WORKERS.decode(b"[" + b",".join(chunk) + b"]")
+            start += len(chunk)
+            run *= 2
+            continue
+        except msgspec.ValidationError as exc:
+            at = _AT_INDEX.match(str(exc).rpartition(" - at `")[2])
+        except msgspec.DecodeError:
+            at = None
+        k = int(at.group(1)) if at is not None and int(at.group(1)) < len(chunk) else None
+        if k is None:  # no index to trust: this run entry by entry
+            for entry in chunk:
+                try:
+                    out.append(_ENTRY.decode(entry))
+                except (msgspec.ValidationError, msgspec.DecodeError):
+                    out.append(None)
+            start += len(chunk)
+        else:
+            if k:  # the entries before the failing one decode: decoded again, in one call
+                out += _WORKERS.decode(b"[" + b",".join(chunk[:k]) + b"]")
+            out.append(None)
+            start += k + 1
+        run = 1
+    return out
+
+
 def _located_violations(
     raw: bytes, top: dict[str, msgspec.Raw], entries: list[msgspec.Raw]
 ) -> list[Violation] | None:
@@ -485,12 +529,7 @@ def _located_violations(
             body[name] = _fragment(text)
             quotes += text.count(b'"')
     scope = body["namespace"] if isinstance(body["namespace"], str) else None
-    workers: list[Any] = []
-    for entry in entries:
-        try:
-            workers.append(_ENTRY.decode(entry))
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            workers.append(None)
+    workers = _decode_entries(entries)
     good = [w for w in workers if w is not None]
     held = _entries_hold(good, scope)
     if held is None:  # some decoded entries break a per-entry rule: find them one by one

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_validate_fastpath import mutated_bodies, valid_bodies
@@ -16,7 +17,10 @@ from conformance.frontend import structured
 from prime_rl_dynamo._strict_json import parse
 from prime_rl_dynamo.requirements import all_requirements
 from prime_rl_dynamo.validate import (
+    _ENTRIES,
+    _ENTRY,
     SEMANTIC_RULES,
+    _decode_entries,
     _entry_errors,
     _entry_validator,
     _exhaustive_text,
@@ -122,6 +126,27 @@ def test_entry_errors_are_jsonschemas_errors_in_its_order(doc: Any) -> None:
         expected = _errors(_entry_validator().iter_errors(entry))
         assert _errors(_entry_errors(entry, memo)) == expected
         assert _errors(_entry_errors(entry, memo)) == expected  # from the memo
+
+
+def _one_by_one(entries: list[Any]) -> list[Any]:
+    out = []
+    for entry in entries:
+        try:
+            out.append(_ENTRY.decode(entry))
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            out.append(None)
+    return out
+
+
+@settings(max_examples=150)
+@given(mutated_bodies(), st.integers(1, 6))
+def test_runs_of_entries_decode_as_the_entries_one_by_one(doc: Any, copies: int) -> None:
+    # Runs decoded in one call, restarted after the entry msgspec names: the same as one by one.
+    workers = doc.get("workers") if isinstance(doc, dict) else None
+    if not isinstance(workers, list):
+        return
+    entries = _ENTRIES.decode(json.dumps(workers * copies).encode())
+    assert _decode_entries(entries) == _one_by_one(entries)
 
 
 def test_the_located_path_hands_over_what_only_the_whole_text_can_say() -> None:
