@@ -255,6 +255,8 @@ def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
     LIST-2) and unique admin endpoints (LIST-6). None when any may be broken (another path then
     decides); else how many JSON strings (member names included) the snapshot was decoded from."""
     n = len(workers)
+    if n == 1:  # the columns' fixed cost is most of the price of one worker
+        return _one_holds(workers[0], scope)
     if not n:
         return 4  # the top level's 3 names and the namespace
     rows = list(map(_ROW, workers))
@@ -304,6 +306,33 @@ def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
         return None
     strings = 4 + 13 * n + route_strings + 2 * errors + sizes + 2 * (n - model.count(None))
     return strings + 2 * (admins_n + systems_n)
+
+
+def _one_holds(w: Worker, scope: str) -> int | None:
+    """``_columns_hold`` of a listing of one worker, field by field."""
+    routes, system, admin, size, error = (
+        w.routes,
+        w.system_url,
+        w.admin_base_url,
+        w.world_size,
+        w.error,
+    )
+    if (
+        w.instance_id > U64_MAX
+        or w.transport == _EMPTY_TRANSPORT
+        or (len(routes) > 1 and not all(map(_LT, routes, islice(routes, 1, None))))
+        or w.request_plane_url != f"dyn://{w.namespace}.{w.component}.{w.endpoint}"
+        or not w.namespace.startswith(scope)
+        or (
+            error is not None
+            and (routes or system is not None or admin is not None or size is not None)
+        )
+        or (admin is not None and (size is None or not _admins_hold((admin,))))
+        or (system is not None and not _SYSTEM_URL(system))
+    ):
+        return None
+    strings = 17 + len(routes) + 2 * (error is not None) + (size is not None)
+    return strings + 2 * ((w.model is not None) + (admin is not None) + (system is not None))
 
 
 def _kinds_hold(
@@ -364,9 +393,13 @@ def _admins_hold(admins: Sequence[str]) -> bool:
     # Admin URLs already in the form LIST-6 compares are their own key: one match over all of
     # them, joined by newlines, costs what the pattern alone would (a per-URL call is most of the
     # price of a short match).
-    joined = "\n".join(admins) + "\n"
-    if joined.count("\n") == len(admins) and _CANONICAL_ADMINS(joined) is not None:
-        return len(set(admins)) == len(admins)
+    if len(admins) == 1:
+        if "\n" not in admins[0] and _CANONICAL_ADMINS(admins[0] + "\n") is not None:
+            return True
+    else:
+        joined = "\n".join(admins) + "\n"
+        if joined.count("\n") == len(admins) and _CANONICAL_ADMINS(joined) is not None:
+            return len(set(admins)) == len(admins)
     return (
         all(map(_ADMIN_BASE_URL, admins))
         and not any(map(url_host_problem, admins))
