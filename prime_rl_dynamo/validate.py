@@ -483,6 +483,16 @@ def _fragment(text: bytes) -> Any:
     return parsed
 
 
+def _fragments(texts: list[bytes]) -> list[Any]:
+    """Some values of the body parsed strictly, in one parse (as an array of them), or _Fallback."""
+    if any(text.count(b"[") + text.count(b"{") > MAX_DEPTH - 3 for text in texts):
+        raise _Fallback  # depth is judged on the body
+    parsed = parse(b"[" + b",".join(texts) + b"]")
+    if isinstance(parsed, Violation):  # its offsets are the fragments', not the body's
+        raise _Fallback
+    return typing.cast(list[Any], parsed)
+
+
 def _located(raw: bytes) -> list[Violation] | None:
     """Every violation of a body whose defects lie inside some worker entries, or None.
 
@@ -571,10 +581,11 @@ def _located_violations(
         if held is None:
             raise _Fallback
     suspects = [i for i, w in enumerate(workers) if w is None]
-    for i in suspects:
-        text = bytes(entries[i])
-        workers[i] = _fragment(text)
-        quotes += text.count(b'"')
+    if suspects:
+        texts = [bytes(entries[i]) for i in suspects]
+        for i, value in zip(suspects, _fragments(texts), strict=True):
+            workers[i] = value
+        quotes += sum(text.count(b'"') for text in texts)
     if quotes + 2 * held.strings != raw.count(b'"'):
         raise _Fallback  # a string the decoded entries do not account for: unknown or repeated
     listed = {**body, "workers": workers}
