@@ -123,7 +123,8 @@ _CANONICAL_ADMIN = (
     r":(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
     r"(?:/[\x21\x22\x24\x26-\x3e\x40-\x7e]*[\x21\x22\x24\x26-\x2e\x30-\x3e\x40-\x7e])?"
 )  # fmt: skip
-_CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*\Z").match
+# Possessive: each round ends at the newline no URL line holds, so giving one back never helps.
+_CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*+\Z").match
 
 # A Worker's fields in declaration order: msgspec.structs.astuple gives a row, zip(*rows) columns.
 _WORKER_COLUMNS = tuple(f.name for f in msgspec.structs.fields(Worker))
