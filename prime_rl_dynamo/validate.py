@@ -183,7 +183,9 @@ def json_pointer(parts: Iterable[str | int]) -> str:
 
 def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
     raw: bytes | None = None
-    if isinstance(data, bytes | bytearray | memoryview):
+    if type(data) is bytes:  # what a client hands over: no conversion, no isinstance of a union
+        raw = data
+    elif isinstance(data, bytes | bytearray | memoryview):
         raw = bytes(data)
     elif isinstance(data, str):
         try:
