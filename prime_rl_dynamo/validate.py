@@ -2,8 +2,9 @@
 
 Three roads, one verdict. The fast path decodes once into the generated msgspec models (types
 checked in the same C pass) and judges what msgspec cannot express over whole columns of the
-decoded workers. When that fails, the located path decodes entry by entry, so only the defective
-workers are parsed strictly and judged by jsonschema; the rest are known good. Anything either
+decoded workers. When that fails, the located path decodes the entries in runs, so only the
+defective workers are parsed strictly and judged, property by property, each distinct defect by
+jsonschema once; the rest are known good. Anything either
 cannot vouch for goes to the exhaustive path: the strict text parser (``_strict_json``), jsonschema
 on the bundled schema (each error mapped to the ``x-requirement`` of its subschema) and the
 semantic rules (``SEMANTIC_RULES``, one function per requirement ID). Every road lists EVERY
@@ -133,7 +134,6 @@ if _WORKER_COLUMNS[:4] != WorkerId._fields or len(_WORKER_COLUMNS) != 12:
 _ROW = msgspec.structs.astuple
 _NO_TRANSPORT = (None, None, None)
 _COUNT_NONE = operator.methodcaller("count", None)
-_INSTANCE_ID = operator.attrgetter("instance_id")
 _TRANSPORT = operator.attrgetter("transport")
 _EMPTY_TRANSPORT = Transport()
 _LT = operator.lt
