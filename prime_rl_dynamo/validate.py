@@ -2,8 +2,9 @@
 
 Three roads, one verdict. The fast path decodes once into the generated msgspec models (types
 checked in the same C pass) and judges what msgspec cannot express over whole columns of the
-decoded workers. When that fails, the located path decodes entry by entry, so only the defective
-workers are parsed strictly and judged by jsonschema; the rest are known good. Anything either
+decoded workers. When that fails, the located path decodes the entries in runs, so only the
+defective workers are parsed strictly and judged, property by property, each distinct defect by
+jsonschema once; the rest are known good. Anything either
 cannot vouch for goes to the exhaustive path: the strict text parser (``_strict_json``), jsonschema
 on the bundled schema (each error mapped to the ``x-requirement`` of its subschema) and the
 semantic rules (``SEMANTIC_RULES``, one function per requirement ID). Every road lists EVERY
@@ -17,6 +18,7 @@ import json
 import operator
 import re
 import typing
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -73,6 +75,8 @@ _DECODER = msgspec.json.Decoder(Snapshot)
 _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ENTRIES = msgspec.json.Decoder(list[msgspec.Raw])
 _ENTRY = msgspec.json.Decoder(Worker)
+_WORKERS = msgspec.json.Decoder(list[Worker])
+_AT_INDEX = re.compile(r"\$\[([0-9]+)\]")  # msgspec's path of the entry that failed
 
 
 def _or_unset(kind: Any) -> Any:
@@ -113,14 +117,15 @@ _ADMIN_BASE_URL = re.compile(PATTERNS["Worker.admin_base_url"]).search
 # slash, no punycode, an IPv4 address or a name) and within the schema's pattern: Dynamo writes
 # these, and then the string is the key. One match over all of them, joined by newlines, costs
 # what the pattern alone would (a per-URL call is most of the price of a short match).
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_OCTET = r"(?:[1-9]?[0-9]|1[0-9]{2}|2[0-4][0-9]|25[0-5])"  # short ones first: fewer failed branches
 _CANONICAL_ADMIN = (
     r"https?://(?:(?:" + _OCTET + r"\.){3}" + _OCTET
     + r"|(?:(?!xn--)[a-z0-9_-]+\.)*(?!xn--)[0-9]*[a-z_-][a-z0-9_-]*)"
     r":(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
     r"(?:/[\x21\x22\x24\x26-\x3e\x40-\x7e]*[\x21\x22\x24\x26-\x2e\x30-\x3e\x40-\x7e])?"
 )  # fmt: skip
-_CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*\Z").match
+# Possessive: each round ends at the newline no URL line holds, so giving one back never helps.
+_CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*+\Z").match
 
 # A Worker's fields in declaration order: msgspec.structs.astuple gives a row, zip(*rows) columns.
 _WORKER_COLUMNS = tuple(f.name for f in msgspec.structs.fields(Worker))
@@ -129,7 +134,12 @@ if _WORKER_COLUMNS[:4] != WorkerId._fields or len(_WORKER_COLUMNS) != 12:
 _ROW = msgspec.structs.astuple
 _NO_TRANSPORT = (None, None, None)
 _COUNT_NONE = operator.methodcaller("count", None)
-_INSTANCE_ID = operator.attrgetter("instance_id")
+_TRANSPORT = operator.attrgetter("transport")
+_EMPTY_TRANSPORT = Transport()
+_LT = operator.lt
+_EQ = operator.eq
+# Component runs spelt one by one in _planes_match before the general check takes over.
+_RUNS = 64
 _IDENTITY = operator.attrgetter(*WorkerId._fields)
 if request_plane_url("n", "c", "e") != "dyn://n.c.e":  # _entries_hold spells it inline
     raise ImportError("validate.py's request_plane_url form disagrees with wire.py")
@@ -173,7 +183,9 @@ def json_pointer(parts: Iterable[str | int]) -> str:
 
 def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
     raw: bytes | None = None
-    if isinstance(data, bytes | bytearray | memoryview):
+    if type(data) is bytes:  # what a client hands over: no conversion, no isinstance of a union
+        raw = data
+    elif isinstance(data, bytes | bytearray | memoryview):
         raw = bytes(data)
     elif isinstance(data, str):
         try:
@@ -187,8 +199,8 @@ def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
             return _exhaustive(data)
     else:
         return _exhaustive(data)
-    snapshot = _fast(raw)
-    if snapshot is not None and not may_be_variant(raw):
+    snapshot, clean = _fast_verdict(raw)
+    if snapshot is not None and (clean or not may_be_variant(raw)):
         return [], snapshot
     if snapshot is None:
         located = _located(raw)
@@ -203,23 +215,199 @@ def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
 
 def _fast(raw: bytes) -> Snapshot | None:
     """The snapshot if ``raw`` is certainly valid, else None (then another path decides)."""
+    return _fast_verdict(raw)[0]
+
+
+def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
+    """(the snapshot if ``raw`` is certainly valid, else None; whether the text is proven to hold
+    nothing but the snapshot's strings: then it names no member the snapshot lacks, and no variant)."""
+    try:
+        snapshot = _DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None, False
+    workers = snapshot.workers
+    strings = _columns_hold(workers, snapshot.namespace)
+    if strings is None:
+        return None, False
+    # msgspec checks UTF-8, escapes and depth only in what it decodes, takes null for an absent
+    # optional field and lets a repeated member win silently. Every string the snapshot counts is
+    # one of the text's (each transport names a key: _columns_hold checked it), so when the text
+    # holds exactly as many, there is no other member (unknown, repeated or null) to worry about.
+    if raw.count(b'"') == 2 * strings:
+        return snapshot, True
+    # Otherwise (unknown members, a null, escaped quotes) the null probe and one parse settle it.
     try:
         if b"null" in raw and _NULL_VALUE.search(raw):
             _NULL_PROBE.decode(raw)  # raises when a known optional field holds null
-        snapshot = _DECODER.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        return None
-    strings = _fast_rules_hold(snapshot)
-    if strings is None:
-        return None
-    # msgspec checks UTF-8, escapes and depth only in what it decodes, and lets a repeated member
-    # win silently. When the body holds exactly the strings the snapshot has, nothing was skipped
-    # or repeated. Otherwise (unknown members, escaped quotes) one parse settles it.
-    if raw.count(b'"') != 2 * strings:
-        parsed = parse(raw)
-        if isinstance(parsed, Violation) or next(_repeated_members(parsed), None) is not None:
+        return None, False
+    transports = list(map(_ROW, map(_TRANSPORT, workers)))
+    if sum(map(_COUNT_NONE, transports)) != 2 * len(workers):
+        return None, False  # exactly one key each: none is empty, so 2 of 3 absent in every one
+    parsed = parse(raw)
+    if isinstance(parsed, Violation) or next(_repeated_members(parsed), None) is not None:
+        return None, False
+    return snapshot, False
+
+
+def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
+    """What msgspec cannot express, judged over whole columns of the decoded workers in C calls
+    (a Python loop per worker would cost more than the decode): a transport key in each, the
+    error-worker rules, admin_base_url with world_size, the u64 bound, URL patterns and usable admin
+    hosts, routes strictly increasing, request_plane_url, the namespace scope, the order (LIST-1,
+    LIST-2) and unique admin endpoints (LIST-6). None when any may be broken (another path then
+    decides); else how many JSON strings (member names included) the snapshot was decoded from."""
+    n = len(workers)
+    if n == 1:  # the columns' fixed cost is most of the price of one worker
+        return _one_holds(workers[0], scope)
+    if not n:
+        return 4  # the top level's 3 names and the namespace
+    rows = list(map(_ROW, workers))
+    ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = zip(
+        *rows, strict=True
+    )
+    # LIST-1, LIST-2: rows compare by identity first. Equal identities either stop the comparison
+    # at the transports (TypeError) or show as equal neighbouring instance_ids, looked at closely.
+    try:
+        if n > 1 and not all(map(_LT, rows, islice(rows, 1, None))):
             return None
-    return snapshot
+    except TypeError:
+        return None
+    if (
+        n > 1
+        and True in map(_EQ, iid, islice(iid, 1, None))
+        and any(rows[i][:4] == rows[i + 1][:4] for i in range(n - 1) if iid[i] == iid[i + 1])
+    ):
+        return None
+    if max(iid) > U64_MAX:
+        return None
+    if _EMPTY_TRANSPORT in transport:
+        return None
+    if not _kinds_hold(routes, system, admin, size, error):
+        return None
+    errors = n - error.count(None)
+    sizes = n - size.count(None)
+    admins_n = n - admin.count(None)
+    first = routes[0]
+    if routes.count(first) == n:  # most workers advertise the same routes
+        distinct: Iterable[tuple[str, ...]] = (first,)
+        route_strings = len(first) * n
+    else:
+        distinct = set(routes)
+        route_strings = sum(map(len, routes))
+    for r in distinct:
+        if len(r) > 1 and not all(map(_LT, r, islice(r, 1, None))):
+            return None
+    if not _planes_match(ns, comp, ep, rpu, scope):
+        return None
+    systems_n = n - system.count(None)
+    if systems_n and not all(map(_SYSTEM_URL, (s for s in system if s is not None))):
+        return None
+    if admins_n and not _admins_hold(
+        admin if admins_n == n else [a for a in admin if a is not None]
+    ):
+        return None
+    strings = 4 + 13 * n + route_strings + 2 * errors + sizes + 2 * (n - model.count(None))
+    return strings + 2 * (admins_n + systems_n)
+
+
+def _one_holds(w: Worker, scope: str) -> int | None:
+    """``_columns_hold`` of a listing of one worker, field by field."""
+    routes, system, admin, size, error = (
+        w.routes,
+        w.system_url,
+        w.admin_base_url,
+        w.world_size,
+        w.error,
+    )
+    if (
+        w.instance_id > U64_MAX
+        or w.transport == _EMPTY_TRANSPORT
+        or (len(routes) > 1 and not all(map(_LT, routes, islice(routes, 1, None))))
+        or w.request_plane_url != f"dyn://{w.namespace}.{w.component}.{w.endpoint}"
+        or not w.namespace.startswith(scope)
+        or (
+            error is not None
+            and (routes or system is not None or admin is not None or size is not None)
+        )
+        or (admin is not None and (size is None or not _admins_hold((admin,))))
+        or (system is not None and not _SYSTEM_URL(system))
+    ):
+        return None
+    strings = 17 + len(routes) + 2 * (error is not None) + (size is not None)
+    return strings + 2 * ((w.model is not None) + (admin is not None) + (system is not None))
+
+
+def _kinds_hold(
+    routes: Sequence[tuple[str, ...]],
+    system: Sequence[str | None],
+    admin: Sequence[str | None],
+    size: Sequence[int | None],
+    error: Sequence[str | None],
+) -> bool:
+    """WORKER-11 (an error worker has no routes, URLs or world_size) and WORKER-10 (admin_base_url
+    comes with world_size) over the columns of some workers."""
+    n = len(error)
+    if error.count(None) != n:
+        for r, s, a, w, e in zip(routes, system, admin, size, error, strict=True):
+            if e is not None and (r or s is not None or a is not None or w is not None):
+                return False
+    return not (
+        size.count(None)
+        and admin.count(None) != n
+        and any(a is not None and w is None for a, w in zip(admin, size, strict=True))
+    )
+
+
+def _planes_match(
+    ns: tuple[str, ...],
+    comp: tuple[str, ...],
+    ep: tuple[str, ...],
+    rpu: tuple[str, ...],
+    scope: str,
+) -> bool:
+    """LIST-3 (request_plane_url is dyn://namespace.component.endpoint) and LIST-5 (namespaces in
+    scope) over identity-sorted columns. One namespace (first == last when sorted): components
+    come in runs found by bisection, and each run's URL is spelt once."""
+    n = len(ns)
+    first = ns[0]
+    if first == ns[-1]:
+        if not first.startswith(scope):
+            return False
+        expected: list[str] = []
+        start = 0
+        while start < n and len(expected) < _RUNS:
+            c = comp[start]
+            end = bisect_right(comp, c, start)
+            if ep[start] != ep[end - 1]:
+                break  # several endpoints in one component: the general check below
+            expected += [f"dyn://{first}.{c}.{ep[start]}"] * (end - start)
+            start = end
+        else:
+            if start == n:
+                return rpu == tuple(expected)
+    elif not all(name.startswith(scope) for name in set(ns)):
+        return False
+    return all(r == f"dyn://{a}.{b}.{c}" for a, b, c, r in set(zip(ns, comp, ep, rpu, strict=True)))
+
+
+def _admins_hold(admins: Sequence[str]) -> bool:
+    """WORKER-8 (pattern and a usable host) and LIST-6 (no endpoint twice) for these URLs."""
+    # Admin URLs already in the form LIST-6 compares are their own key: one match over all of
+    # them, joined by newlines, costs what the pattern alone would (a per-URL call is most of the
+    # price of a short match).
+    if len(admins) == 1:
+        if "\n" not in admins[0] and _CANONICAL_ADMINS(admins[0] + "\n") is not None:
+            return True
+    else:
+        joined = "\n".join(admins) + "\n"
+        if joined.count("\n") == len(admins) and _CANONICAL_ADMINS(joined) is not None:
+            return len(set(admins)) == len(admins)
+    return (
+        all(map(_ADMIN_BASE_URL, admins))
+        and not any(map(url_host_problem, admins))
+        and len(set(map(admin_key, admins))) == len(admins)
+    )
 
 
 class _Held(typing.NamedTuple):
@@ -229,73 +417,6 @@ class _Held(typing.NamedTuple):
     strings: int  # JSON strings (member names included) the entries were decoded from
     identities: list[tuple[str, str, str, int]]  # each entry's, in listing order
     admin_keys: list[str]  # the endpoint each admin_base_url names (LIST-6 compares these)
-
-
-def _fast_rules_hold(snapshot: Snapshot) -> int | None:
-    """What msgspec cannot express, worker by worker: exactly one transport, error-worker rules,
-    u64 bound, URL patterns, routes strictly increasing (unique and sorted), request_plane_url,
-    scope, order, unique admin URLs. (A plain loop allocates nothing per worker; the column
-    checks of ``_entries_hold``, which the located path uses, measured slower on large bodies.) Any doubt returns None: the exhaustive path then decides. When they hold,
-    the number of JSON strings (member names included) the snapshot was decoded from."""
-    scope = snapshot.namespace
-    # top level: 3 names + namespace; per worker: 7 names, 4 string values, transport name + value
-    strings = 4 + 13 * len(snapshot.workers)
-    lt = operator.lt
-    previous: tuple[str, str, str, int] | None = None
-    admins: list[str] = []
-    systems: list[str] = []
-    checked_routes: set[tuple[str, ...]] = set()  # most workers advertise the same routes
-    for w in snapshot.workers:
-        t = w.transport
-        if (t.tcp is None) + (t.nats_tcp is None) + (t.http is None) != 2:
-            return None
-        # WorkerId's order as a plain tuple: building a WorkerId per worker costs 10x here.
-        key = (w.namespace, w.component, w.endpoint, w.instance_id)
-        if previous is not None and not previous < key:  # sorted and unique (LIST-1, LIST-2)
-            return None
-        previous = key
-        routes = w.routes
-        strings += len(routes)
-        if w.error is not None:
-            if routes or w.system_url is not None or w.admin_base_url is not None:
-                return None
-            if w.world_size is not None:
-                return None
-            strings += 2
-        else:
-            if w.admin_base_url is not None:
-                if w.world_size is None:
-                    return None
-                admins.append(w.admin_base_url)
-            if w.system_url is not None:
-                systems.append(w.system_url)
-            if w.world_size is not None:
-                strings += 1
-        if w.model is not None:
-            strings += 2
-        if routes not in checked_routes:
-            if len(routes) > 1 and not all(map(lt, routes, routes[1:])):
-                return None
-            checked_routes.add(routes)
-        if w.request_plane_url != request_plane_url(w.namespace, w.component, w.endpoint):
-            return None
-        if not key[0].startswith(scope):
-            return None
-    if previous is not None and max(map(_INSTANCE_ID, snapshot.workers)) > U64_MAX:
-        return None
-    if len(set(admins)) != len(admins):
-        return None
-    if not all(map(_SYSTEM_URL, systems)):
-        return None
-    joined = "\n".join(admins) + "\n"
-    canonical = joined.count("\n") == len(admins) and _CANONICAL_ADMINS(joined) is not None
-    if not canonical and (
-        not all(map(_ADMIN_BASE_URL, admins))
-        or any(map(url_host_problem, admins))
-        or len(set(map(admin_key, admins))) != len(admins)
-    ):
-        return None
-    return strings + 2 * (len(admins) + len(systems))
 
 
 def _entries_hold(workers: Sequence[Worker], scope: str | None) -> _Held | None:
@@ -315,14 +436,10 @@ def _entries_hold(workers: Sequence[Worker], scope: str | None) -> _Held | None:
     absent = sum(map(_COUNT_NONE, zip(*transports, strict=True)))
     if absent != 2 * n or _NO_TRANSPORT in transports:
         return None
+    if not _kinds_hold(routes, system, admin, size, error):
+        return None
     errors = n - error.count(None)
-    if errors:
-        for r, s, a, w, e in zip(routes, system, admin, size, error, strict=True):
-            if e is not None and (r or s is not None or a is not None or w is not None):
-                return None
     sizes = n - size.count(None)
-    if sizes != n and any(a is not None and w is None for a, w in zip(admin, size, strict=True)):
-        return None  # WORKER-10
     if max(iid) > U64_MAX:
         return None
     distinct_routes = set(routes)  # most workers advertise the same routes
@@ -369,6 +486,16 @@ def _fragment(text: bytes) -> Any:
     return parsed
 
 
+def _fragments(texts: list[bytes]) -> list[Any]:
+    """Some values of the body parsed strictly, in one parse (as an array of them), or _Fallback."""
+    if any(text.count(b"[") + text.count(b"{") > MAX_DEPTH - 3 for text in texts):
+        raise _Fallback  # depth is judged on the body
+    parsed = parse(b"[" + b",".join(texts) + b"]")
+    if isinstance(parsed, Violation):  # its offsets are the fragments', not the body's
+        raise _Fallback
+    return typing.cast(list[Any], parsed)
+
+
 def _located(raw: bytes) -> list[Violation] | None:
     """Every violation of a body whose defects lie inside some worker entries, or None.
 
@@ -395,6 +522,48 @@ def _located(raw: bytes) -> list[Violation] | None:
         return None
 
 
+def _decode_entries(entries: list[msgspec.Raw]) -> list[Worker | None]:
+    """Each entry as a Worker, None where it does not decode. Runs of entries are decoded in one
+    call; msgspec names the index of the first that fails, and the run restarts after it (runs
+    double after a success and start from one after a failure: linear however many fail)."""
+    out: list[Worker | None] = []
+    start, run, n = 0, len(entries), len(entries)
+    while start < n:
+        if run == 1:  # after a failure: the next entry alone, no index to read
+            try:
+                out.append(_ENTRY.decode(entries[start]))
+                run = 2
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                out.append(None)
+            start += 1
+            continue
+        chunk = entries[start : start + run]
+        try:
+            out += _WORKERS.decode(b"[" + b",".join(chunk) + b"]")
+            start += len(chunk)
+            run *= 2
+            continue
+        except msgspec.ValidationError as exc:
+            at = _AT_INDEX.match(str(exc).rpartition(" - at `")[2])
+        except msgspec.DecodeError:
+            at = None
+        k = int(at.group(1)) if at is not None and int(at.group(1)) < len(chunk) else None
+        if k is None:  # no index to trust: this run entry by entry
+            for entry in chunk:
+                try:
+                    out.append(_ENTRY.decode(entry))
+                except (msgspec.ValidationError, msgspec.DecodeError):
+                    out.append(None)
+            start += len(chunk)
+        else:
+            if k:  # the entries before the failing one decode: decoded again, in one call
+                out += _WORKERS.decode(b"[" + b",".join(chunk[:k]) + b"]")
+            out.append(None)
+            start += k + 1
+        run = 1
+    return out
+
+
 def _located_violations(
     raw: bytes, top: dict[str, msgspec.Raw], entries: list[msgspec.Raw]
 ) -> list[Violation] | None:
@@ -406,12 +575,7 @@ def _located_violations(
             body[name] = _fragment(text)
             quotes += text.count(b'"')
     scope = body["namespace"] if isinstance(body["namespace"], str) else None
-    workers: list[Any] = []
-    for entry in entries:
-        try:
-            workers.append(_ENTRY.decode(entry))
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            workers.append(None)
+    workers = _decode_entries(entries)
     good = [w for w in workers if w is not None]
     held = _entries_hold(good, scope)
     if held is None:  # some decoded entries break a per-entry rule: find them one by one
@@ -420,20 +584,23 @@ def _located_violations(
         if held is None:
             raise _Fallback
     suspects = [i for i, w in enumerate(workers) if w is None]
-    for i in suspects:
-        text = bytes(entries[i])
-        workers[i] = _fragment(text)
-        quotes += text.count(b'"')
+    if suspects:
+        texts = [bytes(entries[i]) for i in suspects]
+        for i, value in zip(suspects, _fragments(texts), strict=True):
+            workers[i] = value
+        quotes += sum(text.count(b'"') for text in texts)
     if quotes + 2 * held.strings != raw.count(b'"'):
         raise _Fallback  # a string the decoded entries do not account for: unknown or repeated
-    entry = _entry_validator()
     listed = {**body, "workers": workers}
     violations, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
+    memo: dict[Any, list[Any]] = {}  # one body's defects mostly repeat: judged once each
+    labels: dict[int, str | None] = {}
     for i in suspects:
-        found, touched = _schema_violations(listed, entry.iter_errors(workers[i]), ("workers", i))
+        errors = _entry_errors(workers[i], memo)
+        found, touched = _schema_violations(listed, errors, ("workers", i), labels)
         violations += found
         bad |= touched
-    violations += _semantic(_Listing(workers, suspects, bad, scope))
+    violations += _semantic(_Listing(workers, suspects, bad, scope, labels=labels))
     violations += _repeated_members(listed, suspects)
     if not violations:
         raise _Fallback
@@ -533,8 +700,121 @@ def _entry_validator() -> Any:
     return type(_validator())(schema, format_checker=_validator().format_checker)
 
 
+def _memo_key(value: Any) -> Any:
+    """A hashable key equal only for JSON values jsonschema cannot tell apart: the same types, the
+    same texts of numbers, the same members in the same order (linear; depth bounded)."""
+    kind = type(value)
+    if kind is list:
+        return (kind, tuple(map(_memo_key, value)))
+    if kind is dict or kind is Object:
+        return (kind, tuple((k, _memo_key(v)) for k, v in value.items()))
+    if kind is Number or kind is BigInt:
+        return (kind, value.text)
+    return (kind, value)
+
+
+class _EntryJudges(typing.NamedTuple):
+    """jsonschema on one entry, split where its errors are independent: each property's subschema
+    (in the schema's order, as jsonschema visits them), with a predicate that proves a value clean
+    without jsonschema, and the entry's allOf rules."""
+
+    properties: list[tuple[str, Callable[[Any], bool], Any]]
+    rules: Any
+
+
+def _nonempty(value: Any) -> bool:
+    return type(value) is str and value != ""
+
+
+@cache
+def _entry_judges() -> _EntryJudges:
+    worker = _entry_validator().schema["allOf"][0]
+    if set(worker) - {"title", "description", "x-requirement", "x-python-name", "type",
+                      "properties", "allOf", "additionalProperties"}:  # fmt: skip
+        raise ImportError("the worker schema has a keyword _entry_errors does not split")
+    cls, formats = type(_validator()), _validator().format_checker
+    system = re.compile(_validator().schema["$defs"]["systemUrl"]["pattern"]).search
+    admin = re.compile(_validator().schema["$defs"]["adminBaseUrl"]["pattern"]).search
+    clean: dict[str, Callable[[Any], bool]] = {
+        "namespace": _nonempty,
+        "component": _nonempty,
+        "endpoint": _nonempty,
+        "instance_id": lambda v: type(v) is int and 0 <= v <= U64_MAX,
+        "transport": lambda v: (
+            type(v) is dict
+            and len(v) == 1
+            and next(iter(v)) in _DEFINED_TRANSPORT
+            and type(next(iter(v.values()))) is str
+        ),
+        "request_plane_url": lambda v: type(v) is str and v.startswith("dyn://"),
+        "routes": lambda v: (
+            type(v) is list and all(type(r) is str and r for r in v) and len(set(v)) == len(v)
+        ),
+        "system_url": lambda v: type(v) is str and system(v) is not None,
+        "admin_base_url": lambda v: type(v) is str and admin(v) is not None,
+        "model": _nonempty,
+        "world_size": lambda v: type(v) is int and 1 <= v <= 4294967295,
+        "error": _nonempty,
+    }
+    properties = [
+        (
+            name,
+            clean.get(name, lambda _: False),
+            cls({"properties": {name: sub}}, format_checker=formats),
+        )
+        for name, sub in worker["properties"].items()
+    ]
+    return _EntryJudges(properties, cls({"allOf": worker["allOf"]}, format_checker=formats))
+
+
+_REQUIRED_FIELDS = ("namespace", "component", "endpoint", "instance_id", "transport",
+                    "request_plane_url", "routes")  # fmt: skip
+_ERROR_WORKER_FIELDS = ("routes", "system_url", "admin_base_url", "world_size")
+
+
+def _entry_errors(entry: Any, memo: dict[Any, list[Any]]) -> list[Any]:
+    """jsonschema's errors for one worker entry, in its order, each distinct one computed once per
+    ``memo``: a value a predicate proves clean costs no jsonschema at all."""
+    if type(entry) is not dict and type(entry) is not Object:
+        return list(_entry_validator().iter_errors(entry))
+    judges = _entry_judges()
+    out: list[Any] = []
+    for name, clean, judge in judges.properties:
+        if name in entry:
+            value = entry[name]
+            if clean(value):
+                continue
+            key: tuple[Any, ...] = (name, _memo_key(value))
+            errors = memo.get(key)
+            if errors is None:
+                errors = memo[key] = list(judge.iter_errors({name: value}))
+            out += errors
+    # The allOf rules read which members are present, whether error and admin_base_url are
+    # strings, and on an error worker the values of the members it must not have.
+    present = tuple(name in entry for name in _REQUIRED_FIELDS)
+    if isinstance(entry.get("error"), str):
+        values = tuple(
+            (name, _memo_key(entry[name])) if name in entry else (name,)
+            for name in _ERROR_WORKER_FIELDS
+        )
+        key = ("", present, values)
+    elif all(present) and (
+        "world_size" in entry or not isinstance(entry.get("admin_base_url"), str)
+    ):
+        return out
+    else:
+        key = ("", present, isinstance(entry.get("admin_base_url"), str), "world_size" in entry)
+    errors = memo.get(key)
+    if errors is None:
+        errors = memo[key] = list(judges.rules.iter_errors(entry))
+    return out + errors
+
+
 def _schema_violations(
-    parsed: object, errors: Iterable[Any], prefix: tuple[str | int, ...] = ()
+    parsed: object,
+    errors: Iterable[Any],
+    prefix: tuple[str | int, ...] = (),
+    labels: dict[int, str | None] | None = None,
 ) -> tuple[list[Violation], set[tuple[int, str]]]:
     """The violations of jsonschema's ``errors`` about ``parsed`` (found at ``prefix`` + their
     path), and the (worker index, field) pairs they touch."""
@@ -568,7 +848,7 @@ def _schema_violations(
                     pointer,
                     expected=expected,
                     found=what,
-                    worker=_label_at(parsed, where),
+                    worker=_label_at(parsed, where, labels),
                 )
             )
     return out, bad
@@ -594,6 +874,7 @@ class _Listing:
     bad: set[tuple[int, str]]
     scope: str | None
     _names_ok: dict[int, bool] = field(default_factory=dict)
+    labels: dict[int, str | None] = field(default_factory=dict)  # by index, as far as built
 
     def good(self, i: int, name: str, kind: type) -> bool:
         """Whether worker ``i``'s field ``name`` is a ``kind`` the schema did not refuse."""
@@ -617,10 +898,17 @@ class _Listing:
         pointer = json_pointer(["workers", i, *where])
         return Violation(requirement, pointer, expected=expected, found=found, worker=self.label(i))
 
+    def field_violation(self, requirement: str, i: int, name: str, expected: str) -> Violation:
+        """``requirement`` broken by worker ``i``'s field ``name``, its value quoted as found."""
+        return self.violation(requirement, i, [name], expected, repr(self.workers[i][name]))
+
     def label(self, i: int) -> str | None:
         """Worker ``i``'s label, as far as it can be named."""
-        w = self.workers[i]
-        return str(WorkerId(*_IDENTITY(w))) if isinstance(w, Worker) else entry_label(w)
+        if i not in self.labels:
+            w = self.workers[i]
+            label = str(WorkerId(*_IDENTITY(w))) if isinstance(w, Worker) else entry_label(w)
+            self.labels[i] = label
+        return self.labels[i]
 
     def parsed(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
         """The suspects that are JSON objects."""
@@ -662,7 +950,10 @@ class _Listing:
                     out.append((i, admin, None, admin if canonical else admin_key(admin)))
             elif isinstance(w, Mapping) and self.good(i, "admin_base_url", str):
                 admin = w["admin_base_url"]
-                out.append((i, admin, url_host_problem(admin), admin_key(admin)))
+                if _CANONICAL_ADMINS(admin + "\n") is not None:  # usable, and its own key
+                    out.append((i, admin, None, admin))
+                else:
+                    out.append((i, admin, url_host_problem(admin), admin_key(admin)))
         return out
 
 
@@ -712,13 +1003,8 @@ def _request_plane_url_matches(listing: _Listing) -> Iterator[Violation]:
         if listing.names_ok(i) and listing.good(i, "request_plane_url", str):
             expected = request_plane_url(w["namespace"], w["component"], w["endpoint"])
             if w["request_plane_url"] != expected:
-                yield listing.violation(
-                    "LIST-3",
-                    i,
-                    ["request_plane_url"],
-                    f"{expected!r} (dyn://namespace.component.endpoint of this worker)",
-                    repr(w["request_plane_url"]),
-                )
+                why = f"{expected!r} (dyn://namespace.component.endpoint of this worker)"
+                yield listing.field_violation("LIST-3", i, "request_plane_url", why)
 
 
 def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
@@ -745,13 +1031,8 @@ def _namespace_in_scope(listing: _Listing) -> Iterator[Violation]:
         return
     for i, w in listing.parsed():
         if listing.good(i, "namespace", str) and not w["namespace"].startswith(scope):
-            yield listing.violation(
-                "LIST-5",
-                i,
-                ["namespace"],
-                f"the body's namespace {scope!r} or a namespace starting with it",
-                repr(w["namespace"]),
-            )
+            why = f"the body's namespace {scope!r} or a namespace starting with it"
+            yield listing.field_violation("LIST-5", i, "namespace", why)
 
 
 def _admin_host_usable(listing: _Listing) -> Iterator[Violation]:
@@ -928,11 +1209,19 @@ def _integral(value: Any) -> int | None:
     return int(value) if finite and value == value.to_integral_value() else None
 
 
-def _label_at(parsed: Any, path: list[Any]) -> str | None:
+def _label_at(
+    parsed: Any, path: list[Any], labels: dict[int, str | None] | None = None
+) -> str | None:
+    """The label of the worker ``path`` lies in (``labels``: those already known, by index)."""
     if len(path) >= 2 and path[0] == "workers" and isinstance(parsed, Mapping):
         workers = parsed.get("workers")
-        if isinstance(workers, list) and isinstance(path[1], int) and path[1] < len(workers):
-            return entry_label(workers[path[1]])
+        i = path[1]
+        if isinstance(workers, list) and isinstance(i, int) and i < len(workers):
+            if labels is None:
+                return entry_label(workers[i])
+            if i not in labels:
+                labels[i] = entry_label(workers[i])
+            return labels[i]
     return None
 
 
