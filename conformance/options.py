@@ -310,7 +310,7 @@ class Options:
     waivers: str | None = _text(
         "--waivers",
         "waiver file of known deviations (YAML or JSON): matched failures are reported as waived; a "
-        "bare name picks a shipped one: dynamo-1.6.1 (conformance/deviations/)",
+        "bare name picks a file shipped in conformance/deviations/ (an unknown name lists them)",
         "FILE",
     )
     target_version: str | None = _text(
