@@ -4,8 +4,10 @@ keeps every test without a server marker from starting a server or a process."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -29,6 +31,15 @@ os.environ.setdefault(
 # would then wrap their output at 80 columns in a worker and at their own width otherwise.
 if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("COLUMNS") == "80":
     del os.environ["COLUMNS"]
+
+# A shell starts a background job (`make test &`, nohup, a CI step's `&`) with SIGINT ignored, and
+# every process it starts inherits that: the Ctrl-C tests' runs would never see their SIGINT and
+# would play out to their last timeout. Python's own handler is reset to the default on exec.
+if (
+    signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    and threading.current_thread() is threading.main_thread()
+):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile(
     "ci",
