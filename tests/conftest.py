@@ -121,3 +121,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any(item.get_closest_marker(name) is not None for name in SERIAL):
             item.add_marker(pytest.mark.xdist_group("real-fleets"))
+
+
+class _XdistGroups:
+    """Make ``--dist loadgroup`` group again under pytest 9.2: xdist 3.8 marks a grouped test by
+    setting ``item._nodeid`` to ``NODEID@GROUP``, which pytest 9.2 no longer reads (the node id
+    lives in ``item._id``), so no test was grouped and two real fleets could overlap."""
+
+    @pytest.hookimpl(trylast=True)  # after xdist's worker has named each grouped test
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        from _pytest.nodeid import coerce_node_id
+
+        for item in items:
+            grouped = item.__dict__.get("_nodeid")
+            if isinstance(grouped, str) and grouped != item.nodeid:
+                item._id = coerce_node_id(grouped)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_XdistGroups(), "xdist-groups-under-pytest-9-2")
