@@ -3,7 +3,13 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup conformance test check lint typecheck pytest pytest-quick ci-conformance bench bench-docs generate examples
+## The four conformance runs of CI (ci-conformance); each writes its own reports. CI_JOBS of
+## them (and of lint and typecheck, in `make test`) run at once: 1 by default, as side by side
+## three real-Dynamo fleets share the two cores (CI_JOBS=6 is not measured yet, #25).
+CI_RUNS := ci-reference ci-dynamo ci-nats-prefix ci-oldest
+CI_JOBS ?= 1
+
+.PHONY: setup conformance test check lint typecheck pytest pytest-quick ci-conformance $(CI_RUNS) bench bench-docs generate examples
 
 setup: $(VENV)/.installed
 
@@ -20,14 +26,20 @@ conformance: setup
 
 ## Everything CI checks: lint, types, the conformance suite on both embedded fleets and the
 ## roundtrip on the oldest Dynamo release (JUnit in reports/), then the test suite (integration
-## tests included; its summary closes the output).
-test: setup lint typecheck ci-conformance pytest
+## tests included; its summary closes the output). With CI_JOBS > 1, lint, types and the four
+## conformance runs run side by side (each prints its output whole when it ends); the test suite
+## runs after them, as tests/test_conformance_reports.py reads the reports they write.
+test: setup
+	$(MAKE) --no-print-directory -j$(CI_JOBS) --output-sync=target lint typecheck $(CI_RUNS)
+	$(MAKE) --no-print-directory pytest
 
 ## The inner loop while editing (under 150 s on 2 cores): lint, types, and every test that starts
 ## no server and no process. tests/conftest.py makes that selection a fact: a test without one of
 ## these markers that binds a socket or starts a process fails, in this target and in `make test`.
 STARTS := integration or dynamo or etcd or nats or slow
-check: setup lint typecheck pytest-quick
+## Lint, types and the tests run side by side (a cold mypy is a single core's work).
+check: setup
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck pytest-quick
 
 pytest-quick:
 	$(BIN)/pytest -q -n 2 -m "not ($(STARTS))"
@@ -43,26 +55,38 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
+## The four runs are independent (each fleet on its own free loopback ports, with its own etcd,
+## NATS and store; each run its own reports), so they may run side by side (CI_JOBS).
 ci-conformance:
+	$(MAKE) --no-print-directory -j$(CI_JOBS) --output-sync=target $(CI_RUNS)
+ci-reference:
 	mkdir -p reports
 	$(BIN)/prime-rl-dynamo conformance -q --seed 1 --target reference \
 		--junit-xml reports/conformance-reference.xml --json-report reports/conformance-reference.json
+ci-dynamo:
+	mkdir -p reports
 	$(BIN)/prime-rl-dynamo conformance -q --seed 1 --target dynamo \
 		--junit-xml reports/conformance-dynamo.xml --json-report reports/conformance-dynamo.json
+ci-nats-prefix:
+	mkdir -p reports
 	$(BIN)/prime-rl-dynamo conformance -q --seed 1 --profile roundtrip --topologies 1 \
 		--request-plane nats --namespace-scope prefix \
 		--junit-xml reports/conformance-dynamo-nats-prefix.xml \
 		--json-report reports/conformance-dynamo-nats-prefix.json
-	# The roundtrip on the oldest Dynamo release the harness runs, in its own venv (.nox/ci-oldest),
-	# writing reports/conformance-dynamo-1.3.0.post1-roundtrip.xml: the per-release adaptations
-	# stay alive (docs/compat.md; the whole matrix: nox -s matrix).
+# The roundtrip on the oldest Dynamo release the harness runs, in its own venv (.nox/ci-oldest),
+# writing reports/conformance-dynamo-1.3.0.post1-roundtrip.xml: the per-release adaptations
+# stay alive (docs/compat.md; the whole matrix: nox -s matrix).
+ci-oldest:
+	mkdir -p reports
 	$(BIN)/nox -s ci-oldest
 
-## Two workers (pytest-xdist): the tests mostly wait on servers and processes. Every test that runs
-## real Dynamo, etcd or NATS is in one xdist group (tests/conftest.py), so those never overlap.
+## Two workers (pytest-xdist), one per core: with the fleets and processes the tests start, two
+## keep both cores busy (four took as long, with more CPU). Every test that runs real Dynamo, etcd
+## or NATS is in one xdist group (tests/conftest.py), so those never overlap.
+PYTEST_WORKERS ?= 2
 pytest:
 	mkdir -p reports
-	$(BIN)/pytest -n 2 --dist loadgroup --junit-xml=reports/pytest.xml
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --junit-xml=reports/pytest.xml
 
 bench: setup
 	$(PY) -m tools.bench --json reports/bench.json --plot reports/bench.png

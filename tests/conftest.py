@@ -4,8 +4,10 @@ keeps every test without a server marker from starting a server or a process."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -29,6 +31,15 @@ os.environ.setdefault(
 # would then wrap their output at 80 columns in a worker and at their own width otherwise.
 if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("COLUMNS") == "80":
     del os.environ["COLUMNS"]
+
+# A shell starts a background job (`make test &`, nohup, a CI step's `&`) with SIGINT ignored, and
+# every process it starts inherits that: the Ctrl-C tests' runs would never see their SIGINT and
+# would play out to their last timeout. Python's own handler is reset to the default on exec.
+if (
+    signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    and threading.current_thread() is threading.main_thread()
+):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile(
     "ci",
@@ -110,3 +121,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any(item.get_closest_marker(name) is not None for name in SERIAL):
             item.add_marker(pytest.mark.xdist_group("real-fleets"))
+
+
+class _XdistGroups:
+    """Make ``--dist loadgroup`` group again under pytest 9.2: xdist 3.8 marks a grouped test by
+    setting ``item._nodeid`` to ``NODEID@GROUP``, which pytest 9.2 no longer reads (the node id
+    lives in ``item._id``), so no test was grouped and two real fleets could overlap."""
+
+    @pytest.hookimpl(trylast=True)  # after xdist's worker has named each grouped test
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        from _pytest.nodeid import coerce_node_id
+
+        for item in items:
+            grouped = item.__dict__.get("_nodeid")
+            if isinstance(grouped, str) and grouped != item.nodeid:
+                item._id = coerce_node_id(grouped)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_XdistGroups(), "xdist-groups-under-pytest-9-2")

@@ -15,7 +15,7 @@ from conformance.client_profile import check_others, readiness
 from conformance.client_runs import ClientContext, ClientRun, during, real_listing_problem
 from conformance.client_scenarios import PINNED_TOPOLOGY, heterogeneous
 from conformance.registry import CheckError, Failed
-from conformance.results import Status
+from conformance.results import Report, Status
 from conformance.runner import dynamo_available
 from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.requirements import all_requirements
@@ -77,8 +77,16 @@ def test_the_projects_client_passes() -> None:
         assert "(and 1 on real Dynamo)" in by_check["RANK-1::canonical-order"]
 
 
-def test_even_split_fails_naming_colliding_and_missing_ranks() -> None:
-    report = conformance.run(client="conformance.examples.even_split_client:run", **RUN)
+@pytest.fixture(scope="module")
+def even_split() -> Report:
+    """One run of the even-split client as a callable, judged by the two tests below (their xdist
+    group keeps them on one worker, so the whole profile runs once, not twice)."""
+    return conformance.run(client="conformance.examples.even_split_client:run", **RUN)
+
+
+@pytest.mark.xdist_group("even-split")
+def test_even_split_fails_naming_colliding_and_missing_ranks(even_split: Report) -> None:
+    report = even_split
     assert not report.ok
     coverage = next(r for r in report.results if r.check == "RANK-6::ranks-cover-once")
     assert coverage.status is Status.FAIL
@@ -95,8 +103,9 @@ def test_even_split_fails_naming_colliding_and_missing_ranks() -> None:
     assert set(report.failed_requirements()) == {"RANK-3", "RANK-4", "RANK-5", "RANK-6"}
 
 
-def test_a_shell_command_client_gets_the_same_verdicts() -> None:
-    as_callable = conformance.run(client="conformance.examples.even_split_client:run", **RUN)
+@pytest.mark.xdist_group("even-split")
+def test_a_shell_command_client_gets_the_same_verdicts(even_split: Report) -> None:
+    as_callable = even_split
     as_command = conformance.run(
         client_cmd=f"{sys.executable} -m conformance.examples.even_split_client", **RUN
     )
