@@ -955,7 +955,16 @@ class _Listing:
         """Worker ``i``'s label, as far as it can be named."""
         if i not in self.labels:
             w = self.workers[i]
-            label = str(WorkerId(*_IDENTITY(w))) if isinstance(w, Worker) else entry_label(w)
+            if isinstance(w, Worker):
+                label: str | None = str(WorkerId(*_IDENTITY(w)))
+            elif type(w) is dict or type(w) is Object:  # entry_label's common case, spelt out
+                ns, comp, ep, iid = map(w.get, WorkerId._fields)
+                if type(ns) is str and type(comp) is str and type(ep) is str and type(iid) is int:
+                    label = f"{ns}.{comp}.{ep}#{iid}"
+                else:
+                    label = entry_label(w)
+            else:
+                label = entry_label(w)
             self.labels[i] = label
         return self.labels[i]
 
