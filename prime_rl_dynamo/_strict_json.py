@@ -84,9 +84,10 @@ def _parse_error(found: str) -> Violation:
     return Violation("BODY-1", "", expected="a JSON document in UTF-8 (RFC 8259)", found=found)
 
 
-def parse(raw: bytes | str) -> Any:
+def parse(raw: bytes | str, *, shallow: bool = False) -> Any:
     """The parsed body, or the one BODY-1 violation that stops it: not UTF-8 (RFC 8259 section
-    8.1), a lone surrogate, nesting deeper than MAX_DEPTH, or text that does not parse."""
+    8.1), a lone surrogate, nesting deeper than MAX_DEPTH, or text that does not parse.
+    ``shallow``: the caller has proven the nesting within MAX_DEPTH (no walk to measure it)."""
     if isinstance(raw, bytes):
         if raw[:3] == b"\xef\xbb\xbf":
             return _parse_error("a UTF-8 byte order mark at byte offset 0 (not allowed)")
@@ -126,6 +127,8 @@ def parse(raw: bytes | str) -> Any:
             found=f"text that does not parse ({clip(str(exc))}): {text[:60]!r}",
         )
     # Fewer openers than the limit cannot nest deeper (the common case: one count, no walk).
+    if shallow:
+        return parsed
     if text.count("[") + text.count("{") > MAX_DEPTH and depth(parsed) > MAX_DEPTH:
         return too_deep()
     return parsed

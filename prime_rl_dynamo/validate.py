@@ -490,7 +490,8 @@ def _fragments(texts: list[bytes]) -> list[Any]:
     """Some values of the body parsed strictly, in one parse (as an array of them), or _Fallback."""
     if any(text.count(b"[") + text.count(b"{") > MAX_DEPTH - 3 for text in texts):
         raise _Fallback  # depth is judged on the body
-    parsed = parse(b"[" + b",".join(texts) + b"]")
+    # Each text nests at most MAX_DEPTH - 3 deep: in the array, in the body, within the limit.
+    parsed = parse(b"[" + b",".join(texts) + b"]", shallow=True)
     if isinstance(parsed, Violation):  # its offsets are the fragments', not the body's
         raise _Fallback
     return typing.cast(list[Any], parsed)
@@ -594,13 +595,15 @@ def _located_violations(
     listed = {**body, "workers": workers}
     violations, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
     memo: dict[Any, list[Any]] = {}  # one body's defects mostly repeat: judged once each
-    labels: dict[int, str | None] = {}
+    listing = _Listing(workers, suspects, bad, scope)
+    templates: _Templates = {}
     for i in suspects:
         errors = _entry_errors(workers[i], memo)
-        found, touched = _schema_violations(listed, errors, ("workers", i), labels)
-        violations += found
-        bad |= touched
-    violations += _semantic(_Listing(workers, suspects, bad, scope, labels=labels))
+        if errors:
+            found, touched = _entry_violations(i, errors, listing.label, templates)
+            violations += found
+            bad |= touched
+    violations += _semantic(listing)
     violations += _repeated_members(listed, suspects)
     if not violations:
         raise _Fallback
@@ -810,32 +813,35 @@ def _entry_errors(entry: Any, memo: dict[Any, list[Any]]) -> list[Any]:
     return out + errors
 
 
+def _error_items(error: Any, path: list[Any]) -> list[tuple[str, list[Any], str, str]]:
+    """(requirement, path, expected, found) of each violation jsonschema's ``error`` at ``path``
+    stands for: one per missing property of a ``required`` error, else one."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    requirement = schema.get("x-requirement") or "BODY-1"
+    description = schema.get("description", "a value the schema allows")
+    if error.validator == "required":
+        instance = error.instance if isinstance(error.instance, Mapping) else {}
+        missing = [p for p in error.validator_value if p not in instance]
+        return [
+            (requirement, [*path, p], f"property {p!r} ({description})", "it missing")
+            for p in missing
+        ]
+    found = _render(error.instance, error.validator)
+    more = getattr(error, "more_items", 0)
+    found += f" (and {more} more such items after it, not listed)" if more else ""
+    return [(requirement, path, description, found)]
+
+
 def _schema_violations(
-    parsed: object,
-    errors: Iterable[Any],
-    prefix: tuple[str | int, ...] = (),
-    labels: dict[int, str | None] | None = None,
+    parsed: object, errors: Iterable[Any]
 ) -> tuple[list[Violation], set[tuple[int, str]]]:
-    """The violations of jsonschema's ``errors`` about ``parsed`` (found at ``prefix`` + their
-    path), and the (worker index, field) pairs they touch."""
+    """The violations of jsonschema's ``errors`` about ``parsed``, and the (worker index, field)
+    pairs they touch."""
     out: list[Violation] = []
     seen: set[tuple[str, str]] = set()
     bad: set[tuple[int, str]] = set()
     for error in errors:
-        path = [*prefix, *error.absolute_path]
-        schema = error.schema if isinstance(error.schema, dict) else {}
-        requirement = schema.get("x-requirement") or "BODY-1"
-        description = schema.get("description", "a value the schema allows")
-        if error.validator == "required":
-            instance = error.instance if isinstance(error.instance, Mapping) else {}
-            missing = [p for p in error.validator_value if p not in instance]
-            items = [([*path, p], f"property {p!r} ({description})", "it missing") for p in missing]
-        else:
-            found = _render(error.instance, error.validator)
-            more = getattr(error, "more_items", 0)
-            found += f" (and {more} more such items after it, not listed)" if more else ""
-            items = [(path, description, found)]
-        for where, expected, what in items:
+        for requirement, where, expected, what in _error_items(error, list(error.absolute_path)):
             pointer = json_pointer(where)
             if (requirement, pointer) in seen:
                 continue  # e.g. transport "x": both "type" and "oneOf" fail; one defect, one entry
@@ -848,8 +854,51 @@ def _schema_violations(
                     pointer,
                     expected=expected,
                     found=what,
-                    worker=_label_at(parsed, where, labels),
+                    worker=_label_at(parsed, where),
                 )
+            )
+    return out, bad
+
+
+#: One error's violations inside an entry: (requirement, pointer in the entry, field, message,
+#: expected, found), by the error's id (the error kept alongside, so that its id stays its own).
+_Templates = dict[int, tuple[Any, list[tuple[str, str, str, str, str, str]]]]
+
+
+def _entry_violations(
+    i: int, errors: list[Any], label: Callable[[int], str | None], templates: _Templates
+) -> tuple[list[Violation], set[tuple[int, str]]]:
+    """``_schema_violations`` of the errors of worker ``i``'s entry, whose paths are relative to
+    it. The errors of one body's entries mostly repeat (``_entry_errors`` memoizes them): each
+    distinct one is rendered once per ``templates``, and only its pointer's head is per entry."""
+    out: list[Violation] = []
+    seen: set[tuple[str, str]] = set()
+    bad: set[tuple[int, str]] = set()
+    head = f"/workers/{i}"
+    for error in errors:
+        known = templates.get(id(error))
+        if known is None or known[0] is not error:
+            items = [
+                (
+                    requirement,
+                    json_pointer(where),
+                    str(where[0]) if where else "",
+                    f"expected {expected}, found {what}",
+                    expected,
+                    what,
+                )
+                for requirement, where, expected, what in _error_items(
+                    error, list(error.absolute_path)
+                )
+            ]
+            known = templates[id(error)] = (error, items)
+        for requirement, pointer, name, message, expected, what in known[1]:
+            if (requirement, pointer) in seen:
+                continue  # e.g. transport "x": both "type" and "oneOf" fail; one defect, one entry
+            seen.add((requirement, pointer))
+            bad.add((i, name))
+            out.append(
+                Violation(requirement, head + pointer, message, label(i), "MUST", expected, what)
             )
     return out, bad
 
@@ -906,7 +955,16 @@ class _Listing:
         """Worker ``i``'s label, as far as it can be named."""
         if i not in self.labels:
             w = self.workers[i]
-            label = str(WorkerId(*_IDENTITY(w))) if isinstance(w, Worker) else entry_label(w)
+            if isinstance(w, Worker):
+                label: str | None = str(WorkerId(*_IDENTITY(w)))
+            elif type(w) is dict or type(w) is Object:  # entry_label's common case, spelt out
+                ns, comp, ep, iid = map(w.get, WorkerId._fields)
+                if type(ns) is str and type(comp) is str and type(ep) is str and type(iid) is int:
+                    label = f"{ns}.{comp}.{ep}#{iid}"
+                else:
+                    label = entry_label(w)
+            else:
+                label = entry_label(w)
             self.labels[i] = label
         return self.labels[i]
 
@@ -1209,19 +1267,13 @@ def _integral(value: Any) -> int | None:
     return int(value) if finite and value == value.to_integral_value() else None
 
 
-def _label_at(
-    parsed: Any, path: list[Any], labels: dict[int, str | None] | None = None
-) -> str | None:
-    """The label of the worker ``path`` lies in (``labels``: those already known, by index)."""
+def _label_at(parsed: Any, path: list[Any]) -> str | None:
+    """The label of the worker ``path`` lies in."""
     if len(path) >= 2 and path[0] == "workers" and isinstance(parsed, Mapping):
         workers = parsed.get("workers")
         i = path[1]
         if isinstance(workers, list) and isinstance(i, int) and i < len(workers):
-            if labels is None:
-                return entry_label(workers[i])
-            if i not in labels:
-                labels[i] = entry_label(workers[i])
-            return labels[i]
+            return entry_label(workers[i])
     return None
 
 
