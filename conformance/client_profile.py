@@ -409,9 +409,19 @@ def check_coverage(ctx: ClientContext) -> str | None:
     return _verdict(problems, f"{judged} run(s): every rank owned exactly once")
 
 
+_COORDINATES = (
+    "host",
+    "port",
+    "inference_world_size",
+    "group_world_size",
+    "timeout",
+    "session_id",
+)
+
+
 @_check("RANK-8", "same-coordinates", needs=("rank",))
 def check_coordinates(ctx: ClientContext) -> str | None:
-    """Every engine is sent the same W, host and port."""
+    """Every engine is sent the same W, host, port, timeout and session; an absent value counts."""
     problems: Problems = []
     judged = 0
     for run in ctx.normal_runs():
@@ -421,12 +431,9 @@ def check_coordinates(ctx: ClientContext) -> str | None:
         judged += 1
         seen: dict[str, Counter[str]] = {}
         for rec in records:
-            for key in ("host", "port", "inference_world_size", "group_world_size", "timeout"):
-                value = getattr(rec, key)
-                if value is not None or key in ("host", "port"):
-                    seen.setdefault(key, Counter())[repr(value)] += 1
-            if rec.session_id is not None:
-                seen.setdefault("session_id", Counter())[repr(rec.session_id)] += 1
+            # Absent values count: an engine sent no timeout differs from one sent 30 s.
+            for key in _COORDINATES:
+                seen.setdefault(key, Counter())[repr(getattr(rec, key))] += 1
         for key, counter in seen.items():
             if len(counter) > 1:
                 problems.append(
@@ -447,7 +454,7 @@ def check_coordinates(ctx: ClientContext) -> str | None:
             problems.append(
                 Problem(run, "wrong-port", f"expected port {run.master_port}, found {dict(ports)}")
             )
-        if run.convention == "nixl" and "session_id" not in seen:
+        if run.convention == "nixl" and set(seen["session_id"]) == {repr(None)}:
             problems.append(Problem(run, "no-session-id", "NIXL init carried no session_id"))
     if problems:
         raise _failure(problems)

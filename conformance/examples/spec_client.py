@@ -457,6 +457,9 @@ class _Client:
                 if "nixl-nccl-layout" in bugs:
                     args = [host, port, first, told, timeout, False, "nccl"]
                 payload = {"method": "init_broadcaster", "timeout": timeout, "args": args}
+                if i and "timeout-first-engine-only" in bugs:  # the others take their default
+                    args[4] = None
+                    del payload["timeout"]
             else:
                 kwargs = {
                     "host": host,
