@@ -286,6 +286,10 @@ class _Client:
                     previous = None
                 last = str(exc)
                 wait = exc.wait if exc.wait is not None else backoff * (1 + random.random())
+                if exc.wait is None and "retries-at-once" in self.bugs:
+                    wait = 0.0
+                elif exc.wait is None and "fixed-interval-retry" in self.bugs:
+                    wait = self.call.poll_interval or POLL_INTERVAL
                 backoff = min(backoff * 2, 1.0)
             else:
                 matching, reasons, width = self._assess(body)
