@@ -14,6 +14,7 @@ test can tell why a check failed, not only that it did.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -35,7 +36,14 @@ from conformance.client_runs import (
     ClientRun,
     Runner,
 )
-from conformance.client_scenarios import MOVED_PATH, RETRY_AFTER_S, SCENARIOS, Scenario
+from conformance.client_scenarios import (
+    BACKOFF_FAILURES,
+    MOVED_PATH,
+    POLL_INTERVAL_S,
+    RETRY_AFTER_S,
+    SCENARIOS,
+    Scenario,
+)
 from conformance.client_wire import describe_call
 from conformance.registry import CheckError, CheckFunction, Failed, Skipped, check
 from conformance.runner import RunContext, profile_setup, select_checks
@@ -409,9 +417,19 @@ def check_coverage(ctx: ClientContext) -> str | None:
     return _verdict(problems, f"{judged} run(s): every rank owned exactly once")
 
 
+_COORDINATES = (
+    "host",
+    "port",
+    "inference_world_size",
+    "group_world_size",
+    "timeout",
+    "session_id",
+)
+
+
 @_check("RANK-8", "same-coordinates", needs=("rank",))
 def check_coordinates(ctx: ClientContext) -> str | None:
-    """Every engine is sent the same W, host and port."""
+    """Every engine is sent the same W, host, port, timeout and session; an absent value counts."""
     problems: Problems = []
     judged = 0
     for run in ctx.normal_runs():
@@ -421,12 +439,9 @@ def check_coordinates(ctx: ClientContext) -> str | None:
         judged += 1
         seen: dict[str, Counter[str]] = {}
         for rec in records:
-            for key in ("host", "port", "inference_world_size", "group_world_size", "timeout"):
-                value = getattr(rec, key)
-                if value is not None or key in ("host", "port"):
-                    seen.setdefault(key, Counter())[repr(value)] += 1
-            if rec.session_id is not None:
-                seen.setdefault("session_id", Counter())[repr(rec.session_id)] += 1
+            # Absent values count: an engine sent no timeout differs from one sent 30 s.
+            for key in _COORDINATES:
+                seen.setdefault(key, Counter())[repr(getattr(rec, key))] += 1
         for key, counter in seen.items():
             if len(counter) > 1:
                 problems.append(
@@ -447,7 +462,7 @@ def check_coordinates(ctx: ClientContext) -> str | None:
             problems.append(
                 Problem(run, "wrong-port", f"expected port {run.master_port}, found {dict(ports)}")
             )
-        if run.convention == "nixl" and "session_id" not in seen:
+        if run.convention == "nixl" and set(seen["session_id"]) == {repr(None)}:
             problems.append(Problem(run, "no-session-id", "NIXL init carried no session_id"))
     if problems:
         raise _failure(problems)
@@ -853,9 +868,9 @@ def _fatal_problems(run: ClientRun, *, once: bool) -> Problems:
     return problems
 
 
-@_check("POLL-1", "retry-transient", needs=("retryable",))
+@_check("POLL-1", "retry-transient", needs=("retryable", "backoff"))
 def check_retry(ctx: ClientContext) -> str | None:
-    """Resets, 5xx and 429 are retried, honouring Retry-After."""
+    """Resets, 5xx and 429 are retried, honouring Retry-After, with a backoff that grows."""
     run = ctx.scenario("retryable")
     problems = _completed(run, "the client gave up on a reset, a 429 or a 503")
     limited = [i for i, r in enumerate(run.listing_calls) if r.status == 429]
@@ -874,7 +889,34 @@ def check_retry(ctx: ClientContext) -> str | None:
             )
     elif not problems:
         problems.append(Problem(run, "no-retry", "no poll followed the 429"))
-    return _verdict(problems, lambda: f"{run.name}: recovered; next poll {gap:.2f} s after the 429")
+    backoff = ctx.scenario("backoff")
+    problems += _completed(backoff, "the client gave up on consecutive 503s")
+    calls = backoff.listing_calls
+    gaps = [b.time - a.time for a, b in itertools.pairwise(calls) if a.status == 503]
+    shown = ", ".join(f"{g:.3f}" for g in gaps)
+    if len(gaps) < BACKOFF_FAILURES:
+        if not problems:
+            problems.append(
+                Problem(backoff, "no-retry", f"only {len(gaps)} poll(s) followed a 503")
+            )
+    elif gaps[-1] < max(2 * gaps[0], POLL_INTERVAL_S):
+        # SPEC §10's bounds: the waits grow at least fourfold over four failures, jitter of up to
+        # the backoff itself included, and the last is at least the poll interval.
+        problems.append(
+            Problem(
+                backoff,
+                "backoff-not-growing",
+                f"waits after {len(gaps)} consecutive 503s without Retry-After: {shown} s "
+                f"(expected the last >= twice the first and >= {POLL_INTERVAL_S:g} s)",
+            )
+        )
+    return _verdict(
+        problems,
+        lambda: (
+            f"{run.name}: recovered; next poll {gap:.2f} s after the 429; "
+            f"{backoff.name}: waits {shown} s after consecutive 503s"
+        ),
+    )
 
 
 _FATAL = ("forbidden", "schema-violation", "duplicates", "duplicate-admin-urls")

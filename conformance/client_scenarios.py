@@ -22,6 +22,7 @@ from prime_rl_dynamo.defaults import NO_API_KEY
 from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
 
 __all__ = [
+    "BACKOFF_FAILURES",
     "BASE",
     "DYNAMO_TOPOLOGY",
     "MAX_BODY_BYTES",
@@ -59,6 +60,12 @@ REFUSE_S = 1.0
 #: The Retry-After of the scenario "retryable", and what the backoff after its reset and its 503
 #: may add (a base interval with jitter, twice).
 RETRY_AFTER_S, _BACKOFF_S = 2.0, 0.5
+#: The scenario "backoff": this many consecutive 503s without Retry-After before the listing is
+#: ready. SPEC §10 bounds the base interval to [poll interval / 4, poll interval] and the cap to at
+#: least 8 times the base, with jitter of at most the backoff itself: the four waits then grow at
+#: least fourfold, the last at least the poll interval, and sum to at most 2 * 15 poll intervals.
+BACKOFF_FAILURES = 4
+_BACKOFF_WAITS_S = 2 * 15 * POLL_INTERVAL_S
 
 
 @dataclass(frozen=True)
@@ -253,6 +260,9 @@ _SINGLE: tuple[Scenario, ...] = (
     Scenario("retryable", "POLL-1", "a connection reset, then 429 with Retry-After: 2, then 503",
              BASE, 3, faults=("reset:1", f"rate-limit={RETRY_AFTER_S:g}:2", "unavailable:3"),
              ready_from_listing=4, waits=RETRY_AFTER_S + _BACKOFF_S),
+    Scenario("backoff", "POLL-1", f"{BACKOFF_FAILURES} consecutive 503s without Retry-After, "
+             "then ready", BASE, 3, faults=(f"unavailable:1-{BACKOFF_FAILURES}",),
+             ready_from_listing=BACKOFF_FAILURES + 1, waits=_BACKOFF_WAITS_S),
     Scenario("proxy-environment", "POLL-4", "HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name another "
              "origin", BASE, 3, proxy=True),
     Scenario("userinfo-url", "CRED-1", "the configured discovery URL carries user:password@",

@@ -286,6 +286,10 @@ class _Client:
                     previous = None
                 last = str(exc)
                 wait = exc.wait if exc.wait is not None else backoff * (1 + random.random())
+                if exc.wait is None and "retries-at-once" in self.bugs:
+                    wait = 0.0
+                elif exc.wait is None and "fixed-interval-retry" in self.bugs:
+                    wait = self.call.poll_interval or POLL_INTERVAL
                 backoff = min(backoff * 2, 1.0)
             else:
                 matching, reasons, width = self._assess(body)
@@ -457,6 +461,9 @@ class _Client:
                 if "nixl-nccl-layout" in bugs:
                     args = [host, port, first, told, timeout, False, "nccl"]
                 payload = {"method": "init_broadcaster", "timeout": timeout, "args": args}
+                if i and "timeout-first-engine-only" in bugs:  # the others take their default
+                    args[4] = None
+                    del payload["timeout"]
             else:
                 kwargs = {
                     "host": host,
