@@ -67,12 +67,19 @@ ci-dynamo:
 	mkdir -p reports
 	$(BIN)/prime-rl-dynamo conformance -q --seed 1 --target dynamo \
 		--junit-xml reports/conformance-dynamo.xml --json-report reports/conformance-dynamo.json
+## Real Dynamo over NATS sometimes never answers the harness's first listing GET on 2 cores (the
+## frontend's RL listener times out at start-up, its log empty: INCONCLUSIVE, exit 3, in 2 of
+## about 8 CI runs). An inconclusive run is retried once on a fresh fleet; a verdict (exit 1) and
+## any other status are final.
+NATS_PREFIX_RUN := $(BIN)/prime-rl-dynamo conformance -q --seed 1 --profile roundtrip --topologies 1 \
+	--request-plane nats --namespace-scope prefix \
+	--junit-xml reports/conformance-dynamo-nats-prefix.xml \
+	--json-report reports/conformance-dynamo-nats-prefix.json
 ci-nats-prefix:
 	mkdir -p reports
-	$(BIN)/prime-rl-dynamo conformance -q --seed 1 --profile roundtrip --topologies 1 \
-		--request-plane nats --namespace-scope prefix \
-		--junit-xml reports/conformance-dynamo-nats-prefix.xml \
-		--json-report reports/conformance-dynamo-nats-prefix.json
+	$(NATS_PREFIX_RUN) || { rc=$$?; test $$rc -eq 3 || exit $$rc; \
+		echo "ci-nats-prefix: INCONCLUSIVE (the fleet never answered); once more on a fresh fleet"; \
+		$(NATS_PREFIX_RUN); }
 # The roundtrip on the oldest Dynamo release the harness runs, in its own venv (.nox/ci-oldest),
 # writing reports/conformance-dynamo-1.3.0.post1-roundtrip.xml: the per-release adaptations
 # stay alive (docs/compat.md; the whole matrix: nox -s matrix).
