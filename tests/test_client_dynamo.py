@@ -111,19 +111,13 @@ def _reverifies_on_reference_fleets_only(call: Any) -> None:
     # The spec client, except that it skips re-verification on real Dynamo's fleet (the only one
     # with an engine-c): its reference runs pass TOPO-1, so only the real-Dynamo run can warn it
     # (a client that fails a check on the reference fleets is not run again on real Dynamo).
-    from conformance.examples.spec_client import Refused, _Client
+    from conformance.examples.spec_client import _drive
 
-    client = _Client(call, frozenset())
-    try:
-        engines, width = client.wait_ready()
-        if any(w["component"] == "engine-c" for w in engines):
-            client.bugs = frozenset({"skips-reverify"})
-        client.init(engines, width)
-        client.update(engines, width)
-        if client.failures:
-            raise Refused("ADMIN-3", "; ".join(client.failures))
-    finally:
-        client.http.close()
+    def on_real_dynamo(engines: list[dict[str, Any]]) -> frozenset[str]:
+        on_dynamo = any(w["component"] == "engine-c" for w in engines)
+        return frozenset({"skips-reverify"}) if on_dynamo else frozenset()
+
+    _drive(call, frozenset(), once_ready=on_real_dynamo)
 
 
 def skips_reverify_on_real_dynamo(*args: Any, **kwargs: Any) -> None:

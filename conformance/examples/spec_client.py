@@ -514,7 +514,12 @@ class _Client:
                 self.admin(w, "/resume")
 
 
-def _drive(call: ClientCall, bugs: frozenset[str]) -> None:
+def _drive(
+    call: ClientCall,
+    bugs: frozenset[str],
+    once_ready: Callable[[list[dict[str, Any]]], frozenset[str]] | None = None,
+) -> None:
+    """Run the client; ``once_ready`` may add bugs after seeing the ready fleet's engines."""
     client = _Client(call, bugs)
     try:
         try:
@@ -525,6 +530,8 @@ def _drive(call: ClientCall, bugs: frozenset[str]) -> None:
                     if w.get("admin_base_url"):
                         client.admin(w, "/resume")
             raise
+        if once_ready is not None:
+            client.bugs = bugs | once_ready(engines)
         client.init(engines, width)
         client.update(engines, width)
         if client.failures:
