@@ -131,6 +131,27 @@ def test_refusals_say_what_is_missing_or_unreadable(fleet: ReferenceFleet) -> No
         assert reply.status_code == 400 and expected in reply.json()["message"], reply.text
 
 
+def test_engine_routes_take_any_json_as_dynamos_system_server_does(fleet: ReferenceFleet) -> None:
+    # Dynamo's system server refuses only a body that is not JSON (400); any JSON value reaches the
+    # route, and a route that cannot use it answers in a 200 body (worker-system document).
+    engine = fleet.engines[0]
+    route = engine.spec.routes[0]
+
+    def post(raw: bytes) -> httpx.Response:
+        headers = {"content-type": "application/json"}
+        return httpx.post(f"{engine.system_url}/engine/{route}", content=raw, headers=headers)
+
+    for raw, found in ((b"null", "null"), (b"[1]", "list"), (b"7", "int")):
+        reply = post(raw)
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["status"] == "error", reply.text
+        assert reply.json()["message"].endswith(f"arguments must be a JSON object, found {found}")
+    for raw in (b"", b"{}"):
+        assert post(raw).json()["status"] == "ok", raw
+    not_json = post(b"nope")
+    assert not_json.status_code == 400 and not_json.json()["status"] == "error", not_json.text
+
+
 def test_query_parameters_follow_the_document(fleet: ReferenceFleet) -> None:
     for query in ("", "?mode=wait", "?mode=abort&clear_cache=true", "?clear_cache=false"):
         assert _post(fleet, "pause" + query).status_code == 200, query

@@ -63,12 +63,17 @@ def _finite(text: str) -> float:
     return value
 
 
-async def _json_object(request: Request) -> dict[str, Any]:
+async def _json_value(request: Request) -> Any:
+    """The body as JSON (``None`` when empty); :class:`_BadRequest` when it is not JSON."""
     raw = await request.body()
     try:
-        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite) if raw else None
+        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite) if raw else None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError too
         raise _BadRequest(f"body is not JSON: {exc}") from None
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    data = await _json_value(request)
     if not isinstance(data, dict):
         raise _BadRequest(f"body must be a JSON object, found {type(data).__name__}")
     return data
@@ -254,9 +259,18 @@ async def _engine_route(request: Request) -> Response:
         )
     try:
         # An empty body counts as {} (the route takes no arguments then).
-        data = await _json_object(request) if await request.body() else {}
+        data = await _json_value(request) if await request.body() else {}
     except _BadRequest as exc:
         return _error(400, f"engine route {route}: {exc}")
+    if not isinstance(data, dict):
+        # As Dynamo's system server: any JSON reaches the route, which answers in a 200 body.
+        found = "null" if data is None else type(data).__name__
+        return JSONResponse(
+            {
+                "status": "error",
+                "message": f"engine route {route}: arguments must be a JSON object, found {found}",
+            }
+        )
     done: dict[str, Any] = {"status": "ok", "message": f"{route} done", "arguments": data}
     name = route.rsplit("/", 1)[-1]  # "control/pause_generation" acts as "pause_generation"
     if name == "pause_generation":
