@@ -126,6 +126,7 @@ _CANONICAL_ADMIN = (
 )  # fmt: skip
 # Possessive: each round ends at the newline no URL line holds, so giving one back never helps.
 _CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*+\Z").match
+_CANONICAL_ADMIN_ONE = re.compile(_CANONICAL_ADMIN + r"\Z").match  # one URL: no line to add
 
 # A Worker's fields in declaration order: msgspec.structs.astuple gives a row, zip(*rows) columns.
 _WORKER_COLUMNS = tuple(f.name for f in msgspec.structs.fields(Worker))
@@ -368,29 +369,28 @@ def _rows_hold(
 
 def _one_holds(w: Worker, scope: str) -> int | None:
     """``_columns_hold`` of a listing of one worker, field by field."""
-    routes, system, admin, size, error = (
-        w.routes,
-        w.system_url,
-        w.admin_base_url,
-        w.world_size,
-        w.error,
-    )
+    ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = _ROW(w)
+    k = len(routes)
     if (
-        w.instance_id > U64_MAX
-        or w.transport == _EMPTY_TRANSPORT
-        or (len(routes) > 1 and not all(map(_LT, routes, islice(routes, 1, None))))
-        or w.request_plane_url != f"dyn://{w.namespace}.{w.component}.{w.endpoint}"
-        or not w.namespace.startswith(scope)
+        iid > U64_MAX
+        or transport == _EMPTY_TRANSPORT
+        or rpu != f"dyn://{ns}.{comp}.{ep}"
+        or not ns.startswith(scope)
+        or (k > 1 and not (routes[0] < routes[1] if k == 2 else all(map(_LT, routes, routes[1:]))))
         or (
-            error is not None
-            and (routes or system is not None or admin is not None or size is not None)
+            error is not None and (k or system is not None or admin is not None or size is not None)
         )
-        or (admin is not None and (size is None or not _admins_hold((admin,))))
+        or (
+            admin is not None
+            and (
+                size is None or (_CANONICAL_ADMIN_ONE(admin) is None and not _admins_hold((admin,)))
+            )
+        )
         or (system is not None and not _SYSTEM_URL(system))
     ):
         return None
-    strings = 17 + len(routes) + 2 * (error is not None) + (size is not None)
-    return strings + 2 * ((w.model is not None) + (admin is not None) + (system is not None))
+    strings = 17 + k + 2 * (error is not None) + (size is not None)
+    return strings + 2 * ((model is not None) + (admin is not None) + (system is not None))
 
 
 def _kinds_hold(
