@@ -267,8 +267,8 @@ def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
     ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = zip(
         *rows, strict=True
     )
-    columns = (ns, comp, ep, iid, rpu)
-    if not _runs_hold(*columns, scope) and not _rows_hold(rows, *columns, scope):
+    columns = _Identities(ns, comp, ep, iid, rpu)
+    if not _runs_hold(columns, scope) and not _rows_hold(rows, columns, scope):
         return None
     if _EMPTY_TRANSPORT in transport:
         return None
@@ -301,19 +301,23 @@ def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
     return strings + 2 * (admins_n + systems_n)
 
 
-def _runs_hold(
-    ns: tuple[str, ...],
-    comp: tuple[str, ...],
-    ep: tuple[str, ...],
-    iid: tuple[int, ...],
-    rpu: tuple[str, ...],
-    scope: str,
-) -> bool:
+class _Identities(typing.NamedTuple):
+    """The columns of the decoded workers that the order and the request-plane rules read."""
+
+    ns: tuple[str, ...]
+    comp: tuple[str, ...]
+    ep: tuple[str, ...]
+    iid: tuple[int, ...]
+    rpu: tuple[str, ...]
+
+
+def _runs_hold(columns: _Identities, scope: str) -> bool:
     """LIST-1 and LIST-2 (identities strictly increasing), the u64 bound, LIST-3 and LIST-5 over
     the columns of a listing in one namespace whose components each list one endpoint (Dynamo's
     shape): components come in runs found by bisection, and each run is judged by a few C calls
     (one URL spelt per run). False when the listing has another shape or may break one of them:
     then ``_rows_hold`` decides."""
+    ns, comp, ep, iid, rpu = columns
     n = len(ns)
     first = ns[0]
     if ns.count(first) != n or not first.startswith(scope):
@@ -340,16 +344,9 @@ def _runs_hold(
     return False
 
 
-def _rows_hold(
-    rows: list[tuple[Any, ...]],
-    ns: tuple[str, ...],
-    comp: tuple[str, ...],
-    ep: tuple[str, ...],
-    iid: tuple[int, ...],
-    rpu: tuple[str, ...],
-    scope: str,
-) -> bool:
+def _rows_hold(rows: list[tuple[Any, ...]], columns: _Identities, scope: str) -> bool:
     """What ``_runs_hold`` judges, for a listing of any shape: rows compare by identity first."""
+    ns, comp, ep, iid, rpu = columns
     n = len(rows)
     # LIST-1, LIST-2: equal identities either stop the comparison at the transports (TypeError)
     # or show as equal neighbouring instance_ids, looked at closely.
