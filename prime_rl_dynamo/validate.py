@@ -126,6 +126,7 @@ _CANONICAL_ADMIN = (
 )  # fmt: skip
 # Possessive: each round ends at the newline no URL line holds, so giving one back never helps.
 _CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*+\Z").match
+_CANONICAL_ADMIN_ONE = re.compile(_CANONICAL_ADMIN + r"\Z").match  # one URL: no line to add
 
 # A Worker's fields in declaration order: msgspec.structs.astuple gives a row, zip(*rows) columns.
 _WORKER_COLUMNS = tuple(f.name for f in msgspec.structs.fields(Worker))
@@ -151,7 +152,13 @@ if request_plane_url("n", "c", "e") != "dyn://n.c.e":  # _entries_hold spells it
 
 def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> Snapshot:
     """Parse and validate a discovery body; raise ProtocolError (DialectError) listing every violation."""
-    violations, snapshot = _check(data)
+    if type(data) is bytes:  # what a client hands over: a body the fast path proves needs no more
+        snapshot, clean = _fast_verdict(data)
+        if clean:
+            return typing.cast(Snapshot, snapshot)
+        violations, snapshot = _after_fast(data, snapshot, clean)
+    else:
+        violations, snapshot = _check(data)
     if snapshot is not None:
         return snapshot
     body = bytes(data) if isinstance(data, bytes | bytearray | memoryview) else None
@@ -199,7 +206,13 @@ def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
             return _exhaustive(data)
     else:
         return _exhaustive(data)
-    snapshot, clean = _fast_verdict(raw)
+    return _after_fast(raw, *_fast_verdict(raw))
+
+
+def _after_fast(
+    raw: bytes, snapshot: Snapshot | None, clean: bool
+) -> tuple[list[Violation], Snapshot | None]:
+    """The verdict on ``raw`` given the fast path's (``_fast_verdict``)."""
     if snapshot is not None and (clean or not may_be_variant(raw)):
         return [], snapshot
     if snapshot is None:
@@ -226,7 +239,11 @@ def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None, False
     workers = snapshot.workers
-    strings = _columns_hold(workers, snapshot.namespace)
+    strings = (
+        _one_holds(workers[0], snapshot.namespace)
+        if len(workers) == 1  # one call less: most of one worker's price is fixed
+        else _columns_hold(workers, snapshot.namespace)
+    )
     if strings is None:
         return None, False
     # msgspec checks UTF-8, escapes and depth only in what it decodes, takes null for an absent
@@ -266,28 +283,19 @@ def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
     ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = zip(
         *rows, strict=True
     )
-    # LIST-1, LIST-2: rows compare by identity first. Equal identities either stop the comparison
-    # at the transports (TypeError) or show as equal neighbouring instance_ids, looked at closely.
-    try:
-        if n > 1 and not all(map(_LT, rows, islice(rows, 1, None))):
-            return None
-    except TypeError:
-        return None
-    if (
-        n > 1
-        and True in map(_EQ, iid, islice(iid, 1, None))
-        and any(rows[i][:4] == rows[i + 1][:4] for i in range(n - 1) if iid[i] == iid[i + 1])
-    ):
-        return None
-    if max(iid) > U64_MAX:
+    columns = _Identities(ns, comp, ep, iid, rpu)
+    if not _runs_hold(columns, scope) and not _rows_hold(rows, columns, scope):
         return None
     if _EMPTY_TRANSPORT in transport:
-        return None
-    if not _kinds_hold(routes, system, admin, size, error):
         return None
     errors = n - error.count(None)
     sizes = n - size.count(None)
     admins_n = n - admin.count(None)
+    # WORKER-11 and WORKER-10 need a look worker by worker only when some worker may break them.
+    if (errors or (admins_n and sizes != n)) and not _kinds_hold(
+        routes, system, admin, size, error
+    ):
+        return None
     first = routes[0]
     if routes.count(first) == n:  # most workers advertise the same routes
         distinct: Iterable[tuple[str, ...]] = (first,)
@@ -298,8 +306,6 @@ def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
     for r in distinct:
         if len(r) > 1 and not all(map(_LT, r, islice(r, 1, None))):
             return None
-    if not _planes_match(ns, comp, ep, rpu, scope):
-        return None
     systems_n = n - system.count(None)
     if systems_n and not all(map(_SYSTEM_URL, (s for s in system if s is not None))):
         return None
@@ -311,31 +317,93 @@ def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
     return strings + 2 * (admins_n + systems_n)
 
 
+class _Identities(typing.NamedTuple):
+    """The columns of the decoded workers that the order and the request-plane rules read."""
+
+    ns: tuple[str, ...]
+    comp: tuple[str, ...]
+    ep: tuple[str, ...]
+    iid: tuple[int, ...]
+    rpu: tuple[str, ...]
+
+
+def _runs_hold(columns: _Identities, scope: str) -> bool:
+    """LIST-1 and LIST-2 (identities strictly increasing), the u64 bound, LIST-3 and LIST-5 over
+    the columns of a listing in one namespace whose components each list one endpoint (Dynamo's
+    shape): components come in runs found by bisection, and each run is judged by a few C calls
+    (one URL spelt per run). False when the listing has another shape or may break one of them:
+    then ``_rows_hold`` decides."""
+    ns, comp, ep, iid, rpu = columns
+    n = len(ns)
+    first = ns[0]
+    if ns.count(first) != n or not first.startswith(scope):
+        return False
+    start = 0
+    previous = ""
+    for _ in range(_RUNS):
+        c, e = comp[start], ep[start]
+        end = bisect_right(comp, c, start)
+        size = end - start
+        ids = iid[start:end]
+        if (
+            (start and not previous < c)
+            or comp[start:end].count(c) != size
+            or ep[start:end].count(e) != size
+            or (size > 1 and not all(map(_LT, ids, islice(ids, 1, None))))
+            or ids[-1] > U64_MAX
+            or rpu[start:end].count(f"dyn://{first}.{c}.{e}") != size
+        ):
+            return False
+        if end == n:
+            return True
+        start, previous = end, c
+    return False
+
+
+def _rows_hold(rows: list[tuple[Any, ...]], columns: _Identities, scope: str) -> bool:
+    """What ``_runs_hold`` judges, for a listing of any shape: rows compare by identity first."""
+    ns, comp, ep, iid, rpu = columns
+    n = len(rows)
+    # LIST-1, LIST-2: equal identities either stop the comparison at the transports (TypeError)
+    # or show as equal neighbouring instance_ids, looked at closely.
+    try:
+        if not all(map(_LT, rows, islice(rows, 1, None))):
+            return False
+    except TypeError:
+        return False
+    if True in map(_EQ, iid, islice(iid, 1, None)) and any(
+        rows[i][:4] == rows[i + 1][:4] for i in range(n - 1) if iid[i] == iid[i + 1]
+    ):
+        return False
+    if max(iid) > U64_MAX:
+        return False
+    return _planes_match(ns, comp, ep, rpu, scope)
+
+
 def _one_holds(w: Worker, scope: str) -> int | None:
     """``_columns_hold`` of a listing of one worker, field by field."""
-    routes, system, admin, size, error = (
-        w.routes,
-        w.system_url,
-        w.admin_base_url,
-        w.world_size,
-        w.error,
-    )
+    ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = _ROW(w)
+    k = len(routes)
     if (
-        w.instance_id > U64_MAX
-        or w.transport == _EMPTY_TRANSPORT
-        or (len(routes) > 1 and not all(map(_LT, routes, islice(routes, 1, None))))
-        or w.request_plane_url != f"dyn://{w.namespace}.{w.component}.{w.endpoint}"
-        or not w.namespace.startswith(scope)
+        iid > U64_MAX
+        or transport == _EMPTY_TRANSPORT
+        or rpu != f"dyn://{ns}.{comp}.{ep}"
+        or not ns.startswith(scope)
+        or (k > 1 and not (routes[0] < routes[1] if k == 2 else all(map(_LT, routes, routes[1:]))))
         or (
-            error is not None
-            and (routes or system is not None or admin is not None or size is not None)
+            error is not None and (k or system is not None or admin is not None or size is not None)
         )
-        or (admin is not None and (size is None or not _admins_hold((admin,))))
+        or (
+            admin is not None
+            and (
+                size is None or (_CANONICAL_ADMIN_ONE(admin) is None and not _admins_hold((admin,)))
+            )
+        )
         or (system is not None and not _SYSTEM_URL(system))
     ):
         return None
-    strings = 17 + len(routes) + 2 * (error is not None) + (size is not None)
-    return strings + 2 * ((w.model is not None) + (admin is not None) + (system is not None))
+    strings = 17 + k + 2 * (error is not None) + (size is not None)
+    return strings + 2 * ((model is not None) + (admin is not None) + (system is not None))
 
 
 def _kinds_hold(
