@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import operator
 import re
+import types
 import typing
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -510,6 +511,9 @@ def _located(raw: bytes) -> list[Violation] | None:
         return None  # the variants' markers (VERSION-1): judged on the whole body
     if b"null" in raw and _NULL_VALUE.search(raw):
         return None
+    typed = _typed_located(raw)
+    if typed is not None:
+        return typed
     try:
         top = _TOP.decode(raw)
         if "namespace" not in top or "workers" not in top:
@@ -609,6 +613,307 @@ def _located_violations(
         raise _Fallback
     violations.sort(key=lambda v: _pointer_sort_key(v.pointer))
     return violations
+
+
+# --------------------------------------------------------------------------------------------
+# Located path, typed tier: the whole body decoded once into unconstrained models, each defect
+# built straight from the schema's keywords (a table of small checks, as jsonschema's
+# _keywords.py has), with no strict parse and no jsonschema call
+
+
+def _unconstrained(kind: Any) -> Any:
+    """``kind`` without its msgspec.Meta constraints (at any depth): the JSON types alone."""
+    origin = typing.get_origin(kind)
+    if origin is typing.Annotated:
+        return _unconstrained(typing.get_args(kind)[0])
+    if origin is tuple:
+        return tuple.__class_getitem__((_unconstrained(typing.get_args(kind)[0]), ...))
+    if origin is typing.Union or type(kind) is types.UnionType:
+        return typing.Union[tuple(map(_unconstrained, typing.get_args(kind)))]  # noqa: UP007
+    return kind
+
+
+def _unconstrained_model(cls: Any, name: str, **types_: Any) -> Any:
+    fields = [
+        (f.name, types_.get(f.name, _unconstrained(f.type)))
+        if f.required
+        else (f.name, types_.get(f.name, _unconstrained(f.type)), f.default)
+        for f in msgspec.structs.fields(cls)
+    ]
+    return msgspec.defstruct(name, fields, kw_only=True, frozen=True, gc=False)
+
+
+#: A worker whose members have their JSON types, whatever their values (same fields, same order).
+_TypedWorker = _unconstrained_model(Worker, "TypedWorker")
+_TYPED = msgspec.json.Decoder(
+    _unconstrained_model(Snapshot, "TypedSnapshot", workers=tuple[_TypedWorker, ...])
+)
+#: Worker structs whose every per-entry rule is known to hold on the located path.
+_KNOWN_GOOD = (Worker, _TypedWorker)
+
+
+class _Check(typing.NamedTuple):
+    """One assertion keyword of a subschema, on a value already of the subschema's JSON type."""
+
+    keyword: str
+    fails: Callable[[Any], bool]
+    requirement: str
+    expected: str
+
+
+def _pattern_fails(pattern: str) -> Callable[[Any], bool]:
+    search = re.compile(pattern).search
+    return lambda v: search(v) is None
+
+
+#: The assertion keywords the typed tier judges, each a builder of its check from the keyword's
+#: value. ``type`` is the decode's; ``format`` asserts only uint64 (an integer literal, as decoded).
+_KEYWORDS: dict[str, Callable[[Any], Callable[[Any], bool]]] = {
+    "minLength": lambda m: lambda v: len(v) < m,
+    "maxItems": lambda m: lambda v: len(v) > m,
+    "minimum": lambda m: lambda v: v < m,
+    "maximum": lambda m: lambda v: v > m,
+    "pattern": _pattern_fails,
+    "uniqueItems": lambda u: lambda v: bool(u) and bool(_repeated(list(v))),
+}
+_ANNOTATIONS = frozenset({"title", "description", "$comment", "x-requirement", "x-python-name",
+                          "type", "format"})  # fmt: skip
+
+
+def _target(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The subschema a present, non-null member is judged by: references followed, the null
+    branch of ``if``/``then``/``else`` passed over."""
+    defs = load_json(SCHEMA_NAME)["$defs"]
+    while True:
+        if "$ref" in schema:
+            schema = defs[schema["$ref"].removeprefix("#/$defs/")]
+        elif "else" in schema:
+            if schema["if"] != {"$ref": "#/$defs/isNull", "x-requirement": "WORKER-6"}:
+                raise ImportError("a worker property's if is not the null test: adapt _target")
+            schema = schema["else"]
+        else:
+            return schema
+
+
+def _checks(schema: Mapping[str, Any]) -> list[_Check]:
+    unknown = set(schema) - _ANNOTATIONS - set(_KEYWORDS) - {"items"}
+    if unknown or schema.get("format", "uint64") not in ("uint64", "uint32"):
+        raise ImportError(f"the typed located path does not judge {sorted(unknown)}: adapt it")
+    return [
+        _Check(k, _KEYWORDS[k](v), schema["x-requirement"], schema.get("description", ""))
+        for k, v in schema.items()
+        if k in _KEYWORDS
+    ]
+
+
+class _TypedJudges(typing.NamedTuple):
+    """What the typed tier judges: each worker property's checks and its items' (in the schema's
+    order), and the texts of the allOf rules (an error worker's, a probed worker's)."""
+
+    properties: list[tuple[str, list[_Check], list[_Check]]]
+    error_routes: _Check
+    absent: tuple[str, str]  # requirement, expected of a member an error worker must not have
+    probed: tuple[str, str]  # requirement, expected when admin_base_url comes without world_size
+
+
+@cache
+def _typed_judges() -> _TypedJudges:
+    root = load_json(SCHEMA_NAME)
+    defs = root["$defs"]
+    worker = defs["worker"]
+    properties = []
+    for name, sub in worker["properties"].items():
+        if name == "transport":  # its one key is checked on the columns, or the body falls back
+            continue
+        target = _target(sub)
+        items = _checks(_target(target["items"])) if "items" in target else []
+        properties.append((name, _checks(target), items))
+    rules = worker["allOf"][-1]
+    error_worker, probed = _target(rules["then"]), _target(rules["else"])
+    if (set(error_worker["properties"]) != {"routes", *_ABSENT_ON_ERROR_WORKER}
+            or probed["then"].get("required") != ["world_size"]):  # fmt: skip
+        raise ImportError("the error-worker or probed-worker rules changed: adapt _typed_judges")
+    (error_routes,) = _checks(error_worker["properties"]["routes"])
+    absent = _target(error_worker["properties"]["world_size"])
+    then = probed["then"]
+    return _TypedJudges(
+        properties,
+        error_routes,
+        (absent["x-requirement"], absent["description"]),
+        (then["x-requirement"], f"property 'world_size' ({then['description']})"),
+    )
+
+
+_ABSENT_ON_ERROR_WORKER = ("system_url", "admin_base_url", "world_size")
+_MAX_PART = 2**70  # integers beyond: the exhaustive path renders them (the text may be huge)
+
+
+def _typed_located(raw: bytes) -> list[Violation] | None:
+    """The located path's verdict for a body whose every member has its JSON type and is known
+    (a cheap proof: the text has exactly the strings the models were decoded from), or None."""
+    try:
+        snapshot = _TYPED.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    workers = snapshot.workers
+    n = len(workers)
+    if not n:
+        return None
+    rows = list(map(_ROW, workers))
+    ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = zip(
+        *rows, strict=True
+    )
+    transports = list(map(_ROW, transport))
+    if sum(map(_COUNT_NONE, zip(*transports, strict=True))) != 2 * n or _NO_TRANSPORT in transports:
+        return None  # not exactly one transport key each: the located path's other tier judges
+    systems_n, admins_n = n - system.count(None), n - admin.count(None)
+    strings = 4 + 13 * n + sum(map(len, routes)) + 2 * (n - error.count(None))
+    strings += n - size.count(None) + 2 * (n - model.count(None) + admins_n + systems_n)
+    if raw.count(b'"') != 2 * strings:
+        return None  # an unknown or repeated member, or an escaped quote
+    sizes = [s for s in size if s is not None]
+    if min(iid) < -_MAX_PART or max(iid) > _MAX_PART or (sizes and max(map(abs, sizes)) > _MAX_PART):
+        return None
+    # Which (entry, member) pairs may break a rule: whole columns proved clean in C calls, the
+    # others looked at value by value.
+    flagged: dict[str, list[int]] = {}
+    for name, column in (("namespace", ns), ("component", comp), ("endpoint", ep),
+                         ("model", model), ("error", error)):  # fmt: skip
+        if "" in column:
+            flagged[name] = [i for i, v in enumerate(column) if v == ""]
+    if min(iid) < 0 or max(iid) > U64_MAX:
+        flagged["instance_id"] = [i for i, v in enumerate(iid) if v < 0 or v > U64_MAX]
+    planes = [f"dyn://{a}.{b}.{c}" for a, b, c in zip(ns, comp, ep, strict=True)]
+    if list(rpu) != planes:  # LIST-3; a URL without dyn:// is among these
+        flagged["request_plane_url"] = [i for i, (a, b) in enumerate(zip(rpu, planes)) if a != b]
+    unsorted = {r for r in set(routes) if "" in r or not all(map(_LT, r, islice(r, 1, None)))}
+    if unsorted:
+        flagged["routes"] = [i for i, r in enumerate(routes) if r in unsorted]
+    if systems_n and not all(map(_SYSTEM_URL, (s for s in system if s is not None))):
+        flagged["system_url"] = [
+            i for i, s in enumerate(system) if s is not None and not _SYSTEM_URL(s)
+        ]
+    canonical = admins_n == 0
+    if admins_n:
+        present = [a for a in admin if a is not None] if admins_n != n else admin
+        joined = "\n".join(present) + "\n"
+        canonical = joined.count("\n") == admins_n and _CANONICAL_ADMINS(joined) is not None
+        if not canonical:
+            flagged["admin_base_url"] = [
+                i
+                for i, a in enumerate(admin)
+                if a is not None and (not _ADMIN_BASE_URL(a) or url_host_problem(a) is not None)
+            ]
+    if sizes and (min(sizes) < 1 or max(sizes) > 4294967295):
+        flagged["world_size"] = [
+            i for i, s in enumerate(size) if s is not None and not 1 <= s <= 4294967295
+        ]
+    if not _kinds_hold(routes, system, admin, size, error):
+        flagged[""] = [
+            i
+            for i, (r, s, a, w, e) in enumerate(zip(routes, system, admin, size, error))
+            if (e is not None and (r or s is not None or a is not None or w is not None))
+            or (e is None and a is not None and w is None)
+        ]
+    scope = snapshot.namespace
+    if not all(name.startswith(scope) for name in set(ns)):
+        flagged["scope"] = [i for i, name in enumerate(ns) if not name.startswith(scope)]
+    suspects = sorted(set().union(*flagged.values()))
+    listed: list[Any] = list(workers)
+    for i in suspects:
+        entry = {k: v for k, v in zip(_WORKER_COLUMNS, rows[i]) if v is not None}
+        entry["transport"] = {k: v for k, v in zip(_DEFINED_TRANSPORT_ORDER, transports[i]) if v is not None}
+        entry["routes"] = list(routes[i])
+        listed[i] = entry
+    listing = _Listing(listed, suspects, set(), scope)
+    try:
+        violations = _typed_violations(listing, flagged)
+    except _Fallback:
+        return None
+    # The listing-wide rules over the typed workers' columns; each per-entry rule only over the
+    # entries flagged for it (the others are known to hold it).
+    keys = list(zip(ns, comp, ep, iid, strict=True))
+    named = set().union(*(flagged.get(name, ()) for name in ("namespace", "component", "endpoint")))
+    identities = [(i, k) for i, k in enumerate(keys) if i not in named]
+    listing.__dict__["identities"] = identities
+    if named:
+        keys = [k for _, k in identities]
+    listing.__dict__["increasing"] = all(map(_LT, keys, islice(keys, 1, None)))
+    if not listing.increasing:
+        violations += _sorted_by_identity(listing)
+        violations += _unique_identity(listing)
+    for name, rule in _TYPED_RULES:
+        if name in flagged:
+            listing.suspects = flagged[name]
+            violations += rule(listing)
+    if not canonical or len(set(admin)) - (admins_n != n) != admins_n:
+        bad = listing.bad
+        listing.__dict__["admins"] = [
+            (i, a, None, a)
+            if canonical or _CANONICAL_ADMINS(a + "\n") is not None
+            else (i, a, url_host_problem(a), admin_key(a))
+            for i, a in enumerate(admin)
+            if a is not None and (i, "admin_base_url") not in bad
+        ]
+        violations += _unique_admin_endpoint(listing)
+        violations += _admin_host_usable(listing)
+    if not violations:
+        return None
+    if len(violations) > 1:
+        violations.sort(key=lambda v: _pointer_sort_key(v.pointer))
+    return violations
+
+
+_DEFINED_TRANSPORT_ORDER = tuple(f.name for f in msgspec.structs.fields(Transport))
+
+
+def _typed_violations(listing: _Listing, flagged: dict[str, list[int]]) -> list[Violation]:
+    """The schema's violations of the flagged members, in jsonschema's order (the properties, then
+    the allOf rules); each member they touch is added to ``listing.bad``."""
+    judges = _typed_judges()
+    workers, bad, label = listing.workers, listing.bad, listing.label
+    out: list[Violation] = []
+
+    def add(i: int, requirement: str, where: str, name: str, expected: str, found: str) -> None:
+        bad.add((i, name))
+        out.append(
+            Violation(requirement, f"/workers/{i}/{where}", f"expected {expected}, found {found}",
+                      label(i), "MUST", expected, found)  # fmt: skip
+        )
+
+    for name, checks, items in judges.properties:
+        for i in flagged.get(name, ()):
+            value = workers[i].get(name)
+            if value is None:
+                continue
+            for check in checks:
+                if check.fails(value):
+                    add(i, check.requirement, name, name, check.expected, _render(value, check.keyword))
+                    break
+            failed = 0
+            for j, item in enumerate(value) if items else ():
+                for check in items:
+                    if check.fails(item):
+                        failed += 1
+                        if failed > _ITEM_ERRORS:
+                            raise _Fallback  # the count of the rest: the other tier's
+                        add(i, check.requirement, f"{name}/{j}", name, check.expected, _render(item, check.keyword))
+                        break
+    routes_check = judges.error_routes
+    for i in flagged.get("", ()):
+        w = workers[i]
+        if "error" in w:
+            if routes_check.fails(w["routes"]):
+                add(i, routes_check.requirement, "routes", "routes", routes_check.expected,
+                    _render(w["routes"], routes_check.keyword))  # fmt: skip
+            requirement, expected = judges.absent
+            for name in _ABSENT_ON_ERROR_WORKER:
+                if name in w:
+                    add(i, requirement, name, name, expected, _render(w[name], "type"))
+        elif "admin_base_url" in w and "world_size" not in w:
+            requirement, expected = judges.probed
+            add(i, requirement, "world_size", "world_size", expected, "it missing")
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -955,7 +1260,7 @@ class _Listing:
         """Worker ``i``'s label, as far as it can be named."""
         if i not in self.labels:
             w = self.workers[i]
-            if isinstance(w, Worker):
+            if isinstance(w, _KNOWN_GOOD):
                 label: str | None = str(WorkerId(*_IDENTITY(w)))
             elif type(w) is dict or type(w) is Object:  # entry_label's common case, spelt out
                 ns, comp, ep, iid = map(w.get, WorkerId._fields)
@@ -982,7 +1287,7 @@ class _Listing:
         places the worker in the order and may repeat another identity."""
         out = []
         for i, w in enumerate(self.workers):
-            if isinstance(w, Worker):
+            if isinstance(w, _KNOWN_GOOD):
                 out.append((i, _IDENTITY(w)))
             elif isinstance(w, Mapping) and self.names_ok(i):
                 instance_id = _integral(w.get("instance_id"))
@@ -1001,7 +1306,7 @@ class _Listing:
         """(index, admin_base_url, host problem or None, endpoint) of every usable admin URL."""
         out: list[tuple[int, str, str | None, str]] = []
         for i, w in enumerate(self.workers):
-            if isinstance(w, Worker):
+            if isinstance(w, _KNOWN_GOOD):
                 admin = w.admin_base_url
                 if admin is not None:  # known good: no host problem
                     canonical = _CANONICAL_ADMINS(admin + "\n") is not None
@@ -1140,6 +1445,15 @@ SEMANTIC_RULES: dict[str, Callable[[_Listing], Iterator[Violation]]] = {
     "LIST-6": _unique_admin_endpoint,
     "WORKER-8": _admin_host_usable,
 }
+#: The per-entry semantic rules, by the member the typed located path flags for each; the
+#: listing-wide ones (LIST-1, LIST-2, LIST-6, WORKER-8's host) it runs over its own columns.
+_TYPED_RULES = (
+    ("request_plane_url", _request_plane_url_matches),
+    ("routes", _routes_sorted),
+    ("scope", _namespace_in_scope),
+)
+if set(SEMANTIC_RULES) != {"LIST-1", "LIST-2", "LIST-3", "LIST-4", "LIST-5", "LIST-6", "WORKER-8"}:
+    raise ImportError("a new semantic rule: _typed_located must run it too")
 
 
 def _semantic(listing: _Listing) -> list[Violation]:
@@ -1277,6 +1591,9 @@ def _label_at(parsed: Any, path: list[Any]) -> str | None:
     return None
 
 
+_JSON_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.dumps's, built once
+
+
 def _render(value: Any, keyword: str) -> str:
     if value is None:
         return "null"
@@ -1284,7 +1601,9 @@ def _render(value: Any, keyword: str) -> str:
         return clip(value.text)
     if isinstance(value, Decimal):
         return clip(str(value))
-    text = clip(json.dumps(value, ensure_ascii=False, default=str))
+    if type(value) is int:  # what json.dumps writes, without its call
+        return clip(str(value))
+    text = clip(_JSON_TEXT(value))
     if keyword == "uniqueItems" and isinstance(value, list):
         dupes = _repeated(value)
         shown = ", ".join(clip(json.dumps(v, default=str), 60) for v in dupes[:5])
