@@ -646,7 +646,9 @@ def _unconstrained_model(cls: Any, name: str, **types_: Any) -> Any:
 #: A worker whose members have their JSON types, whatever their values (same fields, same order).
 _TypedWorker = _unconstrained_model(Worker, "TypedWorker")
 _TYPED = msgspec.json.Decoder(
-    _unconstrained_model(Snapshot, "TypedSnapshot", workers=tuple[_TypedWorker, ...])
+    _unconstrained_model(
+        Snapshot, "TypedSnapshot", workers=tuple.__class_getitem__((_TypedWorker, ...))
+    )
 )
 #: Worker structs whose every per-entry rule is known to hold on the located path.
 _KNOWN_GOOD = (Worker, _TypedWorker)
@@ -674,7 +676,7 @@ _KEYWORDS: dict[str, Callable[[Any], Callable[[Any], bool]]] = {
     "minimum": lambda m: lambda v: v < m,
     "maximum": lambda m: lambda v: v > m,
     "pattern": _pattern_fails,
-    "uniqueItems": lambda u: lambda v: bool(u) and bool(_repeated(list(v))),
+    "uniqueItems": lambda u: lambda v: bool(u) and len(set(v)) != len(v),  # strings only
 }
 _ANNOTATIONS = frozenset({"title", "description", "$comment", "x-requirement", "x-python-name",
                           "type", "format"})  # fmt: skip
@@ -764,7 +766,7 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
         *rows, strict=True
     )
     transports = list(map(_ROW, transport))
-    if sum(map(_COUNT_NONE, zip(*transports, strict=True))) != 2 * n or _NO_TRANSPORT in transports:
+    if sum(map(_COUNT_NONE, transports)) != 2 * n or _NO_TRANSPORT in transports:
         return None  # not exactly one transport key each: the located path's other tier judges
     systems_n, admins_n = n - system.count(None), n - admin.count(None)
     strings = 4 + 13 * n + sum(map(len, routes)) + 2 * (n - error.count(None))
@@ -772,7 +774,11 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     if raw.count(b'"') != 2 * strings:
         return None  # an unknown or repeated member, or an escaped quote
     sizes = [s for s in size if s is not None]
-    if min(iid) < -_MAX_PART or max(iid) > _MAX_PART or (sizes and max(map(abs, sizes)) > _MAX_PART):
+    if (
+        min(iid) < -_MAX_PART
+        or max(iid) > _MAX_PART
+        or (sizes and max(map(abs, sizes)) > _MAX_PART)
+    ):
         return None
     # Which (entry, member) pairs may break a rule: whole columns proved clean in C calls, the
     # others looked at value by value.
@@ -785,7 +791,9 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
         flagged["instance_id"] = [i for i, v in enumerate(iid) if v < 0 or v > U64_MAX]
     planes = [f"dyn://{a}.{b}.{c}" for a, b, c in zip(ns, comp, ep, strict=True)]
     if list(rpu) != planes:  # LIST-3; a URL without dyn:// is among these
-        flagged["request_plane_url"] = [i for i, (a, b) in enumerate(zip(rpu, planes)) if a != b]
+        flagged["request_plane_url"] = [
+            i for i, (a, b) in enumerate(zip(rpu, planes, strict=True)) if a != b
+        ]
     unsorted = {r for r in set(routes) if "" in r or not all(map(_LT, r, islice(r, 1, None)))}
     if unsorted:
         flagged["routes"] = [i for i, r in enumerate(routes) if r in unsorted]
@@ -811,7 +819,9 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     if not _kinds_hold(routes, system, admin, size, error):
         flagged[""] = [
             i
-            for i, (r, s, a, w, e) in enumerate(zip(routes, system, admin, size, error))
+            for i, (r, s, a, w, e) in enumerate(
+                zip(routes, system, admin, size, error, strict=True)
+            )
             if (e is not None and (r or s is not None or a is not None or w is not None))
             or (e is None and a is not None and w is None)
         ]
@@ -821,8 +831,12 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     suspects = sorted(set().union(*flagged.values()))
     listed: list[Any] = list(workers)
     for i in suspects:
-        entry = {k: v for k, v in zip(_WORKER_COLUMNS, rows[i]) if v is not None}
-        entry["transport"] = {k: v for k, v in zip(_DEFINED_TRANSPORT_ORDER, transports[i]) if v is not None}
+        entry = {k: v for k, v in zip(_WORKER_COLUMNS, rows[i], strict=True) if v is not None}
+        entry["transport"] = {
+            k: v
+            for k, v in zip(_DEFINED_TRANSPORT_ORDER, transports[i], strict=True)
+            if v is not None
+        }
         entry["routes"] = list(routes[i])
         listed[i] = entry
     listing = _Listing(listed, suspects, set(), scope)
@@ -832,13 +846,16 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
         return None
     # The listing-wide rules over the typed workers' columns; each per-entry rule only over the
     # entries flagged for it (the others are known to hold it).
-    keys = list(zip(ns, comp, ep, iid, strict=True))
-    named = set().union(*(flagged.get(name, ()) for name in ("namespace", "component", "endpoint")))
-    identities = [(i, k) for i, k in enumerate(keys) if i not in named]
-    listing.__dict__["identities"] = identities
-    if named:
-        keys = [k for _, k in identities]
-    listing.__dict__["increasing"] = all(map(_LT, keys, islice(keys, 1, None)))
+    if n > 1:
+        keys = list(zip(ns, comp, ep, iid, strict=True))
+        named = set().union(
+            *(flagged.get(name, ()) for name in ("namespace", "component", "endpoint"))
+        )
+        identities = [(i, k) for i, k in enumerate(keys) if i not in named]
+        if named:
+            keys = [k for _, k in identities]
+        listing.__dict__["identities"] = identities
+    listing.__dict__["increasing"] = n == 1 or all(map(_LT, keys, islice(keys, 1, None)))
     if not listing.increasing:
         violations += _sorted_by_identity(listing)
         violations += _unique_identity(listing)
@@ -860,8 +877,16 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     if not violations:
         return None
     if len(violations) > 1:
-        violations.sort(key=lambda v: _pointer_sort_key(v.pointer))
+        violations.sort(key=_entry_sort_key)
     return violations
+
+
+def _entry_sort_key(v: Violation) -> tuple[int, str, int]:
+    """``_pointer_sort_key``'s order of pointers inside entries (/workers/i[/name[/j]]) that
+    name no member with a digit-only name, at a third of its price."""
+    parts = v.pointer.split("/")
+    n = len(parts)
+    return (int(parts[2]), parts[3] if n > 3 else "", int(parts[4]) if n > 4 else -1)
 
 
 _DEFINED_TRANSPORT_ORDER = tuple(f.name for f in msgspec.structs.fields(Transport))
@@ -877,8 +902,15 @@ def _typed_violations(listing: _Listing, flagged: dict[str, list[int]]) -> list[
     def add(i: int, requirement: str, where: str, name: str, expected: str, found: str) -> None:
         bad.add((i, name))
         out.append(
-            Violation(requirement, f"/workers/{i}/{where}", f"expected {expected}, found {found}",
-                      label(i), "MUST", expected, found)  # fmt: skip
+            Violation(
+                requirement,
+                f"/workers/{i}/{where}",
+                f"expected {expected}, found {found}",
+                label(i),
+                "MUST",
+                expected,
+                found,
+            )
         )
 
     for name, checks, items in judges.properties:
@@ -888,7 +920,14 @@ def _typed_violations(listing: _Listing, flagged: dict[str, list[int]]) -> list[
                 continue
             for check in checks:
                 if check.fails(value):
-                    add(i, check.requirement, name, name, check.expected, _render(value, check.keyword))
+                    add(
+                        i,
+                        check.requirement,
+                        name,
+                        name,
+                        check.expected,
+                        _render(value, check.keyword),
+                    )
                     break
             failed = 0
             for j, item in enumerate(value) if items else ():
@@ -897,7 +936,14 @@ def _typed_violations(listing: _Listing, flagged: dict[str, list[int]]) -> list[
                         failed += 1
                         if failed > _ITEM_ERRORS:
                             raise _Fallback  # the count of the rest: the other tier's
-                        add(i, check.requirement, f"{name}/{j}", name, check.expected, _render(item, check.keyword))
+                        add(
+                            i,
+                            check.requirement,
+                            f"{name}/{j}",
+                            name,
+                            check.expected,
+                            _render(item, check.keyword),
+                        )
                         break
     routes_check = judges.error_routes
     for i in flagged.get("", ()):
@@ -1249,7 +1295,7 @@ class _Listing:
         self, requirement: str, i: int, where: Sequence[str | int], expected: str, found: str
     ) -> Violation:
         """``requirement`` broken at ``where`` inside worker ``i``, naming the worker."""
-        pointer = json_pointer(["workers", i, *where])
+        pointer = f"/workers/{i}{json_pointer(where)}" if where else f"/workers/{i}"
         return Violation(requirement, pointer, expected=expected, found=found, worker=self.label(i))
 
     def field_violation(self, requirement: str, i: int, name: str, expected: str) -> Violation:
