@@ -640,7 +640,7 @@ def _unconstrained_model(cls: Any, name: str, **types_: Any) -> Any:
         else (f.name, types_.get(f.name, _unconstrained(f.type)), f.default)
         for f in msgspec.structs.fields(cls)
     ]
-    return msgspec.defstruct(name, fields, kw_only=True, frozen=True, gc=False)
+    return msgspec.defstruct(name, fields, kw_only=True, frozen=True, gc=False, omit_defaults=True)
 
 
 #: A worker whose members have their JSON types, whatever their values (same fields, same order).
@@ -774,11 +774,8 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     if raw.count(b'"') != 2 * strings:
         return None  # an unknown or repeated member, or an escaped quote
     sizes = [s for s in size if s is not None]
-    if (
-        min(iid) < -_MAX_PART
-        or max(iid) > _MAX_PART
-        or (sizes and max(map(abs, sizes)) > _MAX_PART)
-    ):
+    low, high = min(iid), max(iid)
+    if low < -_MAX_PART or high > _MAX_PART or (sizes and max(map(abs, sizes)) > _MAX_PART):
         return None
     # Which (entry, member) pairs may break a rule: whole columns proved clean in C calls, the
     # others looked at value by value.
@@ -787,7 +784,7 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
                          ("model", model), ("error", error)):  # fmt: skip
         if "" in column:
             flagged[name] = [i for i, v in enumerate(column) if v == ""]
-    if min(iid) < 0 or max(iid) > U64_MAX:
+    if low < 0 or high > U64_MAX:
         flagged["instance_id"] = [i for i, v in enumerate(iid) if v < 0 or v > U64_MAX]
     planes = [f"dyn://{a}.{b}.{c}" for a, b, c in zip(ns, comp, ep, strict=True)]
     if list(rpu) != planes:  # LIST-3; a URL without dyn:// is among these
@@ -826,18 +823,13 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
             or (e is None and a is not None and w is None)
         ]
     scope = snapshot.namespace
-    if not all(name.startswith(scope) for name in set(ns)):
+    if ns.count(scope) != n and not all(name.startswith(scope) for name in set(ns)):
         flagged["scope"] = [i for i, name in enumerate(ns) if not name.startswith(scope)]
     suspects = sorted(set().union(*flagged.values()))
     listed: list[Any] = list(workers)
-    for i in suspects:
-        entry = {k: v for k, v in zip(_WORKER_COLUMNS, rows[i], strict=True) if v is not None}
-        entry["transport"] = {
-            k: v
-            for k, v in zip(_DEFINED_TRANSPORT_ORDER, transports[i], strict=True)
-            if v is not None
-        }
-        entry["routes"] = list(routes[i])
+    for i in suspects:  # as the semantic rules read an entry: a dict of the members present
+        entry = msgspec.to_builtins(workers[i])
+        entry["routes"] = list(entry["routes"])
         listed[i] = entry
     listing = _Listing(listed, suspects, set(), scope)
     try:
@@ -846,7 +838,7 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
         return None
     # The listing-wide rules over the typed workers' columns; each per-entry rule only over the
     # entries flagged for it (the others are known to hold it).
-    if n > 1:
+    if n > 1:  # LIST-1, LIST-2 over the identities that can be read
         keys = list(zip(ns, comp, ep, iid, strict=True))
         named = set().union(
             *(flagged.get(name, ()) for name in ("namespace", "component", "endpoint"))
@@ -854,11 +846,11 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
         identities = [(i, k) for i, k in enumerate(keys) if i not in named]
         if named:
             keys = [k for _, k in identities]
-        listing.__dict__["identities"] = identities
-    listing.__dict__["increasing"] = n == 1 or all(map(_LT, keys, islice(keys, 1, None)))
-    if not listing.increasing:
-        violations += _sorted_by_identity(listing)
-        violations += _unique_identity(listing)
+        if not all(map(_LT, keys, islice(keys, 1, None))):
+            listing.__dict__["identities"] = identities
+            listing.__dict__["increasing"] = False
+            violations += _sorted_by_identity(listing)
+            violations += _unique_identity(listing)
     for name, rule in _TYPED_RULES:
         if name in flagged:
             listing.suspects = flagged[name]
@@ -889,9 +881,6 @@ def _entry_sort_key(v: Violation) -> tuple[int, str, int]:
     return (int(parts[2]), parts[3] if n > 3 else "", int(parts[4]) if n > 4 else -1)
 
 
-_DEFINED_TRANSPORT_ORDER = tuple(f.name for f in msgspec.structs.fields(Transport))
-
-
 def _typed_violations(listing: _Listing, flagged: dict[str, list[int]]) -> list[Violation]:
     """The schema's violations of the flagged members, in jsonschema's order (the properties, then
     the allOf rules); each member they touch is added to ``listing.bad``."""
@@ -901,49 +890,31 @@ def _typed_violations(listing: _Listing, flagged: dict[str, list[int]]) -> list[
 
     def add(i: int, requirement: str, where: str, name: str, expected: str, found: str) -> None:
         bad.add((i, name))
-        out.append(
-            Violation(
-                requirement,
-                f"/workers/{i}/{where}",
-                f"expected {expected}, found {found}",
-                label(i),
-                "MUST",
-                expected,
-                found,
-            )
-        )
+        message = f"expected {expected}, found {found}"
+        where = f"/workers/{i}/{where}"
+        out.append(Violation(requirement, where, message, label(i), "MUST", expected, found))
 
     for name, checks, items in judges.properties:
-        for i in flagged.get(name, ()):
+        if name not in flagged:
+            continue
+        for i in flagged[name]:
             value = workers[i].get(name)
-            if value is None:
-                continue
             for check in checks:
-                if check.fails(value):
-                    add(
-                        i,
-                        check.requirement,
-                        name,
-                        name,
-                        check.expected,
-                        _render(value, check.keyword),
-                    )
+                if value is not None and check.fails(value):
+                    add(i, check.requirement, name, name, check.expected,
+                        _render(value, check.keyword))  # fmt: skip
                     break
+            if not items or value is None:
+                continue
             failed = 0
-            for j, item in enumerate(value) if items else ():
+            for j, item in enumerate(value):
                 for check in items:
                     if check.fails(item):
                         failed += 1
                         if failed > _ITEM_ERRORS:
                             raise _Fallback  # the count of the rest: the other tier's
-                        add(
-                            i,
-                            check.requirement,
-                            f"{name}/{j}",
-                            name,
-                            check.expected,
-                            _render(item, check.keyword),
-                        )
+                        add(i, check.requirement, f"{name}/{j}", name, check.expected,
+                            _render(item, check.keyword))  # fmt: skip
                         break
     routes_check = judges.error_routes
     for i in flagged.get("", ()):
