@@ -826,18 +826,16 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     if ns.count(scope) != n and not all(name.startswith(scope) for name in set(ns)):
         flagged["scope"] = [i for i, name in enumerate(ns) if not name.startswith(scope)]
     suspects = sorted(set().union(*flagged.values()))
-    listed: list[Any] = list(workers)
-    for i in suspects:  # as the semantic rules read an entry: a dict of the members present
-        entry = msgspec.to_builtins(workers[i])
-        entry["routes"] = list(entry["routes"])
-        listed[i] = entry
-    listing = _Listing(listed, suspects, set(), scope)
+    labels = {i: f"{ns[i]}.{comp[i]}.{ep[i]}#{iid[i]}" for i in suspects}
+    columns = dict(zip(_WORKER_COLUMNS, (ns, comp, ep, iid, transport, rpu, routes, system,
+                                         admin, model, size, error), strict=True))  # fmt: skip
     try:
-        violations = _typed_violations(listing, flagged)
+        keyed, bad = _typed_violations(columns, flagged, labels, scope)
     except _Fallback:
         return None
-    # The listing-wide rules over the typed workers' columns; each per-entry rule only over the
-    # entries flagged for it (the others are known to hold it).
+    # The listing-wide rules over the typed workers' columns.
+    listing = _Listing(list(workers), [], bad, scope, labels=dict(labels))
+    found: list[Violation] = []
     if n > 1:  # LIST-1, LIST-2 over the identities that can be read
         keys = list(zip(ns, comp, ep, iid, strict=True))
         named = set().union(
@@ -849,14 +847,9 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
         if not all(map(_LT, keys, islice(keys, 1, None))):
             listing.__dict__["identities"] = identities
             listing.__dict__["increasing"] = False
-            violations += _sorted_by_identity(listing)
-            violations += _unique_identity(listing)
-    for name, rule in _TYPED_RULES:
-        if name in flagged:
-            listing.suspects = flagged[name]
-            violations += rule(listing)
-    if not canonical or len(set(admin)) - (admins_n != n) != admins_n:
-        bad = listing.bad
+            found += _sorted_by_identity(listing)
+            found += _unique_identity(listing)
+    if not canonical or len(set(admin)) - (admins_n != n) != admins_n:  # LIST-6, WORKER-8
         listing.__dict__["admins"] = [
             (i, a, None, a)
             if canonical or _CANONICAL_ADMINS(a + "\n") is not None
@@ -864,73 +857,105 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
             for i, a in enumerate(admin)
             if a is not None and (i, "admin_base_url") not in bad
         ]
-        violations += _unique_admin_endpoint(listing)
-        violations += _admin_host_usable(listing)
-    if not violations:
-        return None
-    if len(violations) > 1:
-        violations.sort(key=_entry_sort_key)
-    return violations
+        found += _unique_admin_endpoint(listing)
+        found += _admin_host_usable(listing)
+    keyed += [(_entry_sort_key(v.pointer), v) for v in found]
+    if len(keyed) > 1:
+        keyed.sort(key=_KEY)
+    return [v for _, v in keyed] or None
 
 
-def _entry_sort_key(v: Violation) -> tuple[int, str, int]:
+_KEY = operator.itemgetter(0)
+
+
+def _entry_sort_key(pointer: str) -> tuple[int, str, int]:
     """``_pointer_sort_key``'s order of pointers inside entries (/workers/i[/name[/j]]) that
     name no member with a digit-only name, at a third of its price."""
-    parts = v.pointer.split("/")
+    parts = pointer.split("/")
     n = len(parts)
     return (int(parts[2]), parts[3] if n > 3 else "", int(parts[4]) if n > 4 else -1)
 
 
-def _typed_violations(listing: _Listing, flagged: dict[str, list[int]]) -> list[Violation]:
-    """The schema's violations of the flagged members, in jsonschema's order (the properties, then
-    the allOf rules); each member they touch is added to ``listing.bad``."""
-    judges = _typed_judges()
-    workers, bad, label = listing.workers, listing.bad, listing.label
-    out: list[Violation] = []
+_Keyed = list[tuple[tuple[int, str, int], Violation]]
 
-    def add(i: int, requirement: str, where: str, name: str, expected: str, found: str) -> None:
+
+def _typed_violations(
+    columns: Mapping[str, Sequence[Any]],
+    flagged: dict[str, list[int]],
+    labels: dict[int, str],
+    scope: str,
+) -> tuple[_Keyed, set[tuple[int, str]]]:
+    """The violations of the flagged members, each with its sort key, and the (entry, member)
+    pairs the schema refused: the schema's in jsonschema's order (the properties, then the allOf
+    rules), then LIST-3, LIST-4 and LIST-5 on the members the schema did not refuse."""
+    judges = _typed_judges()
+    out: _Keyed = []
+    bad: set[tuple[int, str]] = set()
+
+    def add(i: int, requirement: str, name: str, j: int, expected: str, found: str) -> None:
         bad.add((i, name))
+        where = f"/workers/{i}/{name}" if j < 0 else f"/workers/{i}/{name}/{j}"
         message = f"expected {expected}, found {found}"
-        where = f"/workers/{i}/{where}"
-        out.append(Violation(requirement, where, message, label(i), "MUST", expected, found))
+        violation = Violation(requirement, where, message, labels[i], "MUST", expected, found)
+        out.append(((i, name, j), violation))
 
     for name, checks, items in judges.properties:
         if name not in flagged:
             continue
+        column = columns[name]
         for i in flagged[name]:
-            value = workers[i].get(name)
+            value = column[i]
+            if value is None:
+                continue
+            if type(value) is tuple:
+                value = list(value)  # as JSON reads it (uniqueItems renders a list's repeats)
             for check in checks:
-                if value is not None and check.fails(value):
-                    add(i, check.requirement, name, name, check.expected,
+                if check.fails(value):
+                    add(i, check.requirement, name, -1, check.expected,
                         _render(value, check.keyword))  # fmt: skip
                     break
-            if not items or value is None:
-                continue
             failed = 0
-            for j, item in enumerate(value):
+            for j, item in enumerate(value) if items else ():
                 for check in items:
                     if check.fails(item):
                         failed += 1
                         if failed > _ITEM_ERRORS:
                             raise _Fallback  # the count of the rest: the other tier's
-                        add(i, check.requirement, f"{name}/{j}", name, check.expected,
+                        add(i, check.requirement, name, j, check.expected,
                             _render(item, check.keyword))  # fmt: skip
                         break
-    routes_check = judges.error_routes
+    routes, error = columns["routes"], columns["error"]
+    routes_check, (absent, absent_expected), (probed, probed_expected) = judges[1:]
     for i in flagged.get("", ()):
-        w = workers[i]
-        if "error" in w:
-            if routes_check.fails(w["routes"]):
-                add(i, routes_check.requirement, "routes", "routes", routes_check.expected,
-                    _render(w["routes"], routes_check.keyword))  # fmt: skip
-            requirement, expected = judges.absent
+        if error[i] is not None:
+            if routes_check.fails(routes[i]):
+                add(i, routes_check.requirement, "routes", -1, routes_check.expected,
+                    _render(list(routes[i]), routes_check.keyword))  # fmt: skip
             for name in _ABSENT_ON_ERROR_WORKER:
-                if name in w:
-                    add(i, requirement, name, name, expected, _render(w[name], "type"))
-        elif "admin_base_url" in w and "world_size" not in w:
-            requirement, expected = judges.probed
-            add(i, requirement, "world_size", "world_size", expected, "it missing")
-    return out
+                if columns[name][i] is not None:
+                    add(i, absent, name, -1, absent_expected, _render(columns[name][i], "type"))
+        elif columns["admin_base_url"][i] is not None and columns["world_size"][i] is None:
+            add(i, probed, "world_size", -1, probed_expected, "it missing")
+    ns, comp, ep, rpu = (
+        columns[name] for name in ("namespace", "component", "endpoint", "request_plane_url")
+    )
+    for i in flagged.get("request_plane_url", ()):  # LIST-3
+        if (i, "request_plane_url") not in bad and not (
+            (i, "namespace") in bad or (i, "component") in bad or (i, "endpoint") in bad
+        ):
+            url = request_plane_url(ns[i], comp[i], ep[i])
+            if rpu[i] != url:
+                add(i, "LIST-3", "request_plane_url", -1, _plane(url), repr(rpu[i]))
+    for i in flagged.get("routes", ()):  # LIST-4
+        if (i, "routes") not in bad:
+            r = routes[i]
+            j = _step_down(r)
+            if j:
+                add(i, "LIST-4", "routes", j, _ROUTES_SORTED, f"{r[j]!r} after {r[j - 1]!r}")
+    for i in flagged.get("scope", ()):  # LIST-5
+        if (i, "namespace") not in bad:
+            add(i, "LIST-5", "namespace", -1, _in_scope(scope), repr(ns[i]))
+    return out, bad
 
 
 # --------------------------------------------------------------------------------------------
@@ -1266,8 +1291,15 @@ class _Listing:
         self, requirement: str, i: int, where: Sequence[str | int], expected: str, found: str
     ) -> Violation:
         """``requirement`` broken at ``where`` inside worker ``i``, naming the worker."""
-        pointer = f"/workers/{i}{json_pointer(where)}" if where else f"/workers/{i}"
-        return Violation(requirement, pointer, expected=expected, found=found, worker=self.label(i))
+        if not where:
+            pointer = f"/workers/{i}"
+        else:
+            tail = "/".join(map(str, where))  # json_pointer's, when no part has ~ or / to escape
+            if "~" in tail or tail.count("/") != len(where) - 1:
+                tail = json_pointer(where)[1:]
+            pointer = f"/workers/{i}/{tail}"
+        message = f"expected {expected}, found {found}"
+        return Violation(requirement, pointer, message, self.label(i), "MUST", expected, found)
 
     def field_violation(self, requirement: str, i: int, name: str, expected: str) -> Violation:
         """``requirement`` broken by worker ``i``'s field ``name``, its value quoted as found."""
@@ -1377,14 +1409,34 @@ def _unique_identity(listing: _Listing) -> Iterator[Violation]:
             )
 
 
+def _plane(url: str) -> str:
+    """LIST-3's expected text for a worker whose request_plane_url is ``url``."""
+    return f"{url!r} (dyn://namespace.component.endpoint of this worker)"
+
+
+_ROUTES_SORTED = "routes sorted ascending by code point"  # LIST-4's expected text
+
+
+def _step_down(routes: Sequence[str]) -> int:
+    """The index of the first route below the one before it (0 when they ascend)."""
+    for j in range(1, len(routes)):
+        if routes[j] < routes[j - 1]:
+            return j
+    return 0
+
+
+def _in_scope(scope: str) -> str:
+    """LIST-5's expected text under the body's namespace ``scope``."""
+    return f"the body's namespace {scope!r} or a namespace starting with it"
+
+
 def _request_plane_url_matches(listing: _Listing) -> Iterator[Violation]:
     """LIST-3: request_plane_url is dyn://namespace.component.endpoint of the worker."""
     for i, w in listing.parsed():
         if listing.names_ok(i) and listing.good(i, "request_plane_url", str):
             expected = request_plane_url(w["namespace"], w["component"], w["endpoint"])
             if w["request_plane_url"] != expected:
-                why = f"{expected!r} (dyn://namespace.component.endpoint of this worker)"
-                yield listing.field_violation("LIST-3", i, "request_plane_url", why)
+                yield listing.field_violation("LIST-3", i, "request_plane_url", _plane(expected))
 
 
 def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
@@ -1392,16 +1444,10 @@ def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
     for i, w in listing.parsed():
         routes: Any = w.get("routes")
         if listing.good(i, "routes", list) and all(isinstance(r, str) for r in routes):
-            for j in range(1, len(routes)):
-                if routes[j] < routes[j - 1]:
-                    yield listing.violation(
-                        "LIST-4",
-                        i,
-                        ["routes", j],
-                        "routes sorted ascending by code point",
-                        f"{routes[j]!r} after {routes[j - 1]!r}",
-                    )
-                    break
+            j = _step_down(routes)
+            if j:
+                found = f"{routes[j]!r} after {routes[j - 1]!r}"
+                yield listing.violation("LIST-4", i, ["routes", j], _ROUTES_SORTED, found)
 
 
 def _namespace_in_scope(listing: _Listing) -> Iterator[Violation]:
@@ -1411,8 +1457,7 @@ def _namespace_in_scope(listing: _Listing) -> Iterator[Violation]:
         return
     for i, w in listing.parsed():
         if listing.good(i, "namespace", str) and not w["namespace"].startswith(scope):
-            why = f"the body's namespace {scope!r} or a namespace starting with it"
-            yield listing.field_violation("LIST-5", i, "namespace", why)
+            yield listing.field_violation("LIST-5", i, "namespace", _in_scope(scope))
 
 
 def _admin_host_usable(listing: _Listing) -> Iterator[Violation]:
@@ -1462,13 +1507,7 @@ SEMANTIC_RULES: dict[str, Callable[[_Listing], Iterator[Violation]]] = {
     "LIST-6": _unique_admin_endpoint,
     "WORKER-8": _admin_host_usable,
 }
-#: The per-entry semantic rules, by the member the typed located path flags for each; the
-#: listing-wide ones (LIST-1, LIST-2, LIST-6, WORKER-8's host) it runs over its own columns.
-_TYPED_RULES = (
-    ("request_plane_url", _request_plane_url_matches),
-    ("routes", _routes_sorted),
-    ("scope", _namespace_in_scope),
-)
+# _typed_located judges each of these itself (LIST-3, LIST-4, LIST-5 from its columns).
 if set(SEMANTIC_RULES) != {"LIST-1", "LIST-2", "LIST-3", "LIST-4", "LIST-5", "LIST-6", "WORKER-8"}:
     raise ImportError("a new semantic rule: _typed_located must run it too")
 
