@@ -712,7 +712,7 @@ class _TypedJudges(typing.NamedTuple):
     """What the typed tier judges: each worker property's checks and its items' (in the schema's
     order), and the texts of the allOf rules (an error worker's, a probed worker's)."""
 
-    properties: list[tuple[str, list[_Check], list[_Check]]]
+    properties: dict[str, tuple[list[_Check], list[_Check]]]  # by name, in the schema's order
     error_routes: _Check
     absent: tuple[str, str]  # requirement, expected of a member an error worker must not have
     probed: tuple[str, str]  # requirement, expected when admin_base_url comes without world_size
@@ -723,13 +723,13 @@ def _typed_judges() -> _TypedJudges:
     root = load_json(SCHEMA_NAME)
     defs = root["$defs"]
     worker = defs["worker"]
-    properties = []
+    properties = {}
     for name, sub in worker["properties"].items():
         if name == "transport":  # its one key is checked on the columns, or the body falls back
             continue
         target = _target(sub)
         items = _checks(_target(target["items"])) if "items" in target else []
-        properties.append((name, _checks(target), items))
+        properties[name] = (_checks(target), items)
     rules = worker["allOf"][-1]
     error_worker, probed = _target(rules["then"]), _target(rules["else"])
     if (set(error_worker["properties"]) != {"routes", *_ABSENT_ON_ERROR_WORKER}
@@ -747,6 +747,7 @@ def _typed_judges() -> _TypedJudges:
 
 
 _ABSENT_ON_ERROR_WORKER = ("system_url", "admin_base_url", "world_size")
+_COLUMN = {name: k for k, name in enumerate(_WORKER_COLUMNS)}  # a Worker row's index of each
 _MAX_PART = 2**70  # integers beyond: the exhaustive path renders them (the text may be huge)
 
 
@@ -762,9 +763,8 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     if not n:
         return None
     rows = list(map(_ROW, workers))
-    ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = zip(
-        *rows, strict=True
-    )
+    columns = tuple(zip(*rows, strict=True))
+    ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = columns
     transports = list(map(_ROW, transport))
     if sum(map(_COUNT_NONE, transports)) != 2 * n or _NO_TRANSPORT in transports:
         return None  # not exactly one transport key each: the located path's other tier judges
@@ -773,17 +773,19 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     strings += n - size.count(None) + 2 * (n - model.count(None) + admins_n + systems_n)
     if raw.count(b'"') != 2 * strings:
         return None  # an unknown or repeated member, or an escaped quote
-    sizes = [s for s in size if s is not None]
+    sizes = [s for s in size if s is not None] if None in size else size
     low, high = min(iid), max(iid)
-    if low < -_MAX_PART or high > _MAX_PART or (sizes and max(map(abs, sizes)) > _MAX_PART):
+    small, large = (min(sizes), max(sizes)) if sizes else (1, 1)
+    if low < -_MAX_PART or high > _MAX_PART or small < -_MAX_PART or large > _MAX_PART:
         return None
     # Which (entry, member) pairs may break a rule: whole columns proved clean in C calls, the
     # others looked at value by value.
     flagged: dict[str, list[int]] = {}
-    for name, column in (("namespace", ns), ("component", comp), ("endpoint", ep),
-                         ("model", model), ("error", error)):  # fmt: skip
-        if "" in column:
-            flagged[name] = [i for i, v in enumerate(column) if v == ""]
+    if "" in ns or "" in comp or "" in ep or "" in model or "" in error:
+        for name, column in (("namespace", ns), ("component", comp), ("endpoint", ep),
+                             ("model", model), ("error", error)):  # fmt: skip
+            if "" in column:
+                flagged[name] = [i for i, v in enumerate(column) if v == ""]
     if low < 0 or high > U64_MAX:
         flagged["instance_id"] = [i for i, v in enumerate(iid) if v < 0 or v > U64_MAX]
     planes = [f"dyn://{a}.{b}.{c}" for a, b, c in zip(ns, comp, ep, strict=True)]
@@ -791,7 +793,8 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
         flagged["request_plane_url"] = [
             i for i, (a, b) in enumerate(zip(rpu, planes, strict=True)) if a != b
         ]
-    unsorted = {r for r in set(routes) if "" in r or not all(map(_LT, r, islice(r, 1, None)))}
+    distinct = (routes[0],) if routes.count(routes[0]) == n else set(routes)
+    unsorted = {r for r in distinct if "" in r or not all(map(_LT, r, islice(r, 1, None)))}
     if unsorted:
         flagged["routes"] = [i for i, r in enumerate(routes) if r in unsorted]
     if systems_n and not all(map(_SYSTEM_URL, (s for s in system if s is not None))):
@@ -809,7 +812,7 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
                 for i, a in enumerate(admin)
                 if a is not None and (not _ADMIN_BASE_URL(a) or url_host_problem(a) is not None)
             ]
-    if sizes and (min(sizes) < 1 or max(sizes) > 4294967295):
+    if small < 1 or large > 4294967295:
         flagged["world_size"] = [
             i for i, s in enumerate(size) if s is not None and not 1 <= s <= 4294967295
         ]
@@ -827,38 +830,30 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
         flagged["scope"] = [i for i, name in enumerate(ns) if not name.startswith(scope)]
     suspects = sorted(set().union(*flagged.values()))
     labels = {i: f"{ns[i]}.{comp[i]}.{ep[i]}#{iid[i]}" for i in suspects}
-    columns = dict(zip(_WORKER_COLUMNS, (ns, comp, ep, iid, transport, rpu, routes, system,
-                                         admin, model, size, error), strict=True))  # fmt: skip
     try:
         keyed, bad = _typed_violations(columns, flagged, labels, scope)
     except _Fallback:
         return None
-    # The listing-wide rules over the typed workers' columns.
-    listing = _Listing(list(workers), [], bad, scope, labels=dict(labels))
-    found: list[Violation] = []
+    # The listing-wide rules over the typed workers' columns, when they may be broken.
+    identities = None
     if n > 1:  # LIST-1, LIST-2 over the identities that can be read
         keys = list(zip(ns, comp, ep, iid, strict=True))
         named = set().union(
             *(flagged.get(name, ()) for name in ("namespace", "component", "endpoint"))
         )
-        identities = [(i, k) for i, k in enumerate(keys) if i not in named]
         if named:
+            identities = [(i, k) for i, k in enumerate(keys) if i not in named]
             keys = [k for _, k in identities]
-        if not all(map(_LT, keys, islice(keys, 1, None))):
-            listing.__dict__["identities"] = identities
-            listing.__dict__["increasing"] = False
-            found += _sorted_by_identity(listing)
-            found += _unique_identity(listing)
-    if not canonical or len(set(admin)) - (admins_n != n) != admins_n:  # LIST-6, WORKER-8
-        listing.__dict__["admins"] = [
-            (i, a, None, a)
-            if canonical or _CANONICAL_ADMINS(a + "\n") is not None
-            else (i, a, url_host_problem(a), admin_key(a))
-            for i, a in enumerate(admin)
-            if a is not None and (i, "admin_base_url") not in bad
-        ]
-        found += _unique_admin_endpoint(listing)
-        found += _admin_host_usable(listing)
+        if all(map(_LT, keys, islice(keys, 1, None))):
+            identities = None
+        elif identities is None:
+            identities = list(enumerate(keys))
+    admins = not canonical or len(set(admin)) - (admins_n != n) != admins_n  # LIST-6, WORKER-8
+    if identities is None and not admins:
+        found: list[Violation] = []
+    else:
+        found = _listing_wide(_Listing(list(workers), [], bad, scope, labels=dict(labels)),
+                              identities, admin, canonical)  # fmt: skip
     keyed += [(_entry_sort_key(v.pointer), v) for v in found]
     if len(keyed) > 1:
         keyed.sort(key=_KEY)
@@ -876,11 +871,38 @@ def _entry_sort_key(pointer: str) -> tuple[int, str, int]:
     return (int(parts[2]), parts[3] if n > 3 else "", int(parts[4]) if n > 4 else -1)
 
 
+def _listing_wide(
+    listing: _Listing,
+    identities: list[tuple[int, tuple[Any, ...]]] | None,
+    admin: Sequence[str | None],
+    canonical: bool,
+) -> list[Violation]:
+    """LIST-1 and LIST-2 when ``identities`` (those that can be read) do not increase, LIST-6
+    and WORKER-8's host over the admin URLs the schema did not refuse."""
+    found: list[Violation] = []
+    if identities is not None:
+        listing.__dict__["identities"] = identities
+        listing.__dict__["increasing"] = False
+        found += _sorted_by_identity(listing)
+        found += _unique_identity(listing)
+    bad = listing.bad
+    listing.__dict__["admins"] = [
+        (i, a, None, a)
+        if canonical or _CANONICAL_ADMINS(a + "\n") is not None
+        else (i, a, url_host_problem(a), admin_key(a))
+        for i, a in enumerate(admin)
+        if a is not None and (i, "admin_base_url") not in bad
+    ]
+    found += _unique_admin_endpoint(listing)
+    found += _admin_host_usable(listing)
+    return found
+
+
 _Keyed = list[tuple[tuple[int, str, int], Violation]]
 
 
 def _typed_violations(
-    columns: Mapping[str, Sequence[Any]],
+    columns: Sequence[Sequence[Any]],
     flagged: dict[str, list[int]],
     labels: dict[int, str],
     scope: str,
@@ -899,10 +921,12 @@ def _typed_violations(
         violation = Violation(requirement, where, message, labels[i], "MUST", expected, found)
         out.append(((i, name, j), violation))
 
-    for name, checks, items in judges.properties:
-        if name not in flagged:
-            continue
-        column = columns[name]
+    names = [name for name in flagged if name in judges.properties]
+    if len(names) > 1:
+        names.sort(key=list(judges.properties).index)  # the schema's order
+    for name in names:
+        checks, items = judges.properties[name]
+        column = columns[_COLUMN[name]]
         for i in flagged[name]:
             value = column[i]
             if value is None:
@@ -924,7 +948,8 @@ def _typed_violations(
                         add(i, check.requirement, name, j, check.expected,
                             _render(item, check.keyword))  # fmt: skip
                         break
-    routes, error = columns["routes"], columns["error"]
+    routes, error, admin, size = (columns[_COLUMN[name]] for name in
+                                  ("routes", "error", "admin_base_url", "world_size"))  # fmt: skip
     routes_check, (absent, absent_expected), (probed, probed_expected) = judges[1:]
     for i in flagged.get("", ()):
         if error[i] is not None:
@@ -932,13 +957,12 @@ def _typed_violations(
                 add(i, routes_check.requirement, "routes", -1, routes_check.expected,
                     _render(list(routes[i]), routes_check.keyword))  # fmt: skip
             for name in _ABSENT_ON_ERROR_WORKER:
-                if columns[name][i] is not None:
-                    add(i, absent, name, -1, absent_expected, _render(columns[name][i], "type"))
-        elif columns["admin_base_url"][i] is not None and columns["world_size"][i] is None:
+                value = columns[_COLUMN[name]][i]
+                if value is not None:
+                    add(i, absent, name, -1, absent_expected, _render(value, "type"))
+        elif admin[i] is not None and size[i] is None:
             add(i, probed, "world_size", -1, probed_expected, "it missing")
-    ns, comp, ep, rpu = (
-        columns[name] for name in ("namespace", "component", "endpoint", "request_plane_url")
-    )
+    ns, comp, ep, _, _, rpu = columns[:6]
     for i in flagged.get("request_plane_url", ()):  # LIST-3
         if (i, "request_plane_url") not in bad and not (
             (i, "namespace") in bad or (i, "component") in bad or (i, "endpoint") in bad
