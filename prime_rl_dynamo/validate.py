@@ -2,9 +2,12 @@
 
 Three roads, one verdict. The fast path decodes once into the generated msgspec models (types
 checked in the same C pass) and judges what msgspec cannot express over whole columns of the
-decoded workers. When that fails, the located path decodes the entries in runs, so only the
-defective workers are parsed strictly and judged, property by property, each distinct defect by
-jsonschema once; the rest are known good. Anything either
+decoded workers. When that fails, the located path first decodes the whole body once into the
+same models without their value constraints (the JSON types alone): when that holds every member,
+the columns show which entries may break a rule and each of their violations is built straight
+from the schema's keywords, with no strict parse and no jsonschema. Otherwise it decodes the
+entries in runs, so only the defective workers are parsed strictly and judged, property by
+property, each distinct defect by jsonschema once; the rest are known good. Anything either
 cannot vouch for goes to the exhaustive path: the strict text parser (``_strict_json``), jsonschema
 on the bundled schema (each error mapped to the ``x-requirement`` of its subschema) and the
 semantic rules (``SEMANTIC_RULES``, one function per requirement ID). Every road lists EVERY
@@ -501,9 +504,11 @@ def _fragments(texts: list[bytes]) -> list[Any]:
 def _located(raw: bytes) -> list[Violation] | None:
     """Every violation of a body whose defects lie inside some worker entries, or None.
 
-    The top level is decoded with its values left as text and the workers array entry by entry
-    into the Worker model. Entries that decode and hold every per-entry rule are known good; only
-    the others are parsed strictly and judged by jsonschema, with the paths of the whole body.
+    First the typed tier (``_typed_located``): the body in one decode, each member of its JSON
+    type. Else the top level is decoded with its values left as text and the workers array entry
+    by entry into the Worker model. Entries that decode and hold every per-entry rule are known
+    good; only the others are parsed strictly and judged by jsonschema, with the paths of the
+    whole body.
     Listing-wide rules (order, uniqueness, LIST-6) then run over all entries. Whatever the text
     could hide (known variants, null, repeated or unknown members, deep nesting, text errors)
     returns None: the exhaustive path gives the verdict."""

@@ -277,3 +277,15 @@ def test_typed_located_builds_the_exhaustive_paths_violations(raw: bytes) -> Non
         assert b'\\"' in raw or raw.count(b'""') > 20
         return
     assert typed == expected
+
+
+def test_defects_that_keep_the_json_types_take_the_typed_tier() -> None:
+    # Its other tiers would give the same verdict at many times the price: the typed tier must
+    # not hand these over (two transport keys, a float and a non-object are not its to judge).
+    for name, change in ONE_DEFECT.items():
+        if name in ("two transports", "instance_id as a float", "not an object"):
+            continue
+        workers = [_worker(i) for i in range(12)]
+        workers[5] = _worker(5, **(change or {}))
+        raw = _body(workers)
+        assert _typed_located(raw) == _exhaustive_text(raw)[0], name
