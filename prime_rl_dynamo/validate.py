@@ -2,9 +2,12 @@
 
 Three roads, one verdict. The fast path decodes once into the generated msgspec models (types
 checked in the same C pass) and judges what msgspec cannot express over whole columns of the
-decoded workers. When that fails, the located path decodes the entries in runs, so only the
-defective workers are parsed strictly and judged, property by property, each distinct defect by
-jsonschema once; the rest are known good. Anything either
+decoded workers. When that fails, the located path first decodes the whole body once into the
+same models without their value constraints (the JSON types alone): when that holds every member,
+the columns show which entries may break a rule and each of their violations is built straight
+from the schema's keywords, with no strict parse and no jsonschema. Otherwise it decodes the
+entries in runs, so only the defective workers are parsed strictly and judged, property by
+property, each distinct defect by jsonschema once; the rest are known good. Anything either
 cannot vouch for goes to the exhaustive path: the strict text parser (``_strict_json``), jsonschema
 on the bundled schema (each error mapped to the ``x-requirement`` of its subschema) and the
 semantic rules (``SEMANTIC_RULES``, one function per requirement ID). Every road lists EVERY
@@ -17,6 +20,7 @@ from __future__ import annotations
 import json
 import operator
 import re
+import types
 import typing
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -568,9 +572,11 @@ def _fragments(texts: list[bytes]) -> list[Any]:
 def _located(raw: bytes) -> list[Violation] | None:
     """Every violation of a body whose defects lie inside some worker entries, or None.
 
-    The top level is decoded with its values left as text and the workers array entry by entry
-    into the Worker model. Entries that decode and hold every per-entry rule are known good; only
-    the others are parsed strictly and judged by jsonschema, with the paths of the whole body.
+    First the typed tier (``_typed_located``): the body in one decode, each member of its JSON
+    type. Else the top level is decoded with its values left as text and the workers array entry
+    by entry into the Worker model. Entries that decode and hold every per-entry rule are known
+    good; only the others are parsed strictly and judged by jsonschema, with the paths of the
+    whole body.
     Listing-wide rules (order, uniqueness, LIST-6) then run over all entries. Whatever the text
     could hide (known variants, null, repeated or unknown members, deep nesting, text errors)
     returns None: the exhaustive path gives the verdict."""
@@ -578,6 +584,9 @@ def _located(raw: bytes) -> list[Violation] | None:
         return None  # the variants' markers (VERSION-1): judged on the whole body
     if b"null" in raw and _NULL_VALUE.search(raw):
         return None
+    typed = _typed_located(raw)
+    if typed is not None:
+        return typed
     try:
         top = _TOP.decode(raw)
         if "namespace" not in top or "workers" not in top:
@@ -677,6 +686,373 @@ def _located_violations(
         raise _Fallback
     violations.sort(key=lambda v: _pointer_sort_key(v.pointer))
     return violations
+
+
+# --------------------------------------------------------------------------------------------
+# Located path, typed tier: the whole body decoded once into unconstrained models, each defect
+# built straight from the schema's keywords (a table of small checks, as jsonschema's
+# _keywords.py has), with no strict parse and no jsonschema call
+
+
+def _unconstrained(kind: Any) -> Any:
+    """``kind`` without its msgspec.Meta constraints (at any depth): the JSON types alone."""
+    origin = typing.get_origin(kind)
+    if origin is typing.Annotated:
+        return _unconstrained(typing.get_args(kind)[0])
+    if origin is tuple:
+        return tuple.__class_getitem__((_unconstrained(typing.get_args(kind)[0]), ...))
+    if origin is typing.Union or type(kind) is types.UnionType:
+        return typing.Union[tuple(map(_unconstrained, typing.get_args(kind)))]  # noqa: UP007
+    return kind
+
+
+def _unconstrained_model(cls: Any, name: str, **types_: Any) -> Any:
+    fields = [
+        (f.name, types_.get(f.name, _unconstrained(f.type)))
+        if f.required
+        else (f.name, types_.get(f.name, _unconstrained(f.type)), f.default)
+        for f in msgspec.structs.fields(cls)
+    ]
+    return msgspec.defstruct(name, fields, kw_only=True, frozen=True, gc=False, omit_defaults=True)
+
+
+#: A worker whose members have their JSON types, whatever their values (same fields, same order).
+_TypedWorker = _unconstrained_model(Worker, "TypedWorker")
+_TYPED = msgspec.json.Decoder(
+    _unconstrained_model(
+        Snapshot, "TypedSnapshot", workers=tuple.__class_getitem__((_TypedWorker, ...))
+    )
+)
+#: Worker structs whose every per-entry rule is known to hold on the located path.
+_KNOWN_GOOD = (Worker, _TypedWorker)
+
+
+class _Check(typing.NamedTuple):
+    """One assertion keyword of a subschema, on a value already of the subschema's JSON type."""
+
+    keyword: str
+    fails: Callable[[Any], bool]
+    requirement: str
+    expected: str
+
+
+def _pattern_fails(pattern: str) -> Callable[[Any], bool]:
+    search = re.compile(pattern).search
+    return lambda v: search(v) is None
+
+
+#: The assertion keywords the typed tier judges, each a builder of its check from the keyword's
+#: value. ``type`` is the decode's; ``format`` asserts only uint64 (an integer literal, as decoded).
+_KEYWORDS: dict[str, Callable[[Any], Callable[[Any], bool]]] = {
+    "minLength": lambda m: lambda v: len(v) < m,
+    "maxItems": lambda m: lambda v: len(v) > m,
+    "minimum": lambda m: lambda v: v < m,
+    "maximum": lambda m: lambda v: v > m,
+    "pattern": _pattern_fails,
+    "uniqueItems": lambda u: lambda v: bool(u) and len(set(v)) != len(v),  # strings only
+}
+_ANNOTATIONS = frozenset({"title", "description", "$comment", "x-requirement", "x-python-name",
+                          "type", "format"})  # fmt: skip
+
+
+def _target(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The subschema a present, non-null member is judged by: references followed, the null
+    branch of ``if``/``then``/``else`` passed over."""
+    defs = load_json(SCHEMA_NAME)["$defs"]
+    while True:
+        if "$ref" in schema:
+            schema = defs[schema["$ref"].removeprefix("#/$defs/")]
+        elif "else" in schema:
+            if schema["if"] != {"$ref": "#/$defs/isNull", "x-requirement": "WORKER-6"}:
+                raise ImportError("a worker property's if is not the null test: adapt _target")
+            schema = schema["else"]
+        else:
+            return schema
+
+
+def _checks(schema: Mapping[str, Any]) -> list[_Check]:
+    unknown = set(schema) - _ANNOTATIONS - set(_KEYWORDS) - {"items"}
+    if unknown or schema.get("format", "uint64") not in ("uint64", "uint32"):
+        raise ImportError(f"the typed located path does not judge {sorted(unknown)}: adapt it")
+    return [
+        _Check(k, _KEYWORDS[k](v), schema["x-requirement"], schema.get("description", ""))
+        for k, v in schema.items()
+        if k in _KEYWORDS
+    ]
+
+
+class _TypedJudges(typing.NamedTuple):
+    """What the typed tier judges: each worker property's checks and its items' (in the schema's
+    order), and the texts of the allOf rules (an error worker's, a probed worker's)."""
+
+    properties: dict[str, tuple[list[_Check], list[_Check]]]  # by name, in the schema's order
+    error_routes: _Check
+    absent: tuple[str, str]  # requirement, expected of a member an error worker must not have
+    probed: tuple[str, str]  # requirement, expected when admin_base_url comes without world_size
+
+
+@cache
+def _typed_judges() -> _TypedJudges:
+    root = load_json(SCHEMA_NAME)
+    defs = root["$defs"]
+    worker = defs["worker"]
+    properties = {}
+    for name, sub in worker["properties"].items():
+        if name == "transport":  # its one key is checked on the columns, or the body falls back
+            continue
+        target = _target(sub)
+        items = _checks(_target(target["items"])) if "items" in target else []
+        properties[name] = (_checks(target), items)
+    rules = worker["allOf"][-1]
+    error_worker, probed = _target(rules["then"]), _target(rules["else"])
+    if (set(error_worker["properties"]) != {"routes", *_ABSENT_ON_ERROR_WORKER}
+            or probed["then"].get("required") != ["world_size"]):  # fmt: skip
+        raise ImportError("the error-worker or probed-worker rules changed: adapt _typed_judges")
+    (error_routes,) = _checks(error_worker["properties"]["routes"])
+    absent = _target(error_worker["properties"]["world_size"])
+    then = probed["then"]
+    return _TypedJudges(
+        properties,
+        error_routes,
+        (absent["x-requirement"], absent["description"]),
+        (then["x-requirement"], f"property 'world_size' ({then['description']})"),
+    )
+
+
+_ABSENT_ON_ERROR_WORKER = ("system_url", "admin_base_url", "world_size")
+_COLUMN = {name: k for k, name in enumerate(_WORKER_COLUMNS)}  # a Worker row's index of each
+_MAX_PART = 2**70  # integers beyond: the exhaustive path renders them (the text may be huge)
+
+
+def _typed_located(raw: bytes) -> list[Violation] | None:
+    """The located path's verdict for a body whose every member has its JSON type and is known
+    (a cheap proof: the text has exactly the strings the models were decoded from), or None."""
+    try:
+        snapshot = _TYPED.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    workers = snapshot.workers
+    n = len(workers)
+    if not n:
+        return None
+    rows = list(map(_ROW, workers))
+    columns = tuple(zip(*rows, strict=True))
+    ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = columns
+    transports = list(map(_ROW, transport))
+    if sum(map(_COUNT_NONE, transports)) != 2 * n or _NO_TRANSPORT in transports:
+        return None  # not exactly one transport key each: the located path's other tier judges
+    systems_n, admins_n = n - system.count(None), n - admin.count(None)
+    strings = 4 + 13 * n + sum(map(len, routes)) + 2 * (n - error.count(None))
+    strings += n - size.count(None) + 2 * (n - model.count(None) + admins_n + systems_n)
+    if raw.count(b'"') != 2 * strings:
+        return None  # an unknown or repeated member, or an escaped quote
+    sizes = [s for s in size if s is not None] if None in size else size
+    low, high = min(iid), max(iid)
+    small, large = (min(sizes), max(sizes)) if sizes else (1, 1)
+    if low < -_MAX_PART or high > _MAX_PART or small < -_MAX_PART or large > _MAX_PART:
+        return None
+    # Which (entry, member) pairs may break a rule: whole columns proved clean in C calls, the
+    # others looked at value by value.
+    flagged: dict[str, list[int]] = {}
+    if "" in ns or "" in comp or "" in ep or "" in model or "" in error:
+        for name, column in (("namespace", ns), ("component", comp), ("endpoint", ep),
+                             ("model", model), ("error", error)):  # fmt: skip
+            if "" in column:
+                flagged[name] = [i for i, v in enumerate(column) if v == ""]
+    if low < 0 or high > U64_MAX:
+        flagged["instance_id"] = [i for i, v in enumerate(iid) if v < 0 or v > U64_MAX]
+    planes = [f"dyn://{a}.{b}.{c}" for a, b, c in zip(ns, comp, ep, strict=True)]
+    if list(rpu) != planes:  # LIST-3; a URL without dyn:// is among these
+        flagged["request_plane_url"] = [
+            i for i, (a, b) in enumerate(zip(rpu, planes, strict=True)) if a != b
+        ]
+    distinct = (routes[0],) if routes.count(routes[0]) == n else set(routes)
+    unsorted = {r for r in distinct if "" in r or not all(map(_LT, r, islice(r, 1, None)))}
+    if unsorted:
+        flagged["routes"] = [i for i, r in enumerate(routes) if r in unsorted]
+    if systems_n and not all(map(_SYSTEM_URL, (s for s in system if s is not None))):
+        flagged["system_url"] = [
+            i for i, s in enumerate(system) if s is not None and not _SYSTEM_URL(s)
+        ]
+    canonical = admins_n == 0
+    if admins_n:
+        present = [a for a in admin if a is not None] if admins_n != n else admin
+        joined = "\n".join(present) + "\n"
+        canonical = joined.count("\n") == admins_n and _CANONICAL_ADMINS(joined) is not None
+        if not canonical:
+            flagged["admin_base_url"] = [
+                i
+                for i, a in enumerate(admin)
+                if a is not None and (not _ADMIN_BASE_URL(a) or url_host_problem(a) is not None)
+            ]
+    if small < 1 or large > 4294967295:
+        flagged["world_size"] = [
+            i for i, s in enumerate(size) if s is not None and not 1 <= s <= 4294967295
+        ]
+    if not _kinds_hold(routes, system, admin, size, error):
+        flagged[""] = [
+            i
+            for i, (r, s, a, w, e) in enumerate(
+                zip(routes, system, admin, size, error, strict=True)
+            )
+            if (e is not None and (r or s is not None or a is not None or w is not None))
+            or (e is None and a is not None and w is None)
+        ]
+    scope = snapshot.namespace
+    if ns.count(scope) != n and not all(name.startswith(scope) for name in set(ns)):
+        flagged["scope"] = [i for i, name in enumerate(ns) if not name.startswith(scope)]
+    suspects = sorted(set().union(*flagged.values()))
+    labels = {i: f"{ns[i]}.{comp[i]}.{ep[i]}#{iid[i]}" for i in suspects}
+    try:
+        keyed, bad = _typed_violations(columns, flagged, labels, scope)
+    except _Fallback:
+        return None
+    # The listing-wide rules over the typed workers' columns, when they may be broken.
+    identities = None
+    if n > 1:  # LIST-1, LIST-2 over the identities that can be read
+        keys = list(zip(ns, comp, ep, iid, strict=True))
+        named = set().union(
+            *(flagged.get(name, ()) for name in ("namespace", "component", "endpoint"))
+        )
+        if named:
+            identities = [(i, k) for i, k in enumerate(keys) if i not in named]
+            keys = [k for _, k in identities]
+        if all(map(_LT, keys, islice(keys, 1, None))):
+            identities = None
+        elif identities is None:
+            identities = list(enumerate(keys))
+    admins = not canonical or len(set(admin)) - (admins_n != n) != admins_n  # LIST-6, WORKER-8
+    if identities is None and not admins:
+        found: list[Violation] = []
+    else:
+        found = _listing_wide(_Listing(list(workers), [], bad, scope, labels=dict(labels)),
+                              identities, admin, canonical)  # fmt: skip
+    keyed += [(_entry_sort_key(v.pointer), v) for v in found]
+    if len(keyed) > 1:
+        keyed.sort(key=_KEY)
+    return [v for _, v in keyed] or None
+
+
+_KEY = operator.itemgetter(0)
+
+
+def _entry_sort_key(pointer: str) -> tuple[int, str, int]:
+    """``_pointer_sort_key``'s order of pointers inside entries (/workers/i[/name[/j]]) that
+    name no member with a digit-only name, at a third of its price."""
+    parts = pointer.split("/")
+    n = len(parts)
+    return (int(parts[2]), parts[3] if n > 3 else "", int(parts[4]) if n > 4 else -1)
+
+
+def _listing_wide(
+    listing: _Listing,
+    identities: list[tuple[int, tuple[Any, ...]]] | None,
+    admin: Sequence[str | None],
+    canonical: bool,
+) -> list[Violation]:
+    """LIST-1 and LIST-2 when ``identities`` (those that can be read) do not increase, LIST-6
+    and WORKER-8's host over the admin URLs the schema did not refuse."""
+    found: list[Violation] = []
+    if identities is not None:
+        listing.__dict__["identities"] = identities
+        listing.__dict__["increasing"] = False
+        found += _sorted_by_identity(listing)
+        found += _unique_identity(listing)
+    bad = listing.bad
+    listing.__dict__["admins"] = [
+        (i, a, None, a)
+        if canonical or _CANONICAL_ADMINS(a + "\n") is not None
+        else (i, a, url_host_problem(a), admin_key(a))
+        for i, a in enumerate(admin)
+        if a is not None and (i, "admin_base_url") not in bad
+    ]
+    found += _unique_admin_endpoint(listing)
+    found += _admin_host_usable(listing)
+    return found
+
+
+_Keyed = list[tuple[tuple[int, str, int], Violation]]
+
+
+def _typed_violations(
+    columns: Sequence[Sequence[Any]],
+    flagged: dict[str, list[int]],
+    labels: dict[int, str],
+    scope: str,
+) -> tuple[_Keyed, set[tuple[int, str]]]:
+    """The violations of the flagged members, each with its sort key, and the (entry, member)
+    pairs the schema refused: the schema's in jsonschema's order (the properties, then the allOf
+    rules), then LIST-3, LIST-4 and LIST-5 on the members the schema did not refuse."""
+    judges = _typed_judges()
+    out: _Keyed = []
+    bad: set[tuple[int, str]] = set()
+
+    def add(i: int, requirement: str, name: str, j: int, expected: str, found: str) -> None:
+        bad.add((i, name))
+        where = f"/workers/{i}/{name}" if j < 0 else f"/workers/{i}/{name}/{j}"
+        message = f"expected {expected}, found {found}"
+        violation = Violation(requirement, where, message, labels[i], "MUST", expected, found)
+        out.append(((i, name, j), violation))
+
+    names = [name for name in flagged if name in judges.properties]
+    if len(names) > 1:
+        names.sort(key=list(judges.properties).index)  # the schema's order
+    for name in names:
+        checks, items = judges.properties[name]
+        column = columns[_COLUMN[name]]
+        for i in flagged[name]:
+            value = column[i]
+            if value is None:
+                continue
+            if type(value) is tuple:
+                value = list(value)  # as JSON reads it (uniqueItems renders a list's repeats)
+            for check in checks:
+                if check.fails(value):
+                    add(i, check.requirement, name, -1, check.expected,
+                        _render(value, check.keyword))  # fmt: skip
+                    break
+            failed = 0
+            for j, item in enumerate(value) if items else ():
+                for check in items:
+                    if check.fails(item):
+                        failed += 1
+                        if failed > _ITEM_ERRORS:
+                            raise _Fallback  # the count of the rest: the other tier's
+                        add(i, check.requirement, name, j, check.expected,
+                            _render(item, check.keyword))  # fmt: skip
+                        break
+    routes, error, admin, size = (columns[_COLUMN[name]] for name in
+                                  ("routes", "error", "admin_base_url", "world_size"))  # fmt: skip
+    routes_check, (absent, absent_expected), (probed, probed_expected) = judges[1:]
+    for i in flagged.get("", ()):
+        if error[i] is not None:
+            if routes_check.fails(routes[i]):
+                add(i, routes_check.requirement, "routes", -1, routes_check.expected,
+                    _render(list(routes[i]), routes_check.keyword))  # fmt: skip
+            for name in _ABSENT_ON_ERROR_WORKER:
+                value = columns[_COLUMN[name]][i]
+                if value is not None:
+                    add(i, absent, name, -1, absent_expected, _render(value, "type"))
+        elif admin[i] is not None and size[i] is None:
+            add(i, probed, "world_size", -1, probed_expected, "it missing")
+    ns, comp, ep, _, _, rpu = columns[:6]
+    for i in flagged.get("request_plane_url", ()):  # LIST-3
+        if (i, "request_plane_url") not in bad and not (
+            (i, "namespace") in bad or (i, "component") in bad or (i, "endpoint") in bad
+        ):
+            url = request_plane_url(ns[i], comp[i], ep[i])
+            if rpu[i] != url:
+                add(i, "LIST-3", "request_plane_url", -1, _plane(url), repr(rpu[i]))
+    for i in flagged.get("routes", ()):  # LIST-4
+        if (i, "routes") not in bad:
+            r = routes[i]
+            j = _step_down(r)
+            if j:
+                add(i, "LIST-4", "routes", j, _ROUTES_SORTED, f"{r[j]!r} after {r[j - 1]!r}")
+    for i in flagged.get("scope", ()):  # LIST-5
+        if (i, "namespace") not in bad:
+            add(i, "LIST-5", "namespace", -1, _in_scope(scope), repr(ns[i]))
+    return out, bad
 
 
 # --------------------------------------------------------------------------------------------
@@ -1012,8 +1388,15 @@ class _Listing:
         self, requirement: str, i: int, where: Sequence[str | int], expected: str, found: str
     ) -> Violation:
         """``requirement`` broken at ``where`` inside worker ``i``, naming the worker."""
-        pointer = json_pointer(["workers", i, *where])
-        return Violation(requirement, pointer, expected=expected, found=found, worker=self.label(i))
+        if not where:
+            pointer = f"/workers/{i}"
+        else:
+            tail = "/".join(map(str, where))  # json_pointer's, when no part has ~ or / to escape
+            if "~" in tail or tail.count("/") != len(where) - 1:
+                tail = json_pointer(where)[1:]
+            pointer = f"/workers/{i}/{tail}"
+        message = f"expected {expected}, found {found}"
+        return Violation(requirement, pointer, message, self.label(i), "MUST", expected, found)
 
     def field_violation(self, requirement: str, i: int, name: str, expected: str) -> Violation:
         """``requirement`` broken by worker ``i``'s field ``name``, its value quoted as found."""
@@ -1023,7 +1406,7 @@ class _Listing:
         """Worker ``i``'s label, as far as it can be named."""
         if i not in self.labels:
             w = self.workers[i]
-            if isinstance(w, Worker):
+            if isinstance(w, _KNOWN_GOOD):
                 label: str | None = str(WorkerId(*_IDENTITY(w)))
             elif type(w) is dict or type(w) is Object:  # entry_label's common case, spelt out
                 ns, comp, ep, iid = map(w.get, WorkerId._fields)
@@ -1050,7 +1433,7 @@ class _Listing:
         places the worker in the order and may repeat another identity."""
         out = []
         for i, w in enumerate(self.workers):
-            if isinstance(w, Worker):
+            if isinstance(w, _KNOWN_GOOD):
                 out.append((i, _IDENTITY(w)))
             elif isinstance(w, Mapping) and self.names_ok(i):
                 instance_id = _integral(w.get("instance_id"))
@@ -1069,7 +1452,7 @@ class _Listing:
         """(index, admin_base_url, host problem or None, endpoint) of every usable admin URL."""
         out: list[tuple[int, str, str | None, str]] = []
         for i, w in enumerate(self.workers):
-            if isinstance(w, Worker):
+            if isinstance(w, _KNOWN_GOOD):
                 admin = w.admin_base_url
                 if admin is not None:  # known good: no host problem
                     canonical = _CANONICAL_ADMINS(admin + "\n") is not None
@@ -1123,14 +1506,34 @@ def _unique_identity(listing: _Listing) -> Iterator[Violation]:
             )
 
 
+def _plane(url: str) -> str:
+    """LIST-3's expected text for a worker whose request_plane_url is ``url``."""
+    return f"{url!r} (dyn://namespace.component.endpoint of this worker)"
+
+
+_ROUTES_SORTED = "routes sorted ascending by code point"  # LIST-4's expected text
+
+
+def _step_down(routes: Sequence[str]) -> int:
+    """The index of the first route below the one before it (0 when they ascend)."""
+    for j in range(1, len(routes)):
+        if routes[j] < routes[j - 1]:
+            return j
+    return 0
+
+
+def _in_scope(scope: str) -> str:
+    """LIST-5's expected text under the body's namespace ``scope``."""
+    return f"the body's namespace {scope!r} or a namespace starting with it"
+
+
 def _request_plane_url_matches(listing: _Listing) -> Iterator[Violation]:
     """LIST-3: request_plane_url is dyn://namespace.component.endpoint of the worker."""
     for i, w in listing.parsed():
         if listing.names_ok(i) and listing.good(i, "request_plane_url", str):
             expected = request_plane_url(w["namespace"], w["component"], w["endpoint"])
             if w["request_plane_url"] != expected:
-                why = f"{expected!r} (dyn://namespace.component.endpoint of this worker)"
-                yield listing.field_violation("LIST-3", i, "request_plane_url", why)
+                yield listing.field_violation("LIST-3", i, "request_plane_url", _plane(expected))
 
 
 def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
@@ -1138,16 +1541,10 @@ def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
     for i, w in listing.parsed():
         routes: Any = w.get("routes")
         if listing.good(i, "routes", list) and all(isinstance(r, str) for r in routes):
-            for j in range(1, len(routes)):
-                if routes[j] < routes[j - 1]:
-                    yield listing.violation(
-                        "LIST-4",
-                        i,
-                        ["routes", j],
-                        "routes sorted ascending by code point",
-                        f"{routes[j]!r} after {routes[j - 1]!r}",
-                    )
-                    break
+            j = _step_down(routes)
+            if j:
+                found = f"{routes[j]!r} after {routes[j - 1]!r}"
+                yield listing.violation("LIST-4", i, ["routes", j], _ROUTES_SORTED, found)
 
 
 def _namespace_in_scope(listing: _Listing) -> Iterator[Violation]:
@@ -1157,8 +1554,7 @@ def _namespace_in_scope(listing: _Listing) -> Iterator[Violation]:
         return
     for i, w in listing.parsed():
         if listing.good(i, "namespace", str) and not w["namespace"].startswith(scope):
-            why = f"the body's namespace {scope!r} or a namespace starting with it"
-            yield listing.field_violation("LIST-5", i, "namespace", why)
+            yield listing.field_violation("LIST-5", i, "namespace", _in_scope(scope))
 
 
 def _admin_host_usable(listing: _Listing) -> Iterator[Violation]:
@@ -1208,6 +1604,9 @@ SEMANTIC_RULES: dict[str, Callable[[_Listing], Iterator[Violation]]] = {
     "LIST-6": _unique_admin_endpoint,
     "WORKER-8": _admin_host_usable,
 }
+# _typed_located judges each of these itself (LIST-3, LIST-4, LIST-5 from its columns).
+if set(SEMANTIC_RULES) != {"LIST-1", "LIST-2", "LIST-3", "LIST-4", "LIST-5", "LIST-6", "WORKER-8"}:
+    raise ImportError("a new semantic rule: _typed_located must run it too")
 
 
 def _semantic(listing: _Listing) -> list[Violation]:
@@ -1345,6 +1744,9 @@ def _label_at(parsed: Any, path: list[Any]) -> str | None:
     return None
 
 
+_JSON_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.dumps's, built once
+
+
 def _render(value: Any, keyword: str) -> str:
     if value is None:
         return "null"
@@ -1352,7 +1754,9 @@ def _render(value: Any, keyword: str) -> str:
         return clip(value.text)
     if isinstance(value, Decimal):
         return clip(str(value))
-    text = clip(json.dumps(value, ensure_ascii=False, default=str))
+    if type(value) is int:  # what json.dumps writes, without its call
+        return clip(str(value))
+    text = clip(_JSON_TEXT(value))
     if keyword == "uniqueItems" and isinstance(value, list):
         dupes = _repeated(value)
         shown = ", ".join(clip(json.dumps(v, default=str), 60) for v in dupes[:5])

@@ -26,6 +26,7 @@ from prime_rl_dynamo.validate import (
     _exhaustive_text,
     _fast,
     _located,
+    _typed_located,
     check_body,
 )
 from prime_rl_dynamo.violation import Violation
@@ -217,3 +218,74 @@ def test_expected_and_found_compose_the_message_and_the_report() -> None:
     assert report["expected"] == bad.expected and report["found"] == "0"
     assert report["message"] == f"expected {bad.expected}, found 0"
     assert structured(plain, "GET")["expected"] is None
+
+
+#: Defects that keep every member's JSON type, by the member they change (the typed tier of the
+#: located path builds their violations from the schema's keywords, without jsonschema).
+TYPED_DEFECTS: dict[str, list[Any]] = {
+    "namespace": ["", "zzz", "dyn"],
+    "component": ["", "a"],
+    "endpoint": [""],
+    "instance_id": [-1, -(2**63), 2**64, 2**64 + 7, 0],
+    "request_plane_url": ["", "http://x", "dyn://other.a.b"],
+    "routes": [["b", "a"], ["a", ""], ["a", "a"], ["", ""], [""] * 25, ["b", "a", "a", ""]],
+    "system_url": ["", "ftp://x", "http://", "http://a b"],
+    "admin_base_url": ["", "ftp://x", "http://999.1.1.1:9000/e", "HTTP://A:9/", "http://a:0",
+                       "http://[::1]:9/e", "http://xn--a.b:9/", "http://10.1.0.1:9000/engine/1"],
+    "model": ["", "m"],
+    "world_size": [0, -3, 2**32, 2**32 - 1, 1],
+    "error": ["", "boom"],
+}  # fmt: skip
+
+
+@st.composite
+def typed_defective_bodies(draw: st.DrawFn) -> bytes:
+    """A wide valid body (many entries) with defects of every kind that keep the JSON types:
+    several in one entry, in many entries, some removing an optional member."""
+    doc = draw(valid_bodies(unknown_fields=False))
+    workers = [json.loads(json.dumps(w)) for w in doc["workers"]] * draw(st.integers(1, 4))
+    if not workers:
+        workers = [_worker(0)]
+    for _ in range(draw(st.integers(1, 2 * len(workers) + 2))):
+        w = workers[draw(st.integers(0, len(workers) - 1))]
+        name = draw(st.sampled_from(sorted(TYPED_DEFECTS)))
+        if draw(st.integers(0, 5)) == 0 and name in ("system_url", "admin_base_url", "model",
+                                                     "world_size", "error"):  # fmt: skip
+            w.pop(name, None)
+        else:
+            w[name] = draw(st.sampled_from(TYPED_DEFECTS[name]))
+    if draw(st.booleans()):
+        workers.reverse()
+    return json.dumps({**doc, "workers": workers}).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(typed_defective_bodies())
+@example(_body([_worker(0, routes=[""] * 25, world_size=0), _worker(1, error="", namespace="")]))
+@example(_body([_worker(0, error="x", routes=["b", "a"], system_url="ftp://x", world_size=0)]))
+def test_typed_located_builds_the_exhaustive_paths_violations(raw: bytes) -> None:
+    # The differential test of the typed tier's builders: every kind of defect, per property,
+    # several per entry, in many entries; the same IDs, pointers, labels and texts.
+    expected = _exhaustive_text(raw)[0]
+    typed = _typed_located(raw)
+    if not expected:
+        assert typed is None
+        return
+    assert check_body(raw) == expected
+    if typed is None:  # only what the typed tier leaves to the other: an escaped quote, or
+        # more than _ITEM_ERRORS item errors in one routes array
+        assert b'\\"' in raw or raw.count(b'""') > 20
+        return
+    assert typed == expected
+
+
+def test_defects_that_keep_the_json_types_take_the_typed_tier() -> None:
+    # Its other tiers would give the same verdict at many times the price: the typed tier must
+    # not hand these over (two transport keys, a float and a non-object are not its to judge).
+    for name, change in ONE_DEFECT.items():
+        if name in ("two transports", "instance_id as a float", "not an object"):
+            continue
+        workers = [_worker(i) for i in range(12)]
+        workers[5] = _worker(5, **(change or {}))
+        raw = _body(workers)
+        assert _typed_located(raw) == _exhaustive_text(raw)[0], name
