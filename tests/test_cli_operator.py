@@ -16,8 +16,10 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from _gateway_support import TOKEN_HEADER, tls_gateway
@@ -32,6 +34,7 @@ CLI = str(Path(sys.executable).with_name("prime-rl-dynamo"))
 SAMPLE = str(ROOT / "tests" / "data" / "samples" / "dynamo-1.6.1-pd-fleet.json")
 SECRET = "s3cr3t-gateway-token-4f9a"
 WRONG = "wr0ng-gateway-token-77c1"
+T = TypeVar("T")
 
 
 def _on_pty(
@@ -282,27 +285,33 @@ def _run(argv: Sequence[str], timeout: float = 180) -> subprocess.CompletedProce
     )
 
 
+def _side_by_side(*runs: Callable[[], T]) -> list[T]:
+    """Independent commands at once, their results in order: most of each is waiting (on a
+    deadline, a retry, the interpreter's start), not computing."""
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return [future.result() for future in [pool.submit(run) for run in runs]]
+
+
 def test_discover_through_a_tls_gateway_with_header_and_cacert(tmp_path: Path) -> None:
     with (
         start_reference_fleet(seed=1) as fleet,
         tls_gateway(fleet.frontend_url, SECRET, tmp_path) as gw,
     ):
         header = f"{TOKEN_HEADER}: {SECRET}"
-        ok = _run(
-            ["discover", gw.url, "-W", "16", "--json", "-H", header, "--cacert", str(gw.cacert)]
+        discover = ("discover", gw.url, "-W", "16")
+        wrong_header = f"{TOKEN_HEADER}: {WRONG}"
+        ok, insecure, untrusted, no_header, wrong, bad_header, missing_ca = _side_by_side(
+            lambda: _run([*discover, "--json", "-H", header, "--cacert", str(gw.cacert)]),
+            lambda: _run([*discover, "-H", header, "--insecure", "--json"]),
+            lambda: _run([*discover, "-H", header, "--timeout", "1"]),
+            lambda: _run([*discover, "--cacert", str(gw.cacert)]),
+            # A wrong token is quoted back by the gateway in a 503 body (retried until the deadline).
+            lambda: _run(
+                [*discover, "--cacert", str(gw.cacert), "--timeout", "1.5", "-H", wrong_header]
+            ),
+            lambda: _run([*discover, "-H", "no colon here"]),
+            lambda: _run([*discover, "--cacert", str(tmp_path / "nope.pem")]),
         )
-        insecure = _run(["discover", gw.url, "-W", "16", "-H", header, "--insecure", "--json"])
-        untrusted = _run(["discover", gw.url, "-W", "16", "-H", header, "--timeout", "1"])
-        no_header = _run(["discover", gw.url, "-W", "16", "--cacert", str(gw.cacert)])
-        # A wrong token is quoted back by the gateway in a 503 body (retried until the deadline).
-        wrong = _run(
-            [
-                *("discover", gw.url, "-W", "16", "--cacert", str(gw.cacert), "--timeout", "1.5"),
-                *("-H", f"{TOKEN_HEADER}: {WRONG}"),
-            ]
-        )
-        bad_header = _run(["discover", gw.url, "-W", "16", "-H", "no colon here"])
-        missing_ca = _run(["discover", gw.url, "-W", "16", "--cacert", str(tmp_path / "nope.pem")])
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["group_world_size"] == 17
     assert insecure.returncode == 0, insecure.stderr
@@ -462,46 +471,51 @@ def test_a_conformance_run_leaves_the_working_directory_as_it_found_it(tmp_path:
     env["XDG_CACHE_HOME"] = str(cache)
     common = ["--load", "4x5"]  # 3 generated topologies: enough for hypothesis to store state
 
-    def run(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    def run(*argv: str) -> Callable[[], subprocess.CompletedProcess[str]]:
+        return lambda: subprocess.run(
+            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        )
 
-    cli = run(
-        CLI,
-        "conformance",
-        "-q",
-        "--target",
-        "reference",
-        "--seed",
-        "1",
-        "--profile",
-        "frontend",
-        "--profile",
-        "client",
-        *common,
-        "--json-report",
-        "report.json",
+    # Both routes at once, in the same directory and cache, as two users' runs may be.
+    cli, plugin = _side_by_side(
+        run(
+            CLI,
+            "conformance",
+            "-q",
+            "--target",
+            "reference",
+            "--seed",
+            "1",
+            "--profile",
+            "frontend",
+            "--profile",
+            "client",
+            *common,
+            "--json-report",
+            "report.json",
+        ),
+        run(
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--pyargs",
+            "conformance",
+            "--rl-target",
+            "reference",
+            "--rl-seed",
+            "1",
+            "--rl-profile",
+            "frontend",
+            "--rl-profile",
+            "client",
+            "--rl-load",
+            "4x5",
+        ),
     )
     assert cli.returncode == 0, cli.stdout[-3000:]
-    plugin = run(
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--pyargs",
-        "conformance",
-        "--rl-target",
-        "reference",
-        "--rl-seed",
-        "1",
-        "--rl-profile",
-        "frontend",
-        "--rl-profile",
-        "client",
-        "--rl-load",
-        "4x5",
-    )
     assert plugin.returncode == 0, plugin.stdout[-3000:]
     assert sorted(p.name for p in cwd.iterdir()) == ["report.json"]  # only what was asked for
     assert (cache / "prime-rl-dynamo" / "hypothesis").is_dir()  # hypothesis' state went here
