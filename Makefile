@@ -95,11 +95,12 @@ ci-oldest:
 	mkdir -p reports
 	$(BIN)/nox -s ci-oldest
 
-## Three workers (pytest-xdist) on two cores: the tests mostly wait (on fleets, deadlines and the
-## processes they start; two workers kept the cores 46% busy), so a third overlaps those waits
-## (make test 526 s -> 405 s, the same CPU). Every test that runs real Dynamo, etcd or NATS is in
-## one xdist group (tests/conftest.py), so those never overlap: one worker runs them in turn.
-PYTEST_WORKERS ?= 3
+## Four workers (pytest-xdist) on two cores: the tests mostly wait (on fleets, deadlines and the
+## processes they start; two workers kept the cores 46% busy), so more workers overlap those
+## waits (make test under the lock: 526 s with two, 405 s with three, 335 s with four, about the
+## same CPU). Every test that runs real Dynamo, etcd or NATS is in one xdist group
+## (tests/conftest.py), so those never overlap: one worker runs them in turn (about 235 s).
+PYTEST_WORKERS ?= 4
 ## CI_REPORTS_DONE (set by `make test`): the file whose arrival tests/conftest.py's ci_reports waits for.
 pytest:
 	mkdir -p reports

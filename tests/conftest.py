@@ -112,7 +112,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 
 #: Markers of the tests that run real Dynamo, etcd or NATS. They share one xdist group, so under
-#: ``pytest -n 3 --dist loadgroup`` (make test) they run one at a time on one worker: two real
+#: ``pytest -n 4 --dist loadgroup`` (make test) they run one at a time on one worker: two real
 #: fleets never compete for the two cores, while the other workers run everything else.
 SERIAL = ("dynamo", "etcd", "nats")
 

@@ -17,12 +17,11 @@ import sys
 import termios
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from _gateway_support import TOKEN_HEADER, tls_gateway
+from _parallel_support import side_by_side
 
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.reference import start_reference_fleet
@@ -34,7 +33,6 @@ CLI = str(Path(sys.executable).with_name("prime-rl-dynamo"))
 SAMPLE = str(ROOT / "tests" / "data" / "samples" / "dynamo-1.6.1-pd-fleet.json")
 SECRET = "s3cr3t-gateway-token-4f9a"
 WRONG = "wr0ng-gateway-token-77c1"
-T = TypeVar("T")
 
 
 def _on_pty(
@@ -285,13 +283,6 @@ def _run(argv: Sequence[str], timeout: float = 180) -> subprocess.CompletedProce
     )
 
 
-def _side_by_side(*runs: Callable[[], T]) -> list[T]:
-    """Independent commands at once, their results in order: most of each is waiting (on a
-    deadline, a retry, the interpreter's start), not computing."""
-    with ThreadPoolExecutor(len(runs)) as pool:
-        return [future.result() for future in [pool.submit(run) for run in runs]]
-
-
 def test_discover_through_a_tls_gateway_with_header_and_cacert(tmp_path: Path) -> None:
     with (
         start_reference_fleet(seed=1) as fleet,
@@ -300,7 +291,7 @@ def test_discover_through_a_tls_gateway_with_header_and_cacert(tmp_path: Path) -
         header = f"{TOKEN_HEADER}: {SECRET}"
         discover = ("discover", gw.url, "-W", "16")
         wrong_header = f"{TOKEN_HEADER}: {WRONG}"
-        ok, insecure, untrusted, no_header, wrong, bad_header, missing_ca = _side_by_side(
+        ok, insecure, untrusted, no_header, wrong, bad_header, missing_ca = side_by_side(
             lambda: _run([*discover, "--json", "-H", header, "--cacert", str(gw.cacert)]),
             lambda: _run([*discover, "-H", header, "--insecure", "--json"]),
             lambda: _run([*discover, "-H", header, "--timeout", "1"]),
@@ -477,7 +468,7 @@ def test_a_conformance_run_leaves_the_working_directory_as_it_found_it(tmp_path:
         )
 
     # Both routes at once, in the same directory and cache, as two users' runs may be.
-    cli, plugin = _side_by_side(
+    cli, plugin = side_by_side(
         run(
             CLI,
             "conformance",
