@@ -4,12 +4,12 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
 ## The four conformance runs of CI (ci-conformance); each writes its own reports. CI_JOBS of
-## them (and of lint and typecheck, in `make test`) run at once: 1 by default, as side by side
-## three real-Dynamo fleets share the two cores (CI_JOBS=6 is not measured yet, #25).
+## them run at once in `make ci-conformance`: 1 by default, as side by side three real-Dynamo
+## fleets share the two cores (`make test` runs them one at a time, beside the test suite).
 CI_RUNS := ci-reference ci-dynamo ci-nats-prefix ci-oldest
 CI_JOBS ?= 1
 
-.PHONY: setup conformance test check lint typecheck pytest pytest-quick ci-conformance $(CI_RUNS) bench bench-docs generate examples
+.PHONY: setup conformance test ci-lane check lint typecheck pytest pytest-quick ci-conformance $(CI_RUNS) bench bench-docs generate examples
 
 setup: $(VENV)/.installed
 
@@ -25,13 +25,21 @@ conformance: setup
 	$(BIN)/prime-rl-dynamo conformance --junit-xml reports/conformance.xml --json-report reports/conformance.json
 
 ## Everything CI checks: lint, types, the conformance suite on both embedded fleets and the
-## roundtrip on the oldest Dynamo release (JUnit in reports/), then the test suite (integration
-## tests included; its summary closes the output). With CI_JOBS > 1, lint, types and the four
-## conformance runs run side by side (each prints its output whole when it ends); the test suite
-## runs after them, as tests/test_conformance_reports.py reads the reports they write.
+## roundtrip on the oldest Dynamo release (JUnit in reports/), and the test suite (integration
+## tests included; its summary closes the output). Two lanes side by side: lint, types and the
+## four conformance runs (about 130 s, most of it waiting on their fleets), one at a time and
+## stopping at the first that fails, and the test suite. The one test that reads the runs'
+## reports (tests/test_conformance_reports.py) goes last and waits for CI_DONE, which the first
+## lane writes when it ends, whatever its status.
+CI_DONE := reports/.ci-lane-done
 test: setup
-	$(MAKE) --no-print-directory -j$(CI_JOBS) --output-sync=target lint typecheck $(CI_RUNS)
-	$(MAKE) --no-print-directory pytest
+	mkdir -p reports && rm -f $(CI_DONE)
+	$(MAKE) --no-print-directory -j2 --output-sync=target ci-lane pytest CI_REPORTS_DONE=$(CI_DONE)
+
+ci-lane:
+	rc=0; for target in lint typecheck $(CI_RUNS); do \
+		$(MAKE) --no-print-directory $$target || { rc=$$?; break; }; done; \
+		echo $$rc > $(CI_DONE); exit $$rc
 
 ## The inner loop while editing (under 150 s on 2 cores): lint, types, and every test that starts
 ## no server and no process. tests/conftest.py makes that selection a fact: a test without one of
@@ -87,13 +95,16 @@ ci-oldest:
 	mkdir -p reports
 	$(BIN)/nox -s ci-oldest
 
-## Two workers (pytest-xdist), one per core: with the fleets and processes the tests start, two
-## keep both cores busy (four took as long, with more CPU). Every test that runs real Dynamo, etcd
-## or NATS is in one xdist group (tests/conftest.py), so those never overlap.
-PYTEST_WORKERS ?= 2
+## Four workers (pytest-xdist) on two cores: the tests mostly wait (on fleets, deadlines and the
+## processes they start; two workers kept the cores 46% busy), so more workers overlap those
+## waits (make test under the lock: 526 s with two, 405 s with three, 335 s with four, about the
+## same CPU). Every test that runs real Dynamo, etcd or NATS is in one xdist group
+## (tests/conftest.py), so those never overlap: one worker runs them in turn (about 235 s).
+PYTEST_WORKERS ?= 4
+## CI_REPORTS_DONE (set by `make test`): the file whose arrival tests/conftest.py's ci_reports waits for.
 pytest:
 	mkdir -p reports
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --junit-xml=reports/pytest.xml
+	CI_REPORTS_DONE=$(CI_REPORTS_DONE) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --junit-xml=reports/pytest.xml
 
 bench: setup
 	$(PY) -m tools.bench --json reports/bench.json --plot reports/bench.png

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -111,8 +112,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 
 #: Markers of the tests that run real Dynamo, etcd or NATS. They share one xdist group, so under
-#: ``pytest -n 2 --dist loadgroup`` (make test) they run one at a time on one worker: two real
-#: fleets never compete for the two cores, while the other worker runs everything else.
+#: ``pytest -n 4 --dist loadgroup`` (make test) they run one at a time on one worker: two real
+#: fleets never compete for the two cores, while the other workers run everything else.
 SERIAL = ("dynamo", "etcd", "nats")
 
 
@@ -121,6 +122,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any(item.get_closest_marker(name) is not None for name in SERIAL):
             item.add_marker(pytest.mark.xdist_group("real-fleets"))
+    # The tests that read the conformance runs' reports go last (xdist hands out tests in this
+    # order), so under `make test`, whose runs write them while the tests run, they rarely wait.
+    items.sort(key=lambda item: "ci_reports" in getattr(item, "fixturenames", ()))
+
+
+#: Set by ``make test``, which runs the four conformance runs (ci-conformance) beside the tests:
+#: the file it writes once they have all ended, whatever their status.
+CI_REPORTS_DONE = "CI_REPORTS_DONE"
+
+
+@pytest.fixture
+def ci_reports() -> Path:
+    """``reports/`` of the checkout, once ``make test``'s conformance runs have written it (at once
+    when no run is under way: the test then reads what an earlier ``make test`` left, if any)."""
+    root = Path(__file__).resolve().parent.parent
+    done = os.environ.get(CI_REPORTS_DONE)
+    if done:
+        deadline = time.monotonic() + 1200
+        while not (root / done).exists():  # the runs end when they end: a readiness wait
+            assert time.monotonic() < deadline, f"{done} never appeared: the conformance runs hung"
+            time.sleep(0.5)
+    return root / "reports"
 
 
 class _XdistGroups:

@@ -16,11 +16,12 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 from _gateway_support import TOKEN_HEADER, tls_gateway
+from _parallel_support import side_by_side
 
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.reference import start_reference_fleet
@@ -288,21 +289,20 @@ def test_discover_through_a_tls_gateway_with_header_and_cacert(tmp_path: Path) -
         tls_gateway(fleet.frontend_url, SECRET, tmp_path) as gw,
     ):
         header = f"{TOKEN_HEADER}: {SECRET}"
-        ok = _run(
-            ["discover", gw.url, "-W", "16", "--json", "-H", header, "--cacert", str(gw.cacert)]
+        discover = ("discover", gw.url, "-W", "16")
+        wrong_header = f"{TOKEN_HEADER}: {WRONG}"
+        ok, insecure, untrusted, no_header, wrong, bad_header, missing_ca = side_by_side(
+            lambda: _run([*discover, "--json", "-H", header, "--cacert", str(gw.cacert)]),
+            lambda: _run([*discover, "-H", header, "--insecure", "--json"]),
+            lambda: _run([*discover, "-H", header, "--timeout", "1"]),
+            lambda: _run([*discover, "--cacert", str(gw.cacert)]),
+            # A wrong token is quoted back by the gateway in a 503 body (retried until the deadline).
+            lambda: _run(
+                [*discover, "--cacert", str(gw.cacert), "--timeout", "1.5", "-H", wrong_header]
+            ),
+            lambda: _run([*discover, "-H", "no colon here"]),
+            lambda: _run([*discover, "--cacert", str(tmp_path / "nope.pem")]),
         )
-        insecure = _run(["discover", gw.url, "-W", "16", "-H", header, "--insecure", "--json"])
-        untrusted = _run(["discover", gw.url, "-W", "16", "-H", header, "--timeout", "1"])
-        no_header = _run(["discover", gw.url, "-W", "16", "--cacert", str(gw.cacert)])
-        # A wrong token is quoted back by the gateway in a 503 body (retried until the deadline).
-        wrong = _run(
-            [
-                *("discover", gw.url, "-W", "16", "--cacert", str(gw.cacert), "--timeout", "1.5"),
-                *("-H", f"{TOKEN_HEADER}: {WRONG}"),
-            ]
-        )
-        bad_header = _run(["discover", gw.url, "-W", "16", "-H", "no colon here"])
-        missing_ca = _run(["discover", gw.url, "-W", "16", "--cacert", str(tmp_path / "nope.pem")])
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["group_world_size"] == 17
     assert insecure.returncode == 0, insecure.stderr
@@ -462,46 +462,51 @@ def test_a_conformance_run_leaves_the_working_directory_as_it_found_it(tmp_path:
     env["XDG_CACHE_HOME"] = str(cache)
     common = ["--load", "4x5"]  # 3 generated topologies: enough for hypothesis to store state
 
-    def run(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    def run(*argv: str) -> Callable[[], subprocess.CompletedProcess[str]]:
+        return lambda: subprocess.run(
+            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        )
 
-    cli = run(
-        CLI,
-        "conformance",
-        "-q",
-        "--target",
-        "reference",
-        "--seed",
-        "1",
-        "--profile",
-        "frontend",
-        "--profile",
-        "client",
-        *common,
-        "--json-report",
-        "report.json",
+    # Both routes at once, in the same directory and cache, as two users' runs may be.
+    cli, plugin = side_by_side(
+        run(
+            CLI,
+            "conformance",
+            "-q",
+            "--target",
+            "reference",
+            "--seed",
+            "1",
+            "--profile",
+            "frontend",
+            "--profile",
+            "client",
+            *common,
+            "--json-report",
+            "report.json",
+        ),
+        run(
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--pyargs",
+            "conformance",
+            "--rl-target",
+            "reference",
+            "--rl-seed",
+            "1",
+            "--rl-profile",
+            "frontend",
+            "--rl-profile",
+            "client",
+            "--rl-load",
+            "4x5",
+        ),
     )
     assert cli.returncode == 0, cli.stdout[-3000:]
-    plugin = run(
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--pyargs",
-        "conformance",
-        "--rl-target",
-        "reference",
-        "--rl-seed",
-        "1",
-        "--rl-profile",
-        "frontend",
-        "--rl-profile",
-        "client",
-        "--rl-load",
-        "4x5",
-    )
     assert plugin.returncode == 0, plugin.stdout[-3000:]
     assert sorted(p.name for p in cwd.iterdir()) == ["report.json"]  # only what was asked for
     assert (cache / "prime-rl-dynamo" / "hypothesis").is_dir()  # hypothesis' state went here

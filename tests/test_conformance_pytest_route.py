@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from _gateway_support import stalling_head_frontend
+from _parallel_support import side_by_side
 
 from prime_rl_dynamo.reference import start_reference_fleet
 from tests._suite_support import ENV, PYTEST_ROUTE, ROOT, interrupt_when, pytest_route
@@ -143,14 +144,17 @@ def test_rl_options_without_the_suite_collected_say_so_and_exit_5(tmp_path: Path
 
 
 def test_a_failing_target_fails_and_a_waiver_is_an_xfail(broken: Any, tmp_path: Path) -> None:
-    junit, report = tmp_path / "p.xml", tmp_path / "p.json"
-    proc = _pytest(
-        broken.frontend_url,
-        "--rl-profile",
-        "frontend",
-        "--rl-json-report",
-        str(report),
-        junit=junit,
+    junit, report, waived_junit = tmp_path / "p.xml", tmp_path / "p.json", tmp_path / "w.xml"
+    waivers = tmp_path / "w.yaml"
+    waivers.write_text("waivers:\n  - requirement: LIST-6\n    reason: on purpose\n")
+    url = broken.frontend_url
+    proc, waived = side_by_side(  # two independent runs against the same fleet
+        lambda: _pytest(
+            url, "--rl-profile", "frontend", "--rl-json-report", str(report), junit=junit
+        ),
+        lambda: _pytest(
+            url, "--rl-profile", "frontend", "--rl-waivers", str(waivers), junit=waived_junit
+        ),
     )
     assert proc.returncode == 1, proc.stdout[-2000:]
     root = assert_valid_junit(junit)
@@ -162,19 +166,16 @@ def test_a_failing_target_fails_and_a_waiver_is_an_xfail(broken: Any, tmp_path: 
         check = (case.get("name") or "").removeprefix("test_conformance[").removesuffix("]")
         assert abs(float(case.get("time") or 0) - durations[check]) < 0.002, check
 
-    waivers = tmp_path / "w.yaml"
-    waivers.write_text("waivers:\n  - requirement: LIST-6\n    reason: on purpose\n")
-    waived = _pytest(
-        broken.frontend_url, "--rl-profile", "frontend", "--rl-waivers", str(waivers), junit=junit
-    )
     assert waived.returncode == 0, waived.stdout[-2000:]
     assert "1 xfailed" in waived.stdout
     case = next(
-        c for c in ET.parse(junit).getroot().iter("testcase") if "LIST-6::body" in c.get("name", "")
+        c
+        for c in ET.parse(waived_junit).getroot().iter("testcase")
+        if "LIST-6::body" in c.get("name", "")
     )
     node = case.find("skipped")
     assert node is not None and node.get("type") == "pytest.xfail"
-    assert_valid_junit(junit)
+    assert_valid_junit(waived_junit)
 
 
 def test_an_expired_waiver_fails_the_pytest_route(broken: Any, tmp_path: Path) -> None:

@@ -214,9 +214,10 @@ def test_the_cli_reports_of_a_reference_run_validate(tmp_path: Path) -> None:
     assert set(data["target"]["profiles"]) == {"frontend", "workers"}
 
 
-def test_every_junit_file_under_reports_validates() -> None:
+@pytest.mark.timeout(1500)  # under `make test`, ci_reports waits for the conformance runs
+def test_every_junit_file_under_reports_validates(ci_reports: Path) -> None:
     # The files `make test` leaves (ci-conformance and pytest); none when run on their own.
-    reports = TESTS.parent / "reports"
+    reports = ci_reports
     files = sorted(reports.glob("*.xml")) if reports.is_dir() else []
     if not files:
         pytest.skip("no reports/ here: `make ci-conformance` writes them (make test runs it first)")
