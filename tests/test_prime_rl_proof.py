@@ -4,9 +4,12 @@ Dynamo 1.6.1 frontend (offsets judged from what the harness's stub admin servers
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +26,10 @@ from prime_rl_dynamo.plan import Convention
 from tests._harness_support import HETERO_W, admin_calls, expected_offsets, hetero_fleet
 
 EXAMPLE = "conformance.examples.prime_rl_pool_client"
+CLI = str(Path(sys.executable).with_name("prime-rl-dynamo"))
 # The pinned [2, 4, 1] fleet plus two generated ones: seed 1 draws every convention and an
 # engine of another model, so no check is skipped for want of a topology.
-RUN = {"profiles": ["client"], "topologies": 2, "seed": 1, "client_timeout": 20.0}
+RUN: dict[str, Any] = {"profiles": ["client"], "topologies": 2, "seed": 1, "client_timeout": 20.0}
 MUST_PASS = {
     "RANK-2",
     "RANK-3",
@@ -45,8 +49,31 @@ def _verdicts(report: Any) -> tuple[list[str], set[str]]:
 
 
 @pytest.mark.integration
-def test_the_example_passes_the_client_profile_as_a_callable_and_as_a_command() -> None:
-    as_callable = conformance.run(client=f"{EXAMPLE}:run", **RUN)
+def test_the_example_passes_the_client_profile_as_a_callable_and_as_a_command(
+    tmp_path: Path,
+) -> None:
+    # The two forms run at once: each waits on its runs' deadlines far longer than it computes.
+    # The command form runs in a CLI child started first, so it holds its own environment (the
+    # callable's runs set proxy variables in this process's).
+    command_report = tmp_path / "command.json"
+    as_command = subprocess.Popen(
+        [
+            CLI,
+            "conformance",
+            "-q",
+            *("--profile", "client", "--topologies", str(RUN["topologies"])),
+            *("--seed", str(RUN["seed"]), "--client-timeout", str(RUN["client_timeout"])),
+            *("--client-cmd", f"{sys.executable} -m {EXAMPLE}"),
+            *("--json-report", str(command_report)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        as_callable = conformance.run(client=f"{EXAMPLE}:run", **RUN)
+    finally:
+        out, _ = as_command.communicate(timeout=600)
     bad, passed = _verdicts(as_callable)
     assert bad == []
     assert passed >= MUST_PASS, sorted(MUST_PASS - passed)
@@ -54,8 +81,9 @@ def test_the_example_passes_the_client_profile_as_a_callable_and_as_a_command() 
     checked = {c.requirement for c in all_checks(["client"])}
     assert checked - passed <= {"RANK-7"}, sorted(checked - passed)
     assert any("prime_rl_pool_client" in n for n in as_callable.target["notes"])
-    as_command = conformance.run(client_cmd=f"{sys.executable} -m {EXAMPLE}", **RUN)
-    assert as_command.outcomes() == as_callable.outcomes()
+    assert as_command.returncode == 0, out[-3000:]
+    results = json.loads(command_report.read_text())["results"]
+    assert {r["check"]: r["status"] for r in results} == as_callable.outcomes()
 
 
 # --- real Dynamo 1.6.1 ---------------------------------------------------------------------------
