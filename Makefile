@@ -30,15 +30,22 @@ conformance: setup
 ## four conformance runs (about 130 s, most of it waiting on their fleets), one at a time and
 ## stopping at the first that fails, and the test suite. The one test that reads the runs'
 ## reports (tests/test_conformance_reports.py) goes last and waits for CI_DONE, which the first
-## lane writes when it ends, whatever its status.
+## lane writes when it ends, whatever its status. The test suite's progress streams; the first
+## lane prints one line per step and keeps each step's output in reports/ci-lane.log, printed
+## whole when a step fails.
 CI_DONE := reports/.ci-lane-done
+CI_LOG := reports/ci-lane.log
 test: setup
 	mkdir -p reports && rm -f $(CI_DONE)
-	$(MAKE) --no-print-directory -j2 --output-sync=target ci-lane pytest CI_REPORTS_DONE=$(CI_DONE)
+	$(MAKE) --no-print-directory -j2 ci-lane pytest CI_REPORTS_DONE=$(CI_DONE)
 
 ci-lane:
+	mkdir -p reports && : > $(CI_LOG)
 	rc=0; for target in lint typecheck $(CI_RUNS); do \
-		$(MAKE) --no-print-directory $$target || { rc=$$?; break; }; done; \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$target >> $(CI_LOG) 2>&1 || { rc=$$?; \
+			echo "ci-lane: $$target FAILED (exit $$rc); its output:"; cat $(CI_LOG); break; }; \
+		echo "ci-lane: $$target passed in $$(( $$(date +%s) - start )) s (output: $(CI_LOG))"; done; \
 		echo $$rc > $(CI_DONE); exit $$rc
 
 ## The inner loop while editing (under 150 s on 2 cores): lint, types, and every test that starts

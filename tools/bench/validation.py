@@ -70,13 +70,13 @@ GOALS: tuple[tuple[str, str, str, dict[int, float]], ...] = (
         "one defective worker / valid body",
         ONE_DEFECTIVE,
         VALIDATOR,
-        {64: 5.0, 1024: 5.0, 8192: 5.0},
+        {1: 5.0, 64: 5.0, 1024: 5.0, 8192: 5.0},
     ),
     (
         "every worker defective / valid body",
         ALL_DEFECTIVE,
         VALIDATOR,
-        {64: 10.0, 1024: 10.0, 8192: 10.0},
+        {1: 10.0, 64: 10.0, 1024: 10.0, 8192: 10.0},
     ),
 )
 
