@@ -40,8 +40,8 @@ test: setup
 	$(MAKE) --no-print-directory -j2 ci-lane pytest CI_REPORTS_DONE=$(CI_DONE)
 
 ci-lane:
-	mkdir -p reports && : > $(CI_LOG)
-	rc=0; for target in lint typecheck $(CI_RUNS); do \
+	@mkdir -p reports && : > $(CI_LOG)
+	@rc=0; for target in lint typecheck $(CI_RUNS); do \
 		start=$$(date +%s); \
 		$(MAKE) --no-print-directory $$target >> $(CI_LOG) 2>&1 || { rc=$$?; \
 			echo "ci-lane: $$target FAILED (exit $$rc); its output:"; cat $(CI_LOG); break; }; \
