@@ -822,6 +822,7 @@ def _typed_judges() -> _TypedJudges:
 _ABSENT_ON_ERROR_WORKER = ("system_url", "admin_base_url", "world_size")
 _COLUMN = {name: k for k, name in enumerate(_WORKER_COLUMNS)}  # a Worker row's index of each
 _MAX_PART = 2**70  # integers beyond: the exhaustive path renders them (the text may be huge)
+_typed_judges()  # at import (0.5 ms): a schema the typed tier cannot judge stops it, as above
 
 
 def _typed_located(raw: bytes) -> list[Violation] | None:

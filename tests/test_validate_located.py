@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_validate_fastpath import mutated_bodies, valid_bodies
@@ -289,3 +290,16 @@ def test_defects_that_keep_the_json_types_take_the_typed_tier() -> None:
         workers[5] = _worker(5, **(change or {}))
         raw = _body(workers)
         assert _typed_located(raw) == _exhaustive_text(raw)[0], name
+
+
+def test_the_typed_tier_refuses_a_schema_it_cannot_judge() -> None:
+    # The typed tier reads its checks from the bundled schema at import; a keyword it has no check
+    # for, or an unknown format, stops it rather than being skipped (so a schema change that adds a
+    # rule cannot pass unjudged on this path).
+    from prime_rl_dynamo import validate
+
+    known = {"type": "string", "minLength": 1, "x-requirement": "WORKER-1", "description": "x"}
+    assert [c.keyword for c in validate._checks(known)] == ["minLength"]
+    for drift in ({"maxLength": 9}, {"format": "uri"}, {"multipleOf": 2}):
+        with pytest.raises(ImportError, match="does not judge"):
+            validate._checks({**known, **drift})
