@@ -420,15 +420,27 @@ def _kinds_hold(
     """WORKER-11 (an error worker has no routes, URLs or world_size) and WORKER-10 (admin_base_url
     comes with world_size) over the columns of some workers."""
     n = len(error)
-    if error.count(None) != n:
-        for r, s, a, w, e in zip(routes, system, admin, size, error, strict=True):
-            if e is not None and (r or s is not None or a is not None or w is not None):
-                return False
+    if error.count(None) != n and any(map(_kind_breaks, routes, system, admin, size, error)):
+        return False
     return not (
         size.count(None)
         and admin.count(None) != n
         and any(a is not None and w is None for a, w in zip(admin, size, strict=True))
     )
+
+
+def _kind_breaks(
+    routes: Sequence[str],
+    system: str | None,
+    admin: str | None,
+    size: int | None,
+    error: str | None,
+) -> bool:
+    """Whether one worker breaks WORKER-11 (an error worker with routes, URLs or world_size) or
+    WORKER-10 (admin_base_url without world_size)."""
+    if error is not None:
+        return bool(routes) or system is not None or admin is not None or size is not None
+    return admin is not None and size is None
 
 
 def _planes_match(
@@ -723,7 +735,9 @@ _TYPED = msgspec.json.Decoder(
         Snapshot, "TypedSnapshot", workers=tuple.__class_getitem__((_TypedWorker, ...))
     )
 )
-#: Worker structs whose every per-entry rule is known to hold on the located path.
+#: The decoded worker structs a _Listing reads by attribute: a Worker holds every per-entry rule;
+#: a _TypedWorker only has its JSON types, so the typed tier hands the listing its identities and
+#: admins itself (``_listing_wide``) rather than let the listing trust them.
 _KNOWN_GOOD = (Worker, _TypedWorker)
 
 
@@ -891,14 +905,8 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
             i for i, s in enumerate(size) if s is not None and not 1 <= s <= 4294967295
         ]
     if not _kinds_hold(routes, system, admin, size, error):
-        flagged[""] = [
-            i
-            for i, (r, s, a, w, e) in enumerate(
-                zip(routes, system, admin, size, error, strict=True)
-            )
-            if (e is not None and (r or s is not None or a is not None or w is not None))
-            or (e is None and a is not None and w is None)
-        ]
+        kinds = map(_kind_breaks, routes, system, admin, size, error)
+        flagged[""] = [i for i, breaks in enumerate(kinds) if breaks]
     scope = snapshot.namespace
     if ns.count(scope) != n and not all(name.startswith(scope) for name in set(ns)):
         flagged["scope"] = [i for i, name in enumerate(ns) if not name.startswith(scope)]

@@ -223,7 +223,9 @@ def test_every_junit_file_under_reports_validates(ci_reports: Path) -> None:
     reports = ci_reports
     files = sorted(reports.glob("*.xml")) if reports.is_dir() else []
     if not files:
-        pytest.skip("no reports/ here: `make ci-conformance` writes them (make test runs it first)")
+        pytest.skip(
+            "no reports/ here: `make ci-conformance` writes them (make test runs it beside the tests)"
+        )
     for path in files:
         assert_valid_junit(path)
     for path in sorted(reports.glob("conformance-*.json")):
