@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 import re
 import types
 import typing
@@ -150,6 +151,38 @@ if request_plane_url("n", "c", "e") != "dyn://n.c.e":  # _entries_hold spells it
     raise ImportError("validate.py's request_plane_url form disagrees with wire.py")
 
 
+def _accelerator() -> tuple[Callable[[tuple[Worker, ...], str], int | None] | None,
+                            Callable[[bytes], int]]:  # fmt: skip
+    """The C accelerator's ``columns_hold`` and ``quotes`` (prime_rl_dynamo/_speedups.c), told
+    where the models keep their fields; else None and ``bytes.count``. Absent when no compiler
+    built it, when it was built from another revision of the file (its ABI), or when
+    PRIME_RL_DYNAMO_PURE_PYTHON is set: the verdicts are the same either way."""
+    pure: tuple[None, Callable[[bytes], int]] = (None, operator.methodcaller("count", b'"'))
+    if os.environ.get("PRIME_RL_DYNAMO_PURE_PYTHON"):
+        return pure
+    try:
+        from prime_rl_dynamo import _speedups
+    except ImportError:
+        return pure
+    if getattr(_speedups, "ABI", None) != _SPEEDUPS_ABI:
+        return pure
+    _speedups.configure(
+        Worker,
+        tuple(Worker.__dict__[name] for name in _WORKER_COLUMNS),
+        Transport,
+        tuple(Transport.__dict__[name] for name in ("tcp", "nats_tcp", "http")),
+    )
+    return _speedups.columns_hold, _speedups.quotes
+
+
+_SPEEDUPS_ABI = 1  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
+if tuple(f.name for f in msgspec.structs.fields(Transport)) != ("tcp", "nats_tcp", "http"):
+    raise ImportError("validate.py hands _speedups Transport's fields as tcp, nats_tcp, http")
+_C_COLUMNS_HOLD, _quotes = _accelerator()
+#: Whether the C accelerator judges the fast path's column rules in this process.
+ACCELERATED = _C_COLUMNS_HOLD is not None
+
+
 # --------------------------------------------------------------------------------------------
 # Public API
 
@@ -243,18 +276,21 @@ def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None, False
     workers = snapshot.workers
-    strings = (
-        _one_holds(workers[0], snapshot.namespace)
-        if len(workers) == 1  # one call less: most of one worker's price is fixed
-        else _columns_hold(workers, snapshot.namespace)
-    )
+    # The C accelerator's answer when it is sure every rule holds; else the Python rules decide.
+    strings = _C_COLUMNS_HOLD(workers, snapshot.namespace) if _C_COLUMNS_HOLD else None
     if strings is None:
-        return None, False
+        strings = (
+            _one_holds(workers[0], snapshot.namespace)
+            if len(workers) == 1  # one call less: most of one worker's price is fixed
+            else _columns_hold(workers, snapshot.namespace)
+        )
+        if strings is None:
+            return None, False
     # msgspec checks UTF-8, escapes and depth only in what it decodes, takes null for an absent
     # optional field and lets a repeated member win silently. Every string the snapshot counts is
     # one of the text's (each transport names a key: _columns_hold checked it), so when the text
     # holds exactly as many, there is no other member (unknown, repeated or null) to worry about.
-    if raw.count(b'"') == 2 * strings:
+    if _quotes(raw) == 2 * strings:
         return snapshot, True
     # Otherwise (unknown members, a null, escaped quotes) the null probe and one parse settle it.
     try:
@@ -679,7 +715,7 @@ def _located_violations(
         for i, value in zip(suspects, _fragments(texts), strict=True):
             workers[i] = value
         quotes += sum(text.count(b'"') for text in texts)
-    if quotes + 2 * held.strings != raw.count(b'"'):
+    if quotes + 2 * held.strings != _quotes(raw):
         raise _Fallback  # a string the decoded entries do not account for: unknown or repeated
     listed = {**body, "workers": workers}
     violations, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
@@ -859,7 +895,7 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     systems_n, admins_n = n - system.count(None), n - admin.count(None)
     strings = 4 + 13 * n + sum(map(len, routes)) + 2 * (n - error.count(None))
     strings += n - size.count(None) + 2 * (n - model.count(None) + admins_n + systems_n)
-    if raw.count(b'"') != 2 * strings:
+    if _quotes(raw) != 2 * strings:
         return None  # an unknown or repeated member, or an escaped quote
     sizes = [s for s in size if s is not None] if None in size else size
     low, high = min(iid), max(iid)

@@ -1,0 +1,519 @@
+/* The fast path's column rules in C: an optional accelerator of prime_rl_dynamo.validate.
+
+   validate.py decodes a discovery body into its msgspec models (types, lengths and bounds are
+   checked there, in C), then judges what msgspec cannot express: the order of identities, the
+   request-plane URLs, the namespace scope, routes strictly increasing, the error-worker rules,
+   admin_base_url with world_size, the URL patterns and unique admin endpoints. In Python those
+   rules cost as much as the decode itself; here they are one loop over the decoded workers.
+
+   The contract with validate.py is one-sided, so this file can never change a verdict:
+   columns_hold() answers the number of JSON strings the snapshot was decoded from only when
+   every rule certainly holds, exactly as validate._columns_hold would; in every other case
+   (a rule broken, or anything it does not judge itself: a non-canonical admin URL, a non-ASCII
+   identity) it answers None, and validate.py asks its own Python rules. The differential tests
+   in tests/test_speedups.py hold the two to that. Without a C compiler the package is pure
+   Python and gives the same verdicts, at the price measured in docs/bench.md. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* validate.py uses this module only when it says the ABI validate.py was written against. */
+#define SPEEDUPS_ABI 1
+
+enum { NS, COMP, EP, IID, TRANSPORT, RPU, ROUTES, SYSTEM, ADMIN, MODEL, SIZE, ERROR, N_FIELDS };
+#define N_TRANSPORT 3
+
+static PyTypeObject *worker_type = NULL;
+static PyTypeObject *transport_type = NULL;
+static Py_ssize_t worker_offset[N_FIELDS];
+static Py_ssize_t transport_offset[N_TRANSPORT];
+
+/* ---------------------------------------------------------------------------------------- */
+/* configure(): where each field of the models lives, read off their member descriptors */
+
+static int read_offsets(PyTypeObject *type, PyObject *descriptors, Py_ssize_t *out, Py_ssize_t n)
+{
+    if (!PyTuple_Check(descriptors) || PyTuple_GET_SIZE(descriptors) != n) {
+        PyErr_Format(PyExc_TypeError, "expected a tuple of %zd member descriptors", n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyTuple_GET_ITEM(descriptors, i);
+        if (!Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+            PyErr_SetString(PyExc_TypeError, "a field is not a member descriptor");
+            return -1;
+        }
+        PyMemberDescrObject *member = (PyMemberDescrObject *)d;
+        int kind = member->d_member->type;
+        Py_ssize_t offset = member->d_member->offset;
+        if (member->d_common.d_type != type || (kind != T_OBJECT_EX && kind != T_OBJECT) ||
+            offset < (Py_ssize_t)sizeof(PyObject) ||
+            offset + (Py_ssize_t)sizeof(PyObject *) > type->tp_basicsize) {
+            PyErr_SetString(PyExc_TypeError, "a field is not an object slot of its model");
+            return -1;
+        }
+        out[i] = offset;
+    }
+    return 0;
+}
+
+static PyObject *configure(PyObject *self, PyObject *args)
+{
+    PyObject *worker, *worker_fields, *transport, *transport_fields;
+    if (!PyArg_ParseTuple(args, "O!OO!O", &PyType_Type, &worker, &worker_fields, &PyType_Type,
+                          &transport, &transport_fields))
+        return NULL;
+    Py_ssize_t w[N_FIELDS], t[N_TRANSPORT];
+    if (read_offsets((PyTypeObject *)worker, worker_fields, w, N_FIELDS) < 0 ||
+        read_offsets((PyTypeObject *)transport, transport_fields, t, N_TRANSPORT) < 0)
+        return NULL;
+    memcpy(worker_offset, w, sizeof w);
+    memcpy(transport_offset, t, sizeof t);
+    Py_INCREF(worker);
+    Py_INCREF(transport);
+    Py_XSETREF(worker_type, (PyTypeObject *)worker);
+    Py_XSETREF(transport_type, (PyTypeObject *)transport);
+    Py_RETURN_NONE;
+}
+
+static inline PyObject *field(PyObject *obj, Py_ssize_t offset)
+{
+    return *(PyObject **)((char *)obj + offset);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The patterns, spelt as code (validate.py's regular expressions of the same names) */
+
+/* Character classes, one table lookup each (filled by PyInit__speedups). */
+enum { DIGIT = 1, LABEL = 2, HOST = 4, PATH = 8, PATH_END = 16 };
+static unsigned char classes[256];
+
+static void fill_classes(void)
+{
+    for (int c = 0; c < 256; c++) {
+        int digit = c >= '0' && c <= '9';
+        int label = (c >= 'a' && c <= 'z') || digit || c == '_' || c == '-';
+        /* printable ASCII but space, #, %, ? and DEL; the last character is not / either */
+        int path = c == 0x21 || c == 0x22 || c == 0x24 || (c >= 0x26 && c <= 0x3e) ||
+                   (c >= 0x40 && c <= 0x7e);
+        classes[c] = (unsigned char)((digit ? DIGIT : 0) | (label ? LABEL : 0) |
+                                     (label || c == '.' ? HOST : 0) | (path ? PATH : 0) |
+                                     (path && c != '/' ? PATH_END : 0));
+    }
+}
+
+static inline int is_digit(unsigned char c) { return classes[c] & DIGIT; }
+
+/* _OCTET four times, dot-separated: 0-255 without a leading zero. */
+static int is_ipv4(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    for (int part = 0; part < 4; part++) {
+        Py_ssize_t start = i;
+        unsigned value = 0;
+        while (i < n && is_digit(s[i]) && i - start < 4)
+            value = value * 10 + (unsigned)(s[i++] - '0');
+        Py_ssize_t len = i - start;
+        if (len == 0 || len > 3 || (len > 1 && s[start] == '0') || value > 255)
+            return 0;
+        if (part < 3) {
+            if (i >= n || s[i] != '.')
+                return 0;
+            i++;
+        }
+    }
+    return i == n;
+}
+
+/* The name branch: labels of [a-z0-9_-]+ joined by dots, none starting xn--, the last not all
+   digits. The caller has checked that every character is a label character or a dot. */
+static int is_name(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t start = 0;
+    while (1) {
+        Py_ssize_t end = start;
+        int digits_only = 1;
+        while (end < n && s[end] != '.') {
+            if (!is_digit(s[end]))
+                digits_only = 0;
+            end++;
+        }
+        if (end == start || (end - start >= 4 && memcmp(s + start, "xn--", 4) == 0))
+            return 0;
+        if (end == n)
+            return !digits_only;
+        start = end + 1;
+    }
+}
+
+/* _CANONICAL_ADMIN: http(s)://host:port[/path], in the form LIST-6 compares. */
+static int is_canonical_admin(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i;
+    if (n >= 7 && memcmp(s, "http://", 7) == 0)
+        i = 7;
+    else if (n >= 8 && memcmp(s, "https://", 8) == 0)
+        i = 8;
+    else
+        return 0;
+    Py_ssize_t host = i;
+    while (i < n && s[i] != ':') {
+        if (!(classes[s[i]] & HOST))
+            return 0;
+        i++;
+    }
+    if (i == n || !(is_ipv4(s + host, i - host) || is_name(s + host, i - host)))
+        return 0;
+    Py_ssize_t port = ++i;
+    unsigned long value = 0;
+    while (i < n && is_digit(s[i]) && i - port < 6)
+        value = value * 10 + (unsigned long)(s[i++] - '0');
+    if (i == port || i - port > 5 || s[port] == '0' || value > 65535)
+        return 0;
+    if (i == n)
+        return 1;
+    if (s[i] != '/' || i + 1 == n || !(classes[s[n - 1]] & PATH_END))
+        return 0;
+    for (i++; i < n; i++)
+        if (!(classes[s[i]] & PATH))
+            return 0;
+    return 1;
+}
+
+/* PATTERNS['Worker.system_url']: [Hh][Tt][Tt][Pp][Ss]?:// then a host that does not start with
+   / ? # or :, and no control character, space or DEL anywhere after the scheme. */
+static int is_system_url(PyObject *u)
+{
+    int kind = PyUnicode_KIND(u);
+    const void *data = PyUnicode_DATA(u);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(u), i;
+    static const char http[] = "http";
+    if (n < 8)
+        return 0;
+    for (i = 0; i < 4; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c != (Py_UCS4)http[i] && c != (Py_UCS4)(http[i] - 32))
+            return 0;
+    }
+    Py_UCS4 c = PyUnicode_READ(kind, data, 4);
+    if (c == 's' || c == 'S')
+        i = 5;
+    if (i + 3 >= n || PyUnicode_READ(kind, data, i) != ':' ||
+        PyUnicode_READ(kind, data, i + 1) != '/' || PyUnicode_READ(kind, data, i + 2) != '/')
+        return 0;
+    i += 3;
+    c = PyUnicode_READ(kind, data, i);
+    if (c == '/' || c == '?' || c == '#' || c == ':')
+        return 0;
+    for (; i < n; i++) {
+        c = PyUnicode_READ(kind, data, i);
+        if (c <= 0x20 || c == 0x7f)
+            return 0;
+    }
+    return 1;
+}
+
+/* request_plane_url == "dyn://" + ns + "." + comp + "." + ep, for ASCII strings; -1: unsure. */
+static int plane_matches(PyObject *rpu, PyObject *ns, PyObject *comp, PyObject *ep)
+{
+    if (!PyUnicode_IS_COMPACT_ASCII(rpu) || !PyUnicode_IS_COMPACT_ASCII(ns) ||
+        !PyUnicode_IS_COMPACT_ASCII(comp) || !PyUnicode_IS_COMPACT_ASCII(ep))
+        return -1;
+    Py_ssize_t a = PyUnicode_GET_LENGTH(ns), b = PyUnicode_GET_LENGTH(comp),
+               c = PyUnicode_GET_LENGTH(ep);
+    if (PyUnicode_GET_LENGTH(rpu) != 8 + a + b + c)
+        return 0;
+    const char *u = (const char *)PyUnicode_DATA(rpu);
+    return memcmp(u, "dyn://", 6) == 0 && memcmp(u + 6, PyUnicode_DATA(ns), a) == 0 &&
+           u[6 + a] == '.' && memcmp(u + 7 + a, PyUnicode_DATA(comp), b) == 0 &&
+           u[7 + a + b] == '.' && memcmp(u + 8 + a + b, PyUnicode_DATA(ep), c) == 0;
+}
+
+/* Compare two strings as Python does (code point order): -1, 0, 1, or -2 on an error. ASCII
+   strings compare byte by byte, with no call. */
+static inline int compare(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 0;
+    if (PyUnicode_IS_COMPACT_ASCII(a) && PyUnicode_IS_COMPACT_ASCII(b)) {
+        Py_ssize_t m = PyUnicode_GET_LENGTH(a), n = PyUnicode_GET_LENGTH(b);
+        int c = memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)(m < n ? m : n));
+        if (c)
+            return c < 0 ? -1 : 1;
+        return m < n ? -1 : m > n;
+    }
+    int c = PyUnicode_Compare(a, b);
+    if (c == -1 && PyErr_Occurred())
+        return -2;
+    return c;
+}
+
+/* ns.startswith(scope): 1, 0, or -1 on an error. */
+static inline int starts_with(PyObject *ns, PyObject *scope)
+{
+    if (PyUnicode_IS_COMPACT_ASCII(ns) && PyUnicode_IS_COMPACT_ASCII(scope)) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(scope);
+        return PyUnicode_GET_LENGTH(ns) >= n && memcmp(PyUnicode_DATA(ns), PyUnicode_DATA(scope),
+                                                      (size_t)n) == 0;
+    }
+    return (int)PyUnicode_Tailmatch(ns, scope, 0, PY_SSIZE_T_MAX, -1);
+}
+
+/* A set of ASCII strings (the admin URLs), open addressing: add() is 1 when new, 0 when the
+   string is there already. Cheaper than a PySet, which would hash with SipHash. */
+typedef struct {
+    PyObject **slots;
+    size_t mask;
+} StringSet;
+
+static int set_init(StringSet *set, Py_ssize_t n)
+{
+    size_t size = 16;
+    while (size < 2 * (size_t)n)
+        size <<= 1;
+    set->slots = PyMem_Calloc(size, sizeof(PyObject *));
+    set->mask = size - 1;
+    return set->slots == NULL ? -1 : 0;
+}
+
+static inline uint64_t hash_bytes(const unsigned char *p, Py_ssize_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t word;
+        memcpy(&word, p + i, 8);
+        h = (h ^ word) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 29;
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, p + i, (size_t)(n - i));
+    h = (h ^ tail) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 32);
+}
+
+static inline int set_add(StringSet *set, PyObject *u)
+{
+    const unsigned char *p = PyUnicode_DATA(u);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(u);
+    size_t i = (size_t)hash_bytes(p, n) & set->mask;
+    while (set->slots[i] != NULL) {
+        PyObject *other = set->slots[i];
+        if (PyUnicode_GET_LENGTH(other) == n && memcmp(PyUnicode_DATA(other), p, (size_t)n) == 0)
+            return 0;
+        i = (i + 1) & set->mask;
+    }
+    set->slots[i] = u;
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* columns_hold(workers, scope): validate._columns_hold, or None when unsure */
+
+#define UNSURE goto unsure
+
+static PyObject *columns_hold(PyObject *self, PyObject *args)
+{
+    PyObject *workers, *scope;
+    if (!PyArg_ParseTuple(args, "O!U", &PyTuple_Type, &workers, &scope))
+        return NULL;
+    if (worker_type == NULL)
+        Py_RETURN_NONE;
+    Py_ssize_t n = PyTuple_GET_SIZE(workers);
+    long long strings = 4 + 13 * (long long)n;
+    StringSet admins = {NULL, 0};
+    PyObject *prev_ns = NULL, *prev_comp = NULL, *prev_ep = NULL;
+    unsigned long long prev_iid = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *w = PyTuple_GET_ITEM(workers, k);
+        if (Py_TYPE(w) != worker_type)
+            UNSURE;
+        PyObject *f[N_FIELDS];
+        for (int j = 0; j < N_FIELDS; j++)
+            if ((f[j] = field(w, worker_offset[j])) == NULL)
+                UNSURE;
+        PyObject *ns = f[NS], *comp = f[COMP], *ep = f[EP];
+        if (!PyUnicode_CheckExact(ns) || !PyUnicode_CheckExact(comp) ||
+            !PyUnicode_CheckExact(ep) || !PyUnicode_CheckExact(f[RPU]) ||
+            !PyLong_CheckExact(f[IID]))
+            UNSURE;
+        /* the u64 bound (msgspec checked >= 0) */
+        unsigned long long iid = PyLong_AsUnsignedLongLong(f[IID]);
+        if (iid == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            UNSURE;
+        }
+        /* LIST-1, LIST-2: identities strictly increasing */
+        int same_ns = 0;
+        if (k) {
+            int c = compare(prev_ns, ns);
+            same_ns = c == 0;
+            if (c == 0)
+                c = compare(prev_comp, comp);
+            if (c == 0)
+                c = compare(prev_ep, ep);
+            if (c == -2)
+                goto error;
+            if (c > 0 || (c == 0 && prev_iid >= iid))
+                UNSURE;
+        }
+        prev_ns = ns, prev_comp = comp, prev_ep = ep, prev_iid = iid;
+        /* WORKER-3: a transport key */
+        PyObject *t = f[TRANSPORT];
+        if (Py_TYPE(t) != transport_type)
+            UNSURE;
+        int keys = 0;
+        for (int j = 0; j < N_TRANSPORT; j++) {
+            PyObject *v = field(t, transport_offset[j]);
+            if (v == NULL)
+                UNSURE;
+            keys += v != Py_None;
+        }
+        if (!keys)
+            UNSURE;
+        /* LIST-3 and LIST-5 */
+        if (plane_matches(f[RPU], ns, comp, ep) != 1)
+            UNSURE;
+        if (!same_ns) { /* the previous worker's namespace is in scope */
+            int in_scope = starts_with(ns, scope);
+            if (in_scope == -1)
+                goto error;
+            if (!in_scope)
+                UNSURE;
+        }
+        /* LIST-4: routes strictly increasing */
+        PyObject *routes = f[ROUTES];
+        if (!PyTuple_CheckExact(routes))
+            UNSURE;
+        Py_ssize_t r = PyTuple_GET_SIZE(routes);
+        strings += r;
+        for (Py_ssize_t j = 0; j < r; j++)
+            if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(routes, j)))
+                UNSURE;
+        for (Py_ssize_t j = 1; j < r; j++) {
+            int c = compare(PyTuple_GET_ITEM(routes, j - 1), PyTuple_GET_ITEM(routes, j));
+            if (c == -2)
+                goto error;
+            if (c >= 0)
+                UNSURE;
+        }
+        PyObject *system = f[SYSTEM], *admin = f[ADMIN], *size = f[SIZE], *error = f[ERROR];
+        /* WORKER-11: an error worker has no routes, URLs or world_size */
+        if (error != Py_None) {
+            if (r || system != Py_None || admin != Py_None || size != Py_None)
+                UNSURE;
+            strings += 2;
+        }
+        if (size != Py_None)
+            strings += 1;
+        if (f[MODEL] != Py_None)
+            strings += 2;
+        if (system != Py_None) {
+            if (!PyUnicode_CheckExact(system) || !is_system_url(system))
+                UNSURE;
+            strings += 2;
+        }
+        if (admin != Py_None) {
+            /* WORKER-10 (with world_size), WORKER-8 in LIST-6's form, LIST-6 below */
+            if (size == Py_None || !PyUnicode_CheckExact(admin) ||
+                !PyUnicode_IS_COMPACT_ASCII(admin) ||
+                !is_canonical_admin((const unsigned char *)PyUnicode_DATA(admin),
+                                    PyUnicode_GET_LENGTH(admin)))
+                UNSURE;
+            if (admins.slots == NULL && set_init(&admins, n) < 0) {
+                PyErr_NoMemory();
+                goto error;
+            }
+            if (!set_add(&admins, admin))
+                UNSURE;
+            strings += 2;
+        }
+    }
+    PyMem_Free(admins.slots);
+    return PyLong_FromLongLong(strings);
+unsure:
+    PyMem_Free(admins.slots);
+    Py_RETURN_NONE;
+error:
+    PyMem_Free(admins.slots);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* quotes(raw): raw.count(b'"'), eight bytes at a time */
+
+static PyObject *quotes(PyObject *self, PyObject *raw)
+{
+    if (!PyBytes_Check(raw)) {
+        PyErr_SetString(PyExc_TypeError, "quotes() takes bytes");
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
+    Py_ssize_t n = PyBytes_GET_SIZE(raw), i = 0, count = 0;
+#if defined(__SSE2__)
+    /* 16 bytes a step: each match adds one (0 - -1) to its byte lane; the lanes are summed
+       before any can reach 256 */
+    const __m128i quote = _mm_set1_epi8('"'), zero = _mm_setzero_si128();
+    while (i + 16 <= n) {
+        __m128i lanes = zero;
+        for (int step = 0; step < 255 && i + 16 <= n; step++, i += 16) {
+            __m128i bytes = _mm_loadu_si128((const __m128i *)(p + i));
+            lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(bytes, quote));
+        }
+        __m128i sums = _mm_sad_epu8(lanes, zero);
+        count += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
+    }
+#else
+    /* 8 bytes a step: a zero byte where a quote was, found without carries between bytes */
+    const uint64_t quote = 0x2222222222222222ULL, low = 0x7f7f7f7f7f7f7f7fULL,
+                   high = 0x8080808080808080ULL, ones = 0x0101010101010101ULL;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t word;
+        memcpy(&word, p + i, 8);
+        uint64_t x = word ^ quote;
+        uint64_t zeros = ~(((x & low) + low) | x) & high;
+        count += (Py_ssize_t)(((zeros >> 7) * ones) >> 56);
+    }
+#endif
+    for (; i < n; i++)
+        count += p[i] == '"';
+    return PyLong_FromSsize_t(count);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(Worker, worker_fields, Transport, transport_fields): the models' slots, read off "
+     "their member descriptors (in validate._WORKER_COLUMNS' order, then tcp, nats_tcp, http)."},
+    {"columns_hold", columns_hold, METH_VARARGS,
+     "columns_hold(workers, scope) -> int | None: validate._columns_hold's count when every rule "
+     "certainly holds, else None (validate.py then asks its Python rules)."},
+    {"quotes", quotes, METH_O, "quotes(raw) -> int: raw.count(b'\"')."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "prime_rl_dynamo._speedups",
+    "The fast path's column rules in C (an optional accelerator of prime_rl_dynamo.validate).",
+    -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    fill_classes();
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "ABI", SPEEDUPS_ABI) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,244 @@
+"""The C accelerator of the fast path (prime_rl_dynamo/_speedups.c) against the Python rules it
+stands in for: where it answers, it answers what ``validate._columns_hold`` does; where it may not
+be sure, it answers None and the Python rules decide. Its URL matchers are held to the regular
+expressions they spell, character class by character class."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from prime_rl_dynamo import validate
+from prime_rl_dynamo.validate import (
+    _CANONICAL_ADMIN_ONE,
+    _DECODER,
+    _SYSTEM_URL,
+    _columns_hold,
+    _fast,
+    check_body,
+)
+from tests.test_validate_fastpath import mutated_bodies, valid_bodies
+from tools.bench.validation import make_body
+
+C = validate._C_COLUMNS_HOLD
+needs_c = pytest.mark.skipif(C is None, reason="the C accelerator is not built here")
+
+
+def test_the_install_builds_the_accelerator() -> None:
+    # make setup compiles it (hatch_build.py); a silent fall back to pure Python would only show
+    # as a slower benchmark, so a checkout without it fails here unless asked to be pure.
+    if os.environ.get("PRIME_RL_DYNAMO_PURE_PYTHON"):
+        assert not validate.ACCELERATED
+    else:
+        assert validate.ACCELERATED, "prime_rl_dynamo/_speedups.c was not compiled: make setup"
+
+
+def test_pure_python_is_one_variable_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PRIME_RL_DYNAMO_PURE_PYTHON", "1")
+    columns, quotes = validate._accelerator()
+    assert columns is None
+    assert quotes(b'"a" "b"') == 4
+
+
+def _python(workers: tuple[Any, ...], scope: str) -> int | None:
+    return _columns_hold(workers, scope)
+
+
+def _both(raw: bytes) -> tuple[int | None, int | None] | None:
+    try:
+        snapshot = _DECODER.decode(raw)
+    except Exception:
+        return None
+    assert C is not None
+    return C(snapshot.workers, snapshot.namespace), _python(snapshot.workers, snapshot.namespace)
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(valid_bodies(unknown_fields=False), mutated_bodies()))
+def test_the_accelerator_answers_what_the_python_rules_answer_or_none(doc: Any) -> None:
+    pair = _both(json.dumps(doc).encode())
+    if pair is None:
+        return
+    c, python = pair
+    assert c is None or c == python, (c, python)
+    if python is None:
+        assert c is None
+
+
+@needs_c
+@pytest.mark.parametrize("workers", [1, 2, 64, 1024])
+def test_dynamo_shaped_listings_are_decided_in_c(workers: int) -> None:
+    # Canonical admin URLs, one namespace, ASCII names: what Dynamo writes, and what must not
+    # need the Python rules (that is the accelerator's point).
+    raw = make_body(workers)
+    c, python = _both(raw) or (None, None)
+    assert c is not None and c == python
+    assert _fast(raw) is not None
+
+
+def _worker(i: int, **changes: Any) -> dict[str, Any]:
+    w: dict[str, Any] = {
+        "namespace": "dynamo",
+        "component": "backend",
+        "endpoint": "rl",
+        "instance_id": 10 + i,
+        "transport": {"tcp": f"10.0.0.{i}:4000"},
+        "request_plane_url": "dyn://dynamo.backend.rl",
+        "routes": ["pause_generation", "resume_generation"],
+        "admin_base_url": f"http://10.1.0.{i}:9000/engine/{i}",
+        "world_size": 2,
+    }
+    w.update(changes)
+    return {k: v for k, v in w.items() if v is not None}
+
+
+def _body(*workers: dict[str, Any], scope: str = "dynamo") -> bytes:
+    return json.dumps(
+        {"protocol_version": 1, "namespace": scope, "workers": list(workers)}
+    ).encode()
+
+
+#: One rule broken each: the accelerator must not answer, and the Python rules refuse.
+BROKEN: dict[str, bytes] = {
+    "identities equal": _body(_worker(0), _worker(1, instance_id=10)),
+    "instance_ids decreasing": _body(_worker(0, instance_id=11), _worker(1, instance_id=10)),
+    "components decreasing": _body(
+        _worker(0, component="z", request_plane_url="dyn://dynamo.z.rl"), _worker(1)
+    ),
+    "namespaces decreasing": _body(
+        _worker(0, namespace="dynamo2", request_plane_url="dyn://dynamo2.backend.rl"), _worker(1)
+    ),
+    "beyond u64": _body(_worker(0, instance_id=2**64)),
+    "request_plane_url": _body(_worker(0, request_plane_url="dyn://dynamo.backend.rl2")),
+    "request_plane_url, first separator": _body(
+        _worker(0, request_plane_url="dyn://dynamo:backend.rl")
+    ),
+    "request_plane_url, second separator": _body(
+        _worker(0, request_plane_url="dyn://dynamo.backend:rl")
+    ),
+    "request_plane_url one short": _body(_worker(0, request_plane_url="dyn://dynamo.backend.r")),
+    "out of scope": _body(_worker(0), scope="dynamo-other"),
+    "routes unsorted": _body(_worker(0, routes=["b", "a"])),
+    "routes repeated": _body(_worker(0, routes=["a", "a"])),
+    "error worker with routes": _body(
+        _worker(0, error="boom", admin_base_url=None, world_size=None)
+    ),
+    "error worker with world_size": _body(_worker(0, error="boom", routes=[], admin_base_url=None)),
+    "error worker with admin": _body(_worker(0, error="boom", routes=[], world_size=None)),
+    "admin without world_size": _body(_worker(0, world_size=None)),
+    "admin repeated": _body(_worker(0), _worker(1, admin_base_url="http://10.1.0.0:9000/engine/0")),
+    "system_url": _body(_worker(0, system_url="ftp://x")),
+    "empty transport": _body(_worker(0, transport={})),
+}
+
+#: Valid, but a shape the accelerator leaves to the Python rules (they accept it).
+PYTHON_ONLY: dict[str, bytes] = {
+    "admin scheme in upper case": _body(_worker(0, admin_base_url="HTTP://10.1.0.0:9000/e")),
+    "admin without a port": _body(_worker(0, admin_base_url="http://10.1.0.0/e")),
+    "admin with a trailing slash": _body(_worker(0, admin_base_url="http://a:9/e/")),
+    "admin with a non-ASCII path": _body(_worker(0, admin_base_url="http://a:9/é")),
+    "non-ASCII identity": _body(
+        _worker(0, endpoint="é", request_plane_url="dyn://dynamo.backend.é")
+    ),
+}
+
+
+@needs_c
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_broken_rule_is_never_answered_in_c(name: str) -> None:
+    pair = _both(BROKEN[name])
+    assert pair == (None, None), "the body must decode and the Python rules refuse it"
+    assert check_body(BROKEN[name]) != []
+
+
+@needs_c
+@pytest.mark.parametrize("name", sorted(PYTHON_ONLY))
+def test_a_shape_the_accelerator_leaves_is_judged_in_python(name: str) -> None:
+    c, python = _both(PYTHON_ONLY[name]) or (0, None)
+    assert c is None and python is not None
+    assert _fast(PYTHON_ONLY[name]) is not None and check_body(PYTHON_ONLY[name]) == []
+
+
+@needs_c
+def test_a_valid_body_of_each_kind_is_answered_in_c() -> None:
+    # The counterpart of the table above: the same template, valid, is the accelerator's.
+    for raw in (
+        _body(_worker(0), _worker(1)),
+        _body(_worker(0, error="boom", routes=[], admin_base_url=None, world_size=None)),
+        _body(_worker(0, system_url="HTTPS://h:1/x?y#z", model="m")),
+        _body(_worker(0, namespace="dynamo-a", request_plane_url="dyn://dynamo-a.backend.rl")),
+        _body(_worker(0, admin_base_url="https://a-1.b_2.example:65535/p/q")),
+    ):
+        c, python = _both(raw) or (None, None)
+        assert c is not None and c == python
+        assert check_body(raw) == []
+
+
+URL_TOKENS = ["http", "https", "HTTP", "Https", "://", "xn--", "a", "z", "Z", "0", "1", "9",
+              "25", "255", "256", "300", "65535", "65536", "99999", "00", ".", ":", "/", "-",
+              "_", "%", "#", "?", "@", " ", "\x7f", "\t", "é", "~", '"', "!"]  # fmt: skip
+url_texts = st.lists(st.sampled_from(URL_TOKENS), max_size=14).map("".join)
+canonical = st.from_regex(validate._CANONICAL_ADMIN, fullmatch=True).filter(lambda u: "\n" not in u)
+
+
+def _admin_decided(url: str) -> bool:
+    pair = _both(_body(_worker(0, admin_base_url=url)))
+    assert pair is not None
+    return pair[0] is not None
+
+
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(url_texts, canonical, url_texts.map(lambda t: "http://" + t)))
+@example("http://10.1.0.0:9000/engine/0")
+@example("http://01.1.0.0:9000")
+@example("http://1.2.3:9")
+@example("http://10.1.0.255:9")
+@example("http://10.1.0.256:9")
+@example("http://10.1.300.1:9")
+@example("http://a.:9")
+@example("http://xn--a:9")
+@example("http://a.xn--b.c:9")
+@example("http://123:9")
+@example("http://a:09")
+@example("http://a:65536")
+@example("http://a:9/")
+@example("http://a:9/%41")
+def test_the_admin_matcher_is_the_canonical_pattern(url: str) -> None:
+    assert _admin_decided(url) == (_CANONICAL_ADMIN_ONE(url) is not None), url
+
+
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(url_texts, url_texts.map(lambda t: "http://" + t)))
+@example("HtTpS://h")
+@example("http://:9")
+@example("http:///x")
+@example("http://h\x85")
+@example("http://h/ x")
+@example("https:/h")
+def test_the_system_url_matcher_is_the_schemas_pattern(url: str) -> None:
+    pair = _both(_body(_worker(0, system_url=url)))
+    assert pair is not None
+    assert (pair[0] is not None) == (_SYSTEM_URL(url) is not None), url
+
+
+@needs_c
+@given(st.binary(max_size=300), st.integers(0, 40))
+def test_quotes_counts_what_bytes_count_counts(data: bytes, quotes: int) -> None:
+    raw = data + b'"' * quotes + data[::-1]
+    assert validate._quotes(raw) == raw.count(b'"')
+
+
+@needs_c
+@pytest.mark.parametrize("size", [4079, 4080, 4081, 65536 + 3])
+def test_quotes_counts_long_runs_of_quotes(size: int) -> None:
+    # 16 bytes a step, summed every 255 steps (4,080 bytes): runs that fill every lane.
+    for raw in (b'"' * size, b'a"' * (size // 2), make_body(64)[:size]):
+        assert validate._quotes(raw) == raw.count(b'"')
