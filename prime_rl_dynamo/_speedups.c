@@ -29,9 +29,12 @@
 enum { NS, COMP, EP, IID, TRANSPORT, RPU, ROUTES, SYSTEM, ADMIN, MODEL, SIZE, ERROR, N_FIELDS };
 #define N_TRANSPORT 3
 
-static PyTypeObject *worker_type = NULL;
+/* The models a worker may be decoded into (validate.Worker, and validate._TypedWorker: the same
+   fields with their JSON types alone), where each keeps its fields, and the transport's model. */
+#define N_MODELS 2
+static PyTypeObject *worker_types[N_MODELS];
+static Py_ssize_t worker_offsets[N_MODELS][N_FIELDS];
 static PyTypeObject *transport_type = NULL;
-static Py_ssize_t worker_offset[N_FIELDS];
 static Py_ssize_t transport_offset[N_TRANSPORT];
 
 /* ---------------------------------------------------------------------------------------- */
@@ -65,19 +68,37 @@ static int read_offsets(PyTypeObject *type, PyObject *descriptors, Py_ssize_t *o
 
 static PyObject *configure(PyObject *self, PyObject *args)
 {
-    PyObject *worker, *worker_fields, *transport, *transport_fields;
-    if (!PyArg_ParseTuple(args, "O!OO!O", &PyType_Type, &worker, &worker_fields, &PyType_Type,
-                          &transport, &transport_fields))
+    PyObject *transport, *transport_fields, *models;
+    if (!PyArg_ParseTuple(args, "O!OO!", &PyType_Type, &transport, &transport_fields,
+                          &PyTuple_Type, &models))
         return NULL;
-    Py_ssize_t w[N_FIELDS], t[N_TRANSPORT];
-    if (read_offsets((PyTypeObject *)worker, worker_fields, w, N_FIELDS) < 0 ||
-        read_offsets((PyTypeObject *)transport, transport_fields, t, N_TRANSPORT) < 0)
+    Py_ssize_t n = PyTuple_GET_SIZE(models);
+    if (n < 1 || n > N_MODELS) {
+        PyErr_Format(PyExc_TypeError, "expected 1 to %d (model, fields) pairs", N_MODELS);
         return NULL;
-    memcpy(worker_offset, w, sizeof w);
+    }
+    PyTypeObject *types[N_MODELS] = {NULL};
+    Py_ssize_t offsets[N_MODELS][N_FIELDS], t[N_TRANSPORT];
+    if (read_offsets((PyTypeObject *)transport, transport_fields, t, N_TRANSPORT) < 0)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(models, i), *model;
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !PyType_Check(model = PyTuple_GET_ITEM(pair, 0))) {
+            PyErr_SetString(PyExc_TypeError, "expected (model, fields) pairs");
+            return NULL;
+        }
+        if (read_offsets((PyTypeObject *)model, PyTuple_GET_ITEM(pair, 1), offsets[i], N_FIELDS) < 0)
+            return NULL;
+        types[i] = (PyTypeObject *)model;
+    }
+    for (int i = 0; i < N_MODELS; i++) {
+        Py_XINCREF(types[i]);
+        Py_XSETREF(worker_types[i], types[i]);
+    }
+    memcpy(worker_offsets, offsets, sizeof offsets);
     memcpy(transport_offset, t, sizeof t);
-    Py_INCREF(worker);
     Py_INCREF(transport);
-    Py_XSETREF(worker_type, (PyTypeObject *)worker);
     Py_XSETREF(transport_type, (PyTypeObject *)transport);
     Py_RETURN_NONE;
 }
@@ -323,27 +344,35 @@ static PyObject *columns_hold(PyObject *self, PyObject *args)
     PyObject *workers, *scope;
     if (!PyArg_ParseTuple(args, "O!U", &PyTuple_Type, &workers, &scope))
         return NULL;
-    if (worker_type == NULL)
-        Py_RETURN_NONE;
     Py_ssize_t n = PyTuple_GET_SIZE(workers);
+    if (n == 0)
+        return PyLong_FromLong(4); /* the top level's 3 names and the namespace */
+    /* every worker of one model (a body is decoded into one) */
+    const Py_ssize_t *offset = NULL;
+    PyTypeObject *model = Py_TYPE(PyTuple_GET_ITEM(workers, 0));
+    for (int i = 0; i < N_MODELS; i++)
+        if (worker_types[i] != NULL && model == worker_types[i])
+            offset = worker_offsets[i];
+    if (offset == NULL)
+        Py_RETURN_NONE;
     long long strings = 4 + 13 * (long long)n;
     StringSet admins = {NULL, 0};
     PyObject *prev_ns = NULL, *prev_comp = NULL, *prev_ep = NULL;
     unsigned long long prev_iid = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *w = PyTuple_GET_ITEM(workers, k);
-        if (Py_TYPE(w) != worker_type)
+        if (Py_TYPE(w) != model)
             UNSURE;
         PyObject *f[N_FIELDS];
         for (int j = 0; j < N_FIELDS; j++)
-            if ((f[j] = field(w, worker_offset[j])) == NULL)
+            if ((f[j] = field(w, offset[j])) == NULL)
                 UNSURE;
         PyObject *ns = f[NS], *comp = f[COMP], *ep = f[EP];
         if (!PyUnicode_CheckExact(ns) || !PyUnicode_CheckExact(comp) ||
             !PyUnicode_CheckExact(ep) || !PyUnicode_CheckExact(f[RPU]) ||
             !PyLong_CheckExact(f[IID]))
             UNSURE;
-        /* the u64 bound (msgspec checked >= 0) */
+        /* 0 <= instance_id <= 2**64 - 1 (the Worker model has checked the lower bound) */
         unsigned long long iid = PyLong_AsUnsignedLongLong(f[IID]);
         if (iid == (unsigned long long)-1 && PyErr_Occurred()) {
             PyErr_Clear();
@@ -490,11 +519,14 @@ static PyObject *quotes(PyObject *self, PyObject *raw)
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(Worker, worker_fields, Transport, transport_fields): the models' slots, read off "
-     "their member descriptors (in validate._WORKER_COLUMNS' order, then tcp, nats_tcp, http)."},
+     "configure(Transport, transport_fields, ((model, fields), ...)): where the models keep their "
+     "fields, read off their member descriptors (tcp, nats_tcp, http; a worker model's in "
+     "validate._WORKER_COLUMNS' order)."},
     {"columns_hold", columns_hold, METH_VARARGS,
-     "columns_hold(workers, scope) -> int | None: validate._columns_hold's count when every rule "
-     "certainly holds, else None (validate.py then asks its Python rules)."},
+     "columns_hold(workers, scope) -> int | None: validate._columns_hold's count when every column "
+     "rule certainly holds, else None (validate.py then asks its Python rules). Workers of a model "
+     "with JSON types alone are judged by the same rules, and the instance_id's bounds; their "
+     "other values' constraints are the caller's."},
     {"quotes", quotes, METH_O, "quotes(raw) -> int: raw.count(b'\"')."},
     {NULL, NULL, 0, NULL},
 };

@@ -2,12 +2,12 @@
 
 from typing import Any
 
-from prime_rl_dynamo._models import Worker
-
 ABI: int
 
 def configure(
-    worker: type, worker_fields: tuple[Any, ...], transport: type, transport_fields: tuple[Any, ...]
+    transport: type,
+    transport_fields: tuple[Any, ...],
+    models: tuple[tuple[type, tuple[Any, ...]], ...],
 ) -> None: ...
-def columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None: ...
+def columns_hold(workers: tuple[Any, ...], scope: str) -> int | None: ...
 def quotes(raw: bytes) -> int: ...

@@ -161,16 +161,15 @@ def _accelerator() -> tuple[Callable[[tuple[Worker, ...], str], int | None] | No
     if os.environ.get("PRIME_RL_DYNAMO_PURE_PYTHON"):
         return pure
     try:
-        from prime_rl_dynamo import _speedups
+        import prime_rl_dynamo._speedups as _speedups
     except ImportError:
         return pure
     if getattr(_speedups, "ABI", None) != _SPEEDUPS_ABI:
         return pure
     _speedups.configure(
-        Worker,
-        tuple(Worker.__dict__[name] for name in _WORKER_COLUMNS),
         Transport,
         tuple(Transport.__dict__[name] for name in ("tcp", "nats_tcp", "http")),
+        ((Worker, tuple(Worker.__dict__[name] for name in _WORKER_COLUMNS)),),
     )
     return _speedups.columns_hold, _speedups.quotes
 

@@ -16,6 +16,7 @@ import json
 import random
 import sys
 import time
+import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "make_body",
     "measure",
     "measure_hostile",
+    "pure_python_validator",
     "pydantic_parser",
 ]
 
@@ -45,6 +47,9 @@ CRITERIA: dict[str, Any] = {
 
 MODEL = "Qwen/Qwen3-0.6B"
 VALIDATOR = "validate_body"
+#: validate_body of a twin of prime_rl_dynamo.validate without the C accelerator: what an install
+#: without a C compiler runs (the same verdicts).
+PURE_PYTHON = "validate_body (pure Python)"
 YARDSTICK = "json.loads"
 ORJSON = "orjson.loads"
 #: The pydantic parser's name in reports (a key of every stored report, so it stays as written).
@@ -336,6 +341,37 @@ def _pydantic_json_parser() -> Callable[[bytes], list[Any]]:
     return parse
 
 
+def pure_python_validator() -> Callable[[bytes], Any] | None:
+    """``validate_body`` of a second copy of prime_rl_dynamo.validate, loaded with
+    PRIME_RL_DYNAMO_PURE_PYTHON set (the Python rules alone); None when this process has no
+    accelerator (then ``validate_body`` is that already)."""
+    import importlib.util
+    import os
+
+    from prime_rl_dynamo import validate
+
+    if not validate.ACCELERATED:
+        return None
+    name = "prime_rl_dynamo._validate_pure_python"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, validate.__file__)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses read their module's globals
+        before = os.environ.get("PRIME_RL_DYNAMO_PURE_PYTHON")
+        os.environ["PRIME_RL_DYNAMO_PURE_PYTHON"] = "1"
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            if before is None:
+                del os.environ["PRIME_RL_DYNAMO_PURE_PYTHON"]
+            else:
+                os.environ["PRIME_RL_DYNAMO_PURE_PYTHON"] = before
+    twin = sys.modules[name]
+    assert not twin.ACCELERATED
+    return typing.cast(Callable[[bytes], Any], twin.validate_body)
+
+
 def contenders(body: bytes, *, with_jsonschema: bool = False) -> dict[str, Callable[[], object]]:
     """Zero-argument callables over ``body``, each checked once to do the full job."""
     from prime_rl_dynamo.validate import check_body, validate_body
@@ -345,6 +381,10 @@ def contenders(body: bytes, *, with_jsonschema: bool = False) -> dict[str, Calla
         YARDSTICK: lambda: json.loads(body),
         VALIDATOR: lambda: validate_body(body),
     }
+    pure = pure_python_validator()
+    if pure is not None:
+        found[PURE_PYTHON] = lambda: pure(body)
+        assert pure(body) == validate_body(body)
     try:
         import orjson
 
