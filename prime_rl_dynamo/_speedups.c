@@ -24,7 +24,7 @@
 #endif
 
 /* validate.py uses this module only when it says the ABI validate.py was written against. */
-#define SPEEDUPS_ABI 1
+#define SPEEDUPS_ABI 2
 
 enum { NS, COMP, EP, IID, TRANSPORT, RPU, ROUTES, SYSTEM, ADMIN, MODEL, SIZE, ERROR, N_FIELDS };
 #define N_TRANSPORT 3

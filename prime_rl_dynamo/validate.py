@@ -151,37 +151,6 @@ if request_plane_url("n", "c", "e") != "dyn://n.c.e":  # _entries_hold spells it
     raise ImportError("validate.py's request_plane_url form disagrees with wire.py")
 
 
-def _accelerator() -> tuple[Callable[[tuple[Worker, ...], str], int | None] | None,
-                            Callable[[bytes], int]]:  # fmt: skip
-    """The C accelerator's ``columns_hold`` and ``quotes`` (prime_rl_dynamo/_speedups.c), told
-    where the models keep their fields; else None and ``bytes.count``. Absent when no compiler
-    built it, when it was built from another revision of the file (its ABI), or when
-    PRIME_RL_DYNAMO_PURE_PYTHON is set: the verdicts are the same either way."""
-    pure: tuple[None, Callable[[bytes], int]] = (None, operator.methodcaller("count", b'"'))
-    if os.environ.get("PRIME_RL_DYNAMO_PURE_PYTHON"):
-        return pure
-    try:
-        import prime_rl_dynamo._speedups as _speedups
-    except ImportError:
-        return pure
-    if getattr(_speedups, "ABI", None) != _SPEEDUPS_ABI:
-        return pure
-    _speedups.configure(
-        Transport,
-        tuple(Transport.__dict__[name] for name in ("tcp", "nats_tcp", "http")),
-        ((Worker, tuple(Worker.__dict__[name] for name in _WORKER_COLUMNS)),),
-    )
-    return _speedups.columns_hold, _speedups.quotes
-
-
-_SPEEDUPS_ABI = 1  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
-if tuple(f.name for f in msgspec.structs.fields(Transport)) != ("tcp", "nats_tcp", "http"):
-    raise ImportError("validate.py hands _speedups Transport's fields as tcp, nats_tcp, http")
-_C_COLUMNS_HOLD, _quotes = _accelerator()
-#: Whether the C accelerator judges the fast path's column rules in this process.
-ACCELERATED = _C_COLUMNS_HOLD is not None
-
-
 # --------------------------------------------------------------------------------------------
 # Public API
 
@@ -776,6 +745,37 @@ _TYPED = msgspec.json.Decoder(
 _KNOWN_GOOD = (Worker, _TypedWorker)
 
 
+def _accelerator(*models: Any) -> tuple[Callable[[tuple[Any, ...], str], int | None] | None,
+                                         Callable[[bytes], int]]:  # fmt: skip
+    """The C accelerator's ``columns_hold`` and ``quotes`` (prime_rl_dynamo/_speedups.c), told
+    where the models keep their fields; else None and ``bytes.count``. Absent when no compiler
+    built it, when it was built from another revision of the file (its ABI), or when
+    PRIME_RL_DYNAMO_PURE_PYTHON is set: the verdicts are the same either way."""
+    pure: tuple[None, Callable[[bytes], int]] = (None, operator.methodcaller("count", b'"'))
+    if os.environ.get("PRIME_RL_DYNAMO_PURE_PYTHON"):
+        return pure
+    try:
+        import prime_rl_dynamo._speedups as _speedups
+    except ImportError:
+        return pure
+    if getattr(_speedups, "ABI", None) != _SPEEDUPS_ABI:
+        return pure
+    _speedups.configure(
+        Transport,
+        tuple(Transport.__dict__[name] for name in ("tcp", "nats_tcp", "http")),
+        tuple((m, tuple(m.__dict__[name] for name in _WORKER_COLUMNS)) for m in models),
+    )
+    return _speedups.columns_hold, _speedups.quotes
+
+
+_SPEEDUPS_ABI = 2  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
+if tuple(f.name for f in msgspec.structs.fields(Transport)) != ("tcp", "nats_tcp", "http"):
+    raise ImportError("validate.py hands _speedups Transport's fields as tcp, nats_tcp, http")
+_C_COLUMNS_HOLD, _quotes = _accelerator(Worker, _TypedWorker)
+#: Whether the C accelerator judges the fast path's column rules in this process.
+ACCELERATED = _C_COLUMNS_HOLD is not None
+
+
 class _Check(typing.NamedTuple):
     """One assertion keyword of a subschema, on a value already of the subschema's JSON type."""
 
@@ -885,9 +885,76 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     n = len(workers)
     if not n:
         return None
+    scope = snapshot.namespace
     rows = list(map(_ROW, workers))
     columns = tuple(zip(*rows, strict=True))
+    # The C accelerator, when it is sure every rule but the models' value constraints holds
+    # (it judges the typed workers as it judges Worker's), leaves only those to look at.
+    certified = _C_COLUMNS_HOLD(workers, scope) if _C_COLUMNS_HOLD else None
+    judged = (
+        _typed_flags(raw, columns, scope)
+        if certified is None
+        else _certified_flags(raw, columns, certified)
+    )
+    if judged is None:
+        return None
+    flagged, canonical = judged
+    ns, comp, ep, iid, _, _, _, _, admin, _, _, _ = columns
+    suspects = (
+        sorted(set().union(*flagged.values()))
+        if len(flagged) != 1
+        else next(iter(flagged.values()))
+    )
+    labels = {i: f"{ns[i]}.{comp[i]}.{ep[i]}#{iid[i]}" for i in suspects}
+    try:
+        keyed, bad = _typed_violations(columns, flagged, labels, scope)
+    except _Fallback:
+        return None
+    if certified is not None:  # the listing-wide rules hold: the accelerator judged them
+        if len(keyed) > 1:
+            keyed.sort(key=_KEY)
+        return [v for _, v in keyed] or None
+    # The listing-wide rules over the typed workers' columns, when they may be broken.
+    identities = None
+    if n > 1:  # LIST-1, LIST-2 over the identities that can be read
+        keys = list(zip(ns, comp, ep, iid, strict=True))
+        named = set().union(
+            *(flagged.get(name, ()) for name in ("namespace", "component", "endpoint"))
+        )
+        if named:
+            identities = [(i, k) for i, k in enumerate(keys) if i not in named]
+            keys = [k for _, k in identities]
+        if all(map(_LT, keys, islice(keys, 1, None))):
+            identities = None
+        elif identities is None:
+            identities = list(enumerate(keys))
+    admins_n = n - admin.count(None)
+    admins = not canonical or len(set(admin)) - (admins_n != n) != admins_n  # LIST-6, WORKER-8
+    if identities is not None or admins:
+        keyed += [
+            (_entry_sort_key(v.pointer), v)
+            for v in _listing_wide(
+                _Listing(list(workers), [], bad, scope, labels=dict(labels)),
+                identities,
+                admin,
+                canonical,
+            )
+        ]
+    if len(keyed) > 1:
+        keyed.sort(key=_KEY)
+    return [v for _, v in keyed] or None
+
+
+_Flags = tuple[dict[str, list[int]], bool]
+
+
+def _typed_flags(raw: bytes, columns: Sequence[Sequence[Any]], scope: str) -> _Flags | None:
+    """Which (entry, member) pairs of the typed workers may break a rule, by member name ("" for
+    WORKER-10 and WORKER-11, "scope" for LIST-5), and whether every admin URL is in LIST-6's form;
+    None when the text holds a member the models do not (the other tier judges). Whole columns
+    are proved clean in C calls, the others looked at value by value."""
     ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = columns
+    n = len(ns)
     transports = list(map(_ROW, transport))
     if sum(map(_COUNT_NONE, transports)) != 2 * n or _NO_TRANSPORT in transports:
         return None  # not exactly one transport key each: the located path's other tier judges
@@ -896,19 +963,12 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     strings += n - size.count(None) + 2 * (n - model.count(None) + admins_n + systems_n)
     if _quotes(raw) != 2 * strings:
         return None  # an unknown or repeated member, or an escaped quote
-    sizes = [s for s in size if s is not None] if None in size else size
     low, high = min(iid), max(iid)
-    small, large = (min(sizes), max(sizes)) if sizes else (1, 1)
-    if low < -_MAX_PART or high > _MAX_PART or small < -_MAX_PART or large > _MAX_PART:
+    if low < -_MAX_PART or high > _MAX_PART:
         return None
-    # Which (entry, member) pairs may break a rule: whole columns proved clean in C calls, the
-    # others looked at value by value.
-    flagged: dict[str, list[int]] = {}
-    if "" in ns or "" in comp or "" in ep or "" in model or "" in error:
-        for name, column in (("namespace", ns), ("component", comp), ("endpoint", ep),
-                             ("model", model), ("error", error)):  # fmt: skip
-            if "" in column:
-                flagged[name] = [i for i, v in enumerate(column) if v == ""]
+    flagged = _value_flags(columns)
+    if flagged is None:
+        return None
     if low < 0 or high > U64_MAX:
         flagged["instance_id"] = [i for i, v in enumerate(iid) if v < 0 or v > U64_MAX]
     planes = [f"dyn://{a}.{b}.{c}" for a, b, c in zip(ns, comp, ep, strict=True)]
@@ -935,46 +995,52 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
                 for i, a in enumerate(admin)
                 if a is not None and (not _ADMIN_BASE_URL(a) or url_host_problem(a) is not None)
             ]
-    if small < 1 or large > 4294967295:
-        flagged["world_size"] = [
-            i for i, s in enumerate(size) if s is not None and not 1 <= s <= 4294967295
-        ]
     if not _kinds_hold(routes, system, admin, size, error):
         kinds = map(_kind_breaks, routes, system, admin, size, error)
         flagged[""] = [i for i, breaks in enumerate(kinds) if breaks]
-    scope = snapshot.namespace
     if ns.count(scope) != n and not all(name.startswith(scope) for name in set(ns)):
         flagged["scope"] = [i for i, name in enumerate(ns) if not name.startswith(scope)]
-    suspects = sorted(set().union(*flagged.values()))
-    labels = {i: f"{ns[i]}.{comp[i]}.{ep[i]}#{iid[i]}" for i in suspects}
-    try:
-        keyed, bad = _typed_violations(columns, flagged, labels, scope)
-    except _Fallback:
+    return flagged, canonical
+
+
+def _certified_flags(raw: bytes, columns: Sequence[Sequence[Any]], strings: int) -> _Flags | None:
+    """``_typed_flags`` of typed workers the C accelerator vouched for: the order, transports,
+    request-plane URLs, scope, routes increasing, kinds, URL patterns and admin URLs (each in
+    LIST-6's form, none twice) hold, and the instance_ids are u64, with ``strings`` JSON strings:
+    what is left are the value constraints of the models alone."""
+    if _quotes(raw) != 2 * strings:
+        return None  # an unknown or repeated member, or an escaped quote
+    flagged = _value_flags(columns)
+    if flagged is None:
         return None
-    # The listing-wide rules over the typed workers' columns, when they may be broken.
-    identities = None
-    if n > 1:  # LIST-1, LIST-2 over the identities that can be read
-        keys = list(zip(ns, comp, ep, iid, strict=True))
-        named = set().union(
-            *(flagged.get(name, ()) for name in ("namespace", "component", "endpoint"))
-        )
-        if named:
-            identities = [(i, k) for i, k in enumerate(keys) if i not in named]
-            keys = [k for _, k in identities]
-        if all(map(_LT, keys, islice(keys, 1, None))):
-            identities = None
-        elif identities is None:
-            identities = list(enumerate(keys))
-    admins = not canonical or len(set(admin)) - (admins_n != n) != admins_n  # LIST-6, WORKER-8
-    if identities is None and not admins:
-        found: list[Violation] = []
-    else:
-        found = _listing_wide(_Listing(list(workers), [], bad, scope, labels=dict(labels)),
-                              identities, admin, canonical)  # fmt: skip
-    keyed += [(_entry_sort_key(v.pointer), v) for v in found]
-    if len(keyed) > 1:
-        keyed.sort(key=_KEY)
-    return [v for _, v in keyed] or None
+    routes = columns[_COLUMN["routes"]]
+    distinct = (routes[0],) if routes.count(routes[0]) == len(routes) else set(routes)
+    empty = {r for r in distinct if r[:1] == ("",)}  # increasing: only the first can be ""
+    if empty:
+        flagged["routes"] = [i for i, r in enumerate(routes) if r in empty]
+    return flagged, True
+
+
+def _value_flags(columns: Sequence[Sequence[Any]]) -> dict[str, list[int]] | None:
+    """The entries whose names, model or error is empty, and whose world_size is out of range,
+    by member; None when a world_size is too large to render here (the exhaustive path does)."""
+    ns, comp, ep, _, _, _, _, _, _, model, size, error = columns
+    flagged: dict[str, list[int]] = {}
+    if "" in ns or "" in comp or "" in ep or "" in model or "" in error:
+        for name, column in (("namespace", ns), ("component", comp), ("endpoint", ep),
+                             ("model", model), ("error", error)):  # fmt: skip
+            if "" in column:
+                flagged[name] = [i for i, v in enumerate(column) if v == ""]
+    sizes = [s for s in size if s is not None] if None in size else size
+    if sizes:
+        small, large = min(sizes), max(sizes)
+        if small < -_MAX_PART or large > _MAX_PART:
+            return None
+        if small < 1 or large > 4294967295:
+            flagged["world_size"] = [
+                i for i, s in enumerate(size) if s is not None and not 1 <= s <= 4294967295
+            ]
+    return flagged
 
 
 _KEY = operator.itemgetter(0)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -18,11 +20,15 @@ from prime_rl_dynamo.validate import (
     _CANONICAL_ADMIN_ONE,
     _DECODER,
     _SYSTEM_URL,
+    _TYPED,
     _columns_hold,
+    _exhaustive_text,
     _fast,
+    _typed_located,
     check_body,
 )
 from tests.test_validate_fastpath import mutated_bodies, valid_bodies
+from tests.test_validate_located import typed_defective_bodies
 from tools.bench.validation import make_body
 
 C = validate._C_COLUMNS_HOLD
@@ -242,3 +248,65 @@ def test_quotes_counts_long_runs_of_quotes(size: int) -> None:
     # 16 bytes a step, summed every 255 steps (4,080 bytes): runs that fill every lane.
     for raw in (b'"' * size, b'a"' * (size // 2), make_body(64)[:size]):
         assert validate._quotes(raw) == raw.count(b'"')
+
+
+# --------------------------------------------------------------------------------------------
+# The typed tier: the accelerator judges the decoded _TypedWorkers as it judges Workers, and when
+# it vouches for them only the models' value constraints are left to look at in Python.
+
+
+@contextmanager
+def _without_accelerator() -> Iterator[None]:
+    saved = validate._C_COLUMNS_HOLD
+    validate._C_COLUMNS_HOLD = None
+    try:
+        yield
+    finally:
+        validate._C_COLUMNS_HOLD = saved
+
+
+def _with_last(workers: int, name: str, value: Any) -> bytes:
+    doc = json.loads(make_body(workers))
+    doc["workers"][-1][name] = value
+    return json.dumps(doc).encode()
+
+
+#: Defects of a value alone (the order, URLs, kinds and scope hold): the accelerator vouches for
+#: the rest of the typed workers, and the value constraints are judged past it.
+VALUE_DEFECTS: dict[str, tuple[str, Any]] = {
+    "world_size 0": ("world_size", 0),
+    "world_size beyond u32": ("world_size", 2**32),
+    "world_size negative": ("world_size", -1),
+    "model empty": ("model", ""),
+    "first route empty": ("routes", ["", "resume_generation"]),
+    "the one route empty": ("routes", [""]),
+}
+
+
+@needs_c
+@pytest.mark.parametrize("workers", [1, 3, 64])
+@pytest.mark.parametrize("name", sorted(VALUE_DEFECTS))
+def test_a_value_defect_is_judged_past_the_accelerator(name: str, workers: int) -> None:
+    raw = _with_last(workers, *VALUE_DEFECTS[name])
+    typed = _TYPED.decode(raw)
+    assert C is not None and C(typed.workers, typed.namespace) is not None, "not certified"
+    expected = _exhaustive_text(raw)[0]
+    assert expected and _typed_located(raw) == expected
+    with _without_accelerator():
+        assert _typed_located(raw) == expected
+
+
+@needs_c
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_broken_rule_of_typed_workers_is_never_answered_in_c(name: str) -> None:
+    typed = _TYPED.decode(BROKEN[name])
+    assert C is not None and C(typed.workers, typed.namespace) is None
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(typed_defective_bodies(), mutated_bodies().map(lambda d: json.dumps(d).encode())))
+def test_the_typed_tier_gives_one_verdict_with_or_without_the_accelerator(raw: bytes) -> None:
+    accelerated = _typed_located(raw)
+    with _without_accelerator():
+        assert _typed_located(raw) == accelerated
