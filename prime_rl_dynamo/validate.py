@@ -40,7 +40,7 @@ from prime_rl_dynamo.errors import DialectError, ProtocolError
 from prime_rl_dynamo.resources import load_json
 from prime_rl_dynamo.text import clip
 from prime_rl_dynamo.variants import detect_dialect, may_be_variant, version_violations
-from prime_rl_dynamo.violation import Violation
+from prime_rl_dynamo.violation import Violation, violation_of
 from prime_rl_dynamo.wire import (
     U64_MAX,
     WORKER_FIELDS,
@@ -872,6 +872,7 @@ _ABSENT_ON_ERROR_WORKER = ("system_url", "admin_base_url", "world_size")
 _COLUMN = {name: k for k, name in enumerate(_WORKER_COLUMNS)}  # a Worker row's index of each
 _MAX_PART = 2**70  # integers beyond: the exhaustive path renders them (the text may be huge)
 _typed_judges()  # at import (0.5 ms): a schema the typed tier cannot judge stops it, as above
+_PROPERTY_ORDER = list(_typed_judges().properties)
 
 
 def _typed_located(raw: bytes) -> list[Violation] | None:
@@ -1092,7 +1093,9 @@ def _typed_violations(
 ) -> tuple[_Keyed, set[tuple[int, str]]]:
     """The violations of the flagged members, each with its sort key, and the (entry, member)
     pairs the schema refused: the schema's in jsonschema's order (the properties, then the allOf
-    rules), then LIST-3, LIST-4 and LIST-5 on the members the schema did not refuse."""
+    rules), then LIST-3, LIST-4 and LIST-5 on the members the schema did not refuse. A value's
+    checks depend on the value alone: each distinct one is judged once (a broken fleet repeats
+    its defect in every entry)."""
     judges = _typed_judges()
     out: _Keyed = []
     bad: set[tuple[int, str]] = set()
@@ -1101,40 +1104,71 @@ def _typed_violations(
         bad.add((i, name))
         where = f"/workers/{i}/{name}" if j < 0 else f"/workers/{i}/{name}/{j}"
         message = f"expected {expected}, found {found}"
-        violation = Violation(requirement, where, message, labels[i], "MUST", expected, found)
-        out.append(((i, name, j), violation))
+        out.append(((i, name, j), violation_of(requirement, where, message, labels[i], expected,
+                                               found)))  # fmt: skip
 
     names = [name for name in flagged if name in judges.properties]
     if len(names) > 1:
-        names.sort(key=list(judges.properties).index)  # the schema's order
+        names.sort(key=_PROPERTY_ORDER.index)  # the schema's order
     for name in names:
         checks, items = judges.properties[name]
         column = columns[_COLUMN[name]]
+        memo: dict[Any, list[_Judged]] = {}
         for i in flagged[name]:
             value = column[i]
             if value is None:
                 continue
-            if type(value) is tuple:
-                value = list(value)  # as JSON reads it (uniqueItems renders a list's repeats)
-            for check in checks:
-                if check.fails(value):
-                    add(i, check.requirement, name, -1, check.expected,
-                        _render(value, check.keyword))  # fmt: skip
-                    break
-            failed = 0
-            for j, item in enumerate(value) if items else ():
-                for check in items:
-                    if check.fails(item):
-                        failed += 1
-                        if failed > _ITEM_ERRORS:
-                            raise _Fallback  # the count of the rest: the other tier's
-                        add(i, check.requirement, name, j, check.expected,
-                            _render(item, check.keyword))  # fmt: skip
-                        break
+            found = memo.get(value)
+            if found is None:
+                found = memo[value] = _judged(value, checks, items)
+            if found:
+                bad.add((i, name))
+                head, label = f"/workers/{i}/{name}", labels[i]
+                for requirement, j, tail, expected, text, message in found:
+                    out.append(((i, name, j), violation_of(requirement, head + tail, message,
+                                                           label, expected, text)))  # fmt: skip
+    if "" in flagged:
+        _error_rules(columns, flagged[""], judges, add)
+    if "request_plane_url" in flagged:
+        ns, comp, ep, _, _, rpu = columns[:6]
+        for i in flagged["request_plane_url"]:  # LIST-3
+            if (i, "request_plane_url") not in bad and not (
+                (i, "namespace") in bad or (i, "component") in bad or (i, "endpoint") in bad
+            ):
+                url = request_plane_url(ns[i], comp[i], ep[i])
+                if rpu[i] != url:
+                    add(i, "LIST-3", "request_plane_url", -1, _plane(url), repr(rpu[i]))
+    if "routes" in flagged:
+        routes = columns[_COLUMN["routes"]]
+        steps: dict[tuple[str, ...], tuple[int, str]] = {}
+        for i in flagged["routes"]:  # LIST-4
+            if (i, "routes") not in bad:
+                r = routes[i]
+                step = steps.get(r)
+                if step is None:
+                    j = _step_down(r)
+                    step = steps[r] = (j, f"{r[j]!r} after {r[j - 1]!r}" if j else "")
+                j, text = step
+                if j:
+                    add(i, "LIST-4", "routes", j, _ROUTES_SORTED, text)
+    for i in flagged.get("scope", ()):  # LIST-5
+        if (i, "namespace") not in bad:
+            add(i, "LIST-5", "namespace", -1, _in_scope(scope), repr(columns[0][i]))
+    return out, bad
+
+
+def _error_rules(
+    columns: Sequence[Sequence[Any]],
+    flagged: list[int],
+    judges: _TypedJudges,
+    add: Callable[[int, str, str, int, str, str], None],
+) -> None:
+    """The allOf rules on the flagged entries: an error worker's routes are empty and it has no
+    URLs or world_size (WORKER-11); admin_base_url comes with world_size (WORKER-10)."""
     routes, error, admin, size = (columns[_COLUMN[name]] for name in
                                   ("routes", "error", "admin_base_url", "world_size"))  # fmt: skip
     routes_check, (absent, absent_expected), (probed, probed_expected) = judges[1:]
-    for i in flagged.get("", ()):
+    for i in flagged:
         if error[i] is not None:
             if routes_check.fails(routes[i]):
                 add(i, routes_check.requirement, "routes", -1, routes_check.expected,
@@ -1145,24 +1179,39 @@ def _typed_violations(
                     add(i, absent, name, -1, absent_expected, _render(value, "type"))
         elif admin[i] is not None and size[i] is None:
             add(i, probed, "world_size", -1, probed_expected, "it missing")
-    ns, comp, ep, _, _, rpu = columns[:6]
-    for i in flagged.get("request_plane_url", ()):  # LIST-3
-        if (i, "request_plane_url") not in bad and not (
-            (i, "namespace") in bad or (i, "component") in bad or (i, "endpoint") in bad
-        ):
-            url = request_plane_url(ns[i], comp[i], ep[i])
-            if rpu[i] != url:
-                add(i, "LIST-3", "request_plane_url", -1, _plane(url), repr(rpu[i]))
-    for i in flagged.get("routes", ()):  # LIST-4
-        if (i, "routes") not in bad:
-            r = routes[i]
-            j = _step_down(r)
-            if j:
-                add(i, "LIST-4", "routes", j, _ROUTES_SORTED, f"{r[j]!r} after {r[j - 1]!r}")
-    for i in flagged.get("scope", ()):  # LIST-5
-        if (i, "namespace") not in bad:
-            add(i, "LIST-5", "namespace", -1, _in_scope(scope), repr(ns[i]))
-    return out, bad
+
+
+#: One violation of a value: requirement, item index (-1 for the value), the pointer's tail
+#: from the member, expected, found, message.
+_Judged = tuple[str, int, str, str, str, str]
+
+
+def _judged(value: Any, checks: list[_Check], items: list[_Check]) -> list[_Judged]:
+    """The violations of one member's value by its subschema's checks and its items' (at most
+    _ITEM_ERRORS of those, else _Fallback: the other tier counts the rest)."""
+    found: list[_Judged] = []
+    if type(value) is tuple:
+        value = list(value)  # as JSON reads it (uniqueItems renders a list's repeats)
+    for check in checks:
+        if check.fails(value):
+            text = _render(value, check.keyword)
+            found.append((check.requirement, -1, "", check.expected, text,
+                          f"expected {check.expected}, found {text}"))  # fmt: skip
+            break
+    if not items:
+        return found
+    failed = 0
+    for j, item in enumerate(value):
+        for check in items:
+            if check.fails(item):
+                failed += 1
+                if failed > _ITEM_ERRORS:
+                    raise _Fallback  # the count of the rest: the other tier's
+                text = _render(item, check.keyword)
+                found.append((check.requirement, j, f"/{j}", check.expected, text,
+                              f"expected {check.expected}, found {text}"))  # fmt: skip
+                break
+    return found
 
 
 # --------------------------------------------------------------------------------------------
