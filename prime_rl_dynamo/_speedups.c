@@ -24,7 +24,7 @@
 #endif
 
 /* validate.py uses this module only when it says the ABI validate.py was written against. */
-#define SPEEDUPS_ABI 2
+#define SPEEDUPS_ABI 3
 
 enum { NS, COMP, EP, IID, TRANSPORT, RPU, ROUTES, SYSTEM, ADMIN, MODEL, SIZE, ERROR, N_FIELDS };
 #define N_TRANSPORT 3
@@ -475,6 +475,217 @@ error:
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* typed_flags(workers, scope): validate._typed_flags over typed workers, or None when unsure */
+
+/* The members _typed_flags flags, by its names ("" is WORKER-10 and WORKER-11, "scope" LIST-5). */
+enum { F_NS, F_COMP, F_EP, F_RPU, F_ROUTES, F_SYSTEM, F_MODEL, F_SIZE, F_ERROR, F_KIND, F_SCOPE,
+       N_FLAGS };
+static const char *const flag_names[N_FLAGS] = {
+    "namespace", "component", "endpoint", "request_plane_url", "routes", "system_url",
+    "model", "world_size", "error", "", "scope",
+};
+
+/* A str or None member: 1 for a str, 0 for None, -1 for anything else (then unsure). */
+static inline int optional_str(PyObject *v)
+{
+    return v == Py_None ? 0 : PyUnicode_CheckExact(v) ? 1 : -1;
+}
+
+static PyObject *typed_flags(PyObject *self, PyObject *args)
+{
+    PyObject *workers, *scope;
+    if (!PyArg_ParseTuple(args, "O!U", &PyTuple_Type, &workers, &scope))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(workers);
+    if (n == 0 || worker_types[1] == NULL || Py_TYPE(PyTuple_GET_ITEM(workers, 0)) != worker_types[1])
+        Py_RETURN_NONE;
+    const Py_ssize_t *offset = worker_offsets[1];
+    PyTypeObject *model = worker_types[1];
+    PyObject *lists[N_FLAGS] = {NULL}, *result = NULL;
+    long long strings = 4 + 13 * (long long)n;
+    StringSet admins = {NULL, 0};
+    PyObject *prev_ns = NULL, *prev_comp = NULL, *prev_ep = NULL;
+    unsigned long long prev_iid = 0;
+    int prev_in_scope = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *w = PyTuple_GET_ITEM(workers, k);
+        if (Py_TYPE(w) != model)
+            UNSURE;
+        PyObject *f[N_FIELDS];
+        for (int j = 0; j < N_FIELDS; j++)
+            if ((f[j] = field(w, offset[j])) == NULL)
+                UNSURE;
+        PyObject *ns = f[NS], *comp = f[COMP], *ep = f[EP];
+        if (!PyUnicode_CheckExact(ns) || !PyUnicode_CheckExact(comp) ||
+            !PyUnicode_CheckExact(ep) || !PyUnicode_CheckExact(f[RPU]) ||
+            !PyLong_CheckExact(f[IID]))
+            UNSURE;
+        unsigned flags = 0;
+        /* an instance_id out of u64 is the Python rules' to judge */
+        unsigned long long iid = PyLong_AsUnsignedLongLong(f[IID]);
+        if (iid == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            UNSURE;
+        }
+        /* LIST-1, LIST-2: identities strictly increasing, else the Python rules judge them */
+        int same_ns = 0;
+        if (k) {
+            int c = compare(prev_ns, ns);
+            same_ns = c == 0;
+            if (c == 0)
+                c = compare(prev_comp, comp);
+            if (c == 0)
+                c = compare(prev_ep, ep);
+            if (c == -2)
+                goto error;
+            if (c > 0 || (c == 0 && prev_iid >= iid))
+                UNSURE;
+        }
+        prev_ns = ns, prev_comp = comp, prev_ep = ep, prev_iid = iid;
+        /* WORKER-3: exactly one transport key (the text's quotes then prove no other) */
+        PyObject *t = f[TRANSPORT];
+        if (Py_TYPE(t) != transport_type)
+            UNSURE;
+        int keys = 0;
+        for (int j = 0; j < N_TRANSPORT; j++) {
+            PyObject *v = field(t, transport_offset[j]);
+            if (v == NULL)
+                UNSURE;
+            keys += v != Py_None;
+        }
+        if (keys != 1)
+            UNSURE;
+        /* minLength 1 */
+        if (PyUnicode_GET_LENGTH(ns) == 0)
+            flags |= 1u << F_NS;
+        if (PyUnicode_GET_LENGTH(comp) == 0)
+            flags |= 1u << F_COMP;
+        if (PyUnicode_GET_LENGTH(ep) == 0)
+            flags |= 1u << F_EP;
+        /* LIST-3 */
+        int plane = plane_matches(f[RPU], ns, comp, ep);
+        if (plane < 0)
+            UNSURE;
+        if (!plane)
+            flags |= 1u << F_RPU;
+        /* LIST-5 */
+        if (!same_ns) {
+            prev_in_scope = starts_with(ns, scope);
+            if (prev_in_scope == -1)
+                goto error;
+        }
+        if (!prev_in_scope)
+            flags |= 1u << F_SCOPE;
+        /* routes: items of minLength 1, strictly increasing (LIST-4; unique items with it) */
+        PyObject *routes = f[ROUTES];
+        if (!PyTuple_CheckExact(routes))
+            UNSURE;
+        Py_ssize_t r = PyTuple_GET_SIZE(routes);
+        strings += r;
+        for (Py_ssize_t j = 0; j < r; j++) {
+            PyObject *item = PyTuple_GET_ITEM(routes, j);
+            if (!PyUnicode_CheckExact(item))
+                UNSURE;
+            if (PyUnicode_GET_LENGTH(item) == 0)
+                flags |= 1u << F_ROUTES;
+        }
+        for (Py_ssize_t j = 1; j < r && !(flags & (1u << F_ROUTES)); j++) {
+            int c = compare(PyTuple_GET_ITEM(routes, j - 1), PyTuple_GET_ITEM(routes, j));
+            if (c == -2)
+                goto error;
+            if (c >= 0)
+                flags |= 1u << F_ROUTES;
+        }
+        PyObject *system = f[SYSTEM], *admin = f[ADMIN], *size = f[SIZE], *error = f[ERROR];
+        int has_model = optional_str(f[MODEL]), has_error = optional_str(error),
+            has_system = optional_str(system), has_admin = optional_str(admin);
+        if (has_model < 0 || has_error < 0 || has_system < 0 || has_admin < 0)
+            UNSURE;
+        if (has_model) {
+            strings += 2;
+            if (PyUnicode_GET_LENGTH(f[MODEL]) == 0)
+                flags |= 1u << F_MODEL;
+        }
+        if (has_error) {
+            strings += 2;
+            if (PyUnicode_GET_LENGTH(error) == 0)
+                flags |= 1u << F_ERROR;
+        }
+        /* world_size: 1 to 2**32 - 1; one beyond a long long is the Python rules' to judge */
+        if (size != Py_None) {
+            if (!PyLong_CheckExact(size))
+                UNSURE;
+            int overflow = 0;
+            long long value = PyLong_AsLongLongAndOverflow(size, &overflow);
+            if (overflow || (value == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                UNSURE;
+            }
+            if (value < 1 || value > 4294967295LL)
+                flags |= 1u << F_SIZE;
+            strings += 1;
+        }
+        if (has_system) {
+            if (!is_system_url(system))
+                flags |= 1u << F_SYSTEM;
+            strings += 2;
+        }
+        if (has_admin) {
+            /* WORKER-8 and LIST-6 are the Python rules' unless every URL is in LIST-6's form and
+               none comes twice */
+            if (!PyUnicode_IS_COMPACT_ASCII(admin) ||
+                !is_canonical_admin((const unsigned char *)PyUnicode_DATA(admin),
+                                    PyUnicode_GET_LENGTH(admin)))
+                UNSURE;
+            if (admins.slots == NULL && set_init(&admins, n) < 0) {
+                PyErr_NoMemory();
+                goto error;
+            }
+            if (!set_add(&admins, admin))
+                UNSURE;
+            strings += 2;
+        }
+        /* WORKER-11, WORKER-10 (validate._kind_breaks) */
+        if (has_error ? (r || has_system || has_admin || size != Py_None)
+                      : (has_admin && size == Py_None))
+            flags |= 1u << F_KIND;
+        for (int bit = 0; flags; bit++, flags >>= 1) {
+            if (!(flags & 1))
+                continue;
+            if (lists[bit] == NULL && (lists[bit] = PyList_New(0)) == NULL)
+                goto error;
+            PyObject *index = PyLong_FromSsize_t(k);
+            if (index == NULL || PyList_Append(lists[bit], index) < 0) {
+                Py_XDECREF(index);
+                goto error;
+            }
+            Py_DECREF(index);
+        }
+    }
+    PyObject *flagged = PyDict_New();
+    if (flagged == NULL)
+        goto error;
+    for (int bit = 0; bit < N_FLAGS; bit++)
+        if (lists[bit] != NULL && PyDict_SetItemString(flagged, flag_names[bit], lists[bit]) < 0) {
+            Py_DECREF(flagged);
+            goto error;
+        }
+    result = Py_BuildValue("(LN)", strings, flagged);
+    goto done;
+unsure:
+    Py_INCREF(Py_None);
+    result = Py_None;
+    goto done;
+error:
+    result = NULL;
+done:
+    PyMem_Free(admins.slots);
+    for (int bit = 0; bit < N_FLAGS; bit++)
+        Py_XDECREF(lists[bit]);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* quotes(raw): raw.count(b'"'), eight bytes at a time */
 
 static PyObject *quotes(PyObject *self, PyObject *raw)
@@ -527,6 +738,10 @@ static PyMethodDef methods[] = {
      "rule certainly holds, else None (validate.py then asks its Python rules). Workers of a model "
      "with JSON types alone are judged by the same rules, and the instance_id's bounds; their "
      "other values' constraints are the caller's."},
+    {"typed_flags", typed_flags, METH_VARARGS,
+     "typed_flags(workers, scope) -> (int, dict[str, list[int]]) | None: for workers of the model "
+     "with JSON types alone (the second configured), validate._typed_flags' flags and the count "
+     "of JSON strings when the order, transports and admin URLs certainly hold, else None."},
     {"quotes", quotes, METH_O, "quotes(raw) -> int: raw.count(b'\"')."},
     {NULL, NULL, 0, NULL},
 };

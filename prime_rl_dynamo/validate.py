@@ -745,13 +745,19 @@ _TYPED = msgspec.json.Decoder(
 _KNOWN_GOOD = (Worker, _TypedWorker)
 
 
-def _accelerator(*models: Any) -> tuple[Callable[[tuple[Any, ...], str], int | None] | None,
-                                         Callable[[bytes], int]]:  # fmt: skip
-    """The C accelerator's ``columns_hold`` and ``quotes`` (prime_rl_dynamo/_speedups.c), told
-    where the models keep their fields; else None and ``bytes.count``. Absent when no compiler
-    built it, when it was built from another revision of the file (its ABI), or when
-    PRIME_RL_DYNAMO_PURE_PYTHON is set: the verdicts are the same either way."""
-    pure: tuple[None, Callable[[bytes], int]] = (None, operator.methodcaller("count", b'"'))
+class _Accelerator(typing.NamedTuple):
+    """The C accelerator's functions (prime_rl_dynamo/_speedups.c), or None and ``bytes.count``."""
+
+    columns_hold: Callable[[tuple[Any, ...], str], int | None] | None
+    typed_flags: Callable[[tuple[Any, ...], str], tuple[int, dict[str, list[int]]] | None] | None
+    quotes: Callable[[bytes], int]
+
+
+def _accelerator(*models: Any) -> _Accelerator:
+    """The C accelerator, told where the worker ``models`` (Worker, then _TypedWorker) keep their
+    fields. Absent when no compiler built it, when it was built from another revision of the file
+    (its ABI), or when PRIME_RL_DYNAMO_PURE_PYTHON is set: the verdicts are the same either way."""
+    pure = _Accelerator(None, None, operator.methodcaller("count", b'"'))
     if os.environ.get("PRIME_RL_DYNAMO_PURE_PYTHON"):
         return pure
     try:
@@ -765,13 +771,13 @@ def _accelerator(*models: Any) -> tuple[Callable[[tuple[Any, ...], str], int | N
         tuple(Transport.__dict__[name] for name in ("tcp", "nats_tcp", "http")),
         tuple((m, tuple(m.__dict__[name] for name in _WORKER_COLUMNS)) for m in models),
     )
-    return _speedups.columns_hold, _speedups.quotes
+    return _Accelerator(_speedups.columns_hold, _speedups.typed_flags, _speedups.quotes)
 
 
-_SPEEDUPS_ABI = 2  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
+_SPEEDUPS_ABI = 3  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
 if tuple(f.name for f in msgspec.structs.fields(Transport)) != ("tcp", "nats_tcp", "http"):
     raise ImportError("validate.py hands _speedups Transport's fields as tcp, nats_tcp, http")
-_C_COLUMNS_HOLD, _quotes = _accelerator(Worker, _TypedWorker)
+_C_COLUMNS_HOLD, _C_TYPED_FLAGS, _quotes = _accelerator(Worker, _TypedWorker)
 #: Whether the C accelerator judges the fast path's column rules in this process.
 ACCELERATED = _C_COLUMNS_HOLD is not None
 
@@ -883,39 +889,31 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
     workers = snapshot.workers
-    n = len(workers)
-    if not n:
+    if not workers:
         return None
     scope = snapshot.namespace
     rows = list(map(_ROW, workers))
+    # The C accelerator flags the members as _typed_flags would, when it is sure the listing-wide
+    # rules hold (the order, one transport each, admin URLs in LIST-6's form and none twice).
+    judged = _C_TYPED_FLAGS(workers, scope) if _C_TYPED_FLAGS else None
+    if judged is not None:
+        strings, flagged = judged
+        if _quotes(raw) != 2 * strings or not flagged:
+            return None  # an unknown or repeated member, or an escaped quote; or no defect here
+        found = _entry_violations_of(rows, flagged, scope)
+        return None if found is None else found[0]
     columns = tuple(zip(*rows, strict=True))
-    # The C accelerator, when it is sure every rule but the models' value constraints holds
-    # (it judges the typed workers as it judges Worker's), leaves only those to look at.
-    certified = _C_COLUMNS_HOLD(workers, scope) if _C_COLUMNS_HOLD else None
-    judged = (
-        _typed_flags(raw, columns, scope)
-        if certified is None
-        else _certified_flags(raw, columns, certified)
-    )
-    if judged is None:
+    flags = _typed_flags(raw, columns, scope)
+    if flags is None:
         return None
-    flagged, canonical = judged
-    ns, comp, ep, iid, _, _, _, _, admin, _, _, _ = columns
-    suspects = (
-        sorted(set().union(*flagged.values()))
-        if len(flagged) != 1
-        else next(iter(flagged.values()))
-    )
-    labels = {i: f"{ns[i]}.{comp[i]}.{ep[i]}#{iid[i]}" for i in suspects}
-    try:
-        keyed, bad = _typed_violations(columns, flagged, labels, scope)
-    except _Fallback:
+    flagged, canonical = flags
+    found = _entry_violations_of(rows, flagged, scope)
+    if found is None:
         return None
-    if certified is not None:  # the listing-wide rules hold: the accelerator judged them
-        if len(keyed) > 1:
-            keyed.sort(key=_KEY)
-        return [v for _, v in keyed] or None
+    located, keyed, bad, labels = found
     # The listing-wide rules over the typed workers' columns, when they may be broken.
+    ns, comp, ep, iid, _, _, _, _, admin, _, _, _ = columns
+    n = len(rows)
     identities = None
     if n > 1:  # LIST-1, LIST-2 over the identities that can be read
         keys = list(zip(ns, comp, ep, iid, strict=True))
@@ -931,19 +929,44 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
             identities = list(enumerate(keys))
     admins_n = n - admin.count(None)
     admins = not canonical or len(set(admin)) - (admins_n != n) != admins_n  # LIST-6, WORKER-8
-    if identities is not None or admins:
-        keyed += [
-            (_entry_sort_key(v.pointer), v)
-            for v in _listing_wide(
-                _Listing(list(workers), [], bad, scope, labels=dict(labels)),
-                identities,
-                admin,
-                canonical,
-            )
-        ]
+    if identities is None and not admins:
+        return located
+    keyed += [
+        (_entry_sort_key(v.pointer), v)
+        for v in _listing_wide(
+            _Listing(list(workers), [], bad, scope, labels=dict(labels)),
+            identities,
+            admin,
+            canonical,
+        )
+    ]
     if len(keyed) > 1:
         keyed.sort(key=_KEY)
     return [v for _, v in keyed] or None
+
+
+def _entry_violations_of(
+    rows: list[tuple[Any, ...]], flagged: dict[str, list[int]], scope: str
+) -> tuple[list[Violation] | None, _Keyed, set[tuple[int, str]], dict[int, str]] | None:
+    """The violations of the flagged members in the body's order (None when there are none),
+    with their sort keys, the (entry, member) pairs the schema refused and the suspects' labels;
+    None when the typed tier leaves the body to the other (too many item errors)."""
+    suspects = (
+        sorted(set().union(*flagged.values()))
+        if len(flagged) != 1
+        else next(iter(flagged.values()))
+    )
+    labels = {}
+    for i in suspects:
+        ns, comp, ep, iid = rows[i][:4]
+        labels[i] = f"{ns}.{comp}.{ep}#{iid}"
+    try:
+        keyed, bad = _typed_violations(rows, flagged, labels, scope)
+    except _Fallback:
+        return None
+    if len(keyed) > 1:
+        keyed.sort(key=_KEY)
+    return [v for _, v in keyed] or None, keyed, bad, labels
 
 
 _Flags = tuple[dict[str, list[int]], bool]
@@ -1002,24 +1025,6 @@ def _typed_flags(raw: bytes, columns: Sequence[Sequence[Any]], scope: str) -> _F
     if ns.count(scope) != n and not all(name.startswith(scope) for name in set(ns)):
         flagged["scope"] = [i for i, name in enumerate(ns) if not name.startswith(scope)]
     return flagged, canonical
-
-
-def _certified_flags(raw: bytes, columns: Sequence[Sequence[Any]], strings: int) -> _Flags | None:
-    """``_typed_flags`` of typed workers the C accelerator vouched for: the order, transports,
-    request-plane URLs, scope, routes increasing, kinds, URL patterns and admin URLs (each in
-    LIST-6's form, none twice) hold, and the instance_ids are u64, with ``strings`` JSON strings:
-    what is left are the value constraints of the models alone."""
-    if _quotes(raw) != 2 * strings:
-        return None  # an unknown or repeated member, or an escaped quote
-    flagged = _value_flags(columns)
-    if flagged is None:
-        return None
-    routes = columns[_COLUMN["routes"]]
-    distinct = (routes[0],) if routes.count(routes[0]) == len(routes) else set(routes)
-    empty = {r for r in distinct if r[:1] == ("",)}  # increasing: only the first can be ""
-    if empty:
-        flagged["routes"] = [i for i, r in enumerate(routes) if r in empty]
-    return flagged, True
 
 
 def _value_flags(columns: Sequence[Sequence[Any]]) -> dict[str, list[int]] | None:
@@ -1086,7 +1091,7 @@ _Keyed = list[tuple[tuple[int, str, int], Violation]]
 
 
 def _typed_violations(
-    columns: Sequence[Sequence[Any]],
+    rows: Sequence[tuple[Any, ...]],
     flagged: dict[str, list[int]],
     labels: dict[int, str],
     scope: str,
@@ -1112,10 +1117,10 @@ def _typed_violations(
         names.sort(key=_PROPERTY_ORDER.index)  # the schema's order
     for name in names:
         checks, items = judges.properties[name]
-        column = columns[_COLUMN[name]]
+        k = _COLUMN[name]
         memo: dict[Any, list[_Judged]] = {}
         for i in flagged[name]:
-            value = column[i]
+            value = rows[i][k]
             if value is None:
                 continue
             found = memo.get(value)
@@ -1128,22 +1133,22 @@ def _typed_violations(
                     out.append(((i, name, j), violation_of(requirement, head + tail, message,
                                                            label, expected, text)))  # fmt: skip
     if "" in flagged:
-        _error_rules(columns, flagged[""], judges, add)
+        _error_rules(rows, flagged[""], judges, add)
     if "request_plane_url" in flagged:
-        ns, comp, ep, _, _, rpu = columns[:6]
         for i in flagged["request_plane_url"]:  # LIST-3
             if (i, "request_plane_url") not in bad and not (
                 (i, "namespace") in bad or (i, "component") in bad or (i, "endpoint") in bad
             ):
-                url = request_plane_url(ns[i], comp[i], ep[i])
-                if rpu[i] != url:
-                    add(i, "LIST-3", "request_plane_url", -1, _plane(url), repr(rpu[i]))
+                ns, comp, ep, _, _, rpu = rows[i][:6]
+                url = request_plane_url(ns, comp, ep)
+                if rpu != url:
+                    add(i, "LIST-3", "request_plane_url", -1, _plane(url), repr(rpu))
     if "routes" in flagged:
-        routes = columns[_COLUMN["routes"]]
+        k = _COLUMN["routes"]
         steps: dict[tuple[str, ...], tuple[int, str]] = {}
         for i in flagged["routes"]:  # LIST-4
             if (i, "routes") not in bad:
-                r = routes[i]
+                r = rows[i][k]
                 step = steps.get(r)
                 if step is None:
                     j = _step_down(r)
@@ -1153,31 +1158,32 @@ def _typed_violations(
                     add(i, "LIST-4", "routes", j, _ROUTES_SORTED, text)
     for i in flagged.get("scope", ()):  # LIST-5
         if (i, "namespace") not in bad:
-            add(i, "LIST-5", "namespace", -1, _in_scope(scope), repr(columns[0][i]))
+            add(i, "LIST-5", "namespace", -1, _in_scope(scope), repr(rows[i][0]))
     return out, bad
 
 
 def _error_rules(
-    columns: Sequence[Sequence[Any]],
+    rows: Sequence[tuple[Any, ...]],
     flagged: list[int],
     judges: _TypedJudges,
     add: Callable[[int, str, str, int, str, str], None],
 ) -> None:
     """The allOf rules on the flagged entries: an error worker's routes are empty and it has no
     URLs or world_size (WORKER-11); admin_base_url comes with world_size (WORKER-10)."""
-    routes, error, admin, size = (columns[_COLUMN[name]] for name in
-                                  ("routes", "error", "admin_base_url", "world_size"))  # fmt: skip
     routes_check, (absent, absent_expected), (probed, probed_expected) = judges[1:]
     for i in flagged:
-        if error[i] is not None:
-            if routes_check.fails(routes[i]):
+        row = rows[i]
+        routes, error, admin, size = (row[_COLUMN[name]] for name in
+                                      ("routes", "error", "admin_base_url", "world_size"))  # fmt: skip
+        if error is not None:
+            if routes_check.fails(routes):
                 add(i, routes_check.requirement, "routes", -1, routes_check.expected,
-                    _render(list(routes[i]), routes_check.keyword))  # fmt: skip
+                    _render(list(routes), routes_check.keyword))  # fmt: skip
             for name in _ABSENT_ON_ERROR_WORKER:
-                value = columns[_COLUMN[name]][i]
+                value = row[_COLUMN[name]]
                 if value is not None:
                     add(i, absent, name, -1, absent_expected, _render(value, "type"))
-        elif admin[i] is not None and size[i] is None:
+        elif admin is not None and size is None:
             add(i, probed, "world_size", -1, probed_expected, "it missing")
 
 

@@ -24,6 +24,7 @@ from prime_rl_dynamo.validate import (
     _columns_hold,
     _exhaustive_text,
     _fast,
+    _typed_flags,
     _typed_located,
     check_body,
 )
@@ -46,8 +47,8 @@ def test_the_install_builds_the_accelerator() -> None:
 
 def test_pure_python_is_one_variable_away(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRIME_RL_DYNAMO_PURE_PYTHON", "1")
-    columns, quotes = validate._accelerator()
-    assert columns is None
+    columns, typed, quotes = validate._accelerator()
+    assert columns is None and typed is None
     assert quotes(b'"a" "b"') == 4
 
 
@@ -251,45 +252,74 @@ def test_quotes_counts_long_runs_of_quotes(size: int) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The typed tier: the accelerator judges the decoded _TypedWorkers as it judges Workers, and when
-# it vouches for them only the models' value constraints are left to look at in Python.
+# The typed tier: the accelerator flags the members of the decoded _TypedWorkers as
+# validate._typed_flags does, when it is sure the listing-wide rules hold.
 
 
 @contextmanager
 def _without_accelerator() -> Iterator[None]:
-    saved = validate._C_COLUMNS_HOLD
-    validate._C_COLUMNS_HOLD = None
+    saved = validate._C_COLUMNS_HOLD, validate._C_TYPED_FLAGS
+    validate._C_COLUMNS_HOLD = validate._C_TYPED_FLAGS = None
     try:
         yield
     finally:
-        validate._C_COLUMNS_HOLD = saved
+        validate._C_COLUMNS_HOLD, validate._C_TYPED_FLAGS = saved
 
 
 def _with_last(workers: int, name: str, value: Any) -> bytes:
     doc = json.loads(make_body(workers))
-    doc["workers"][-1][name] = value
+    if value is None:
+        del doc["workers"][-1][name]
+    else:
+        doc["workers"][-1][name] = value
     return json.dumps(doc).encode()
 
 
-#: Defects of a value alone (the order, URLs, kinds and scope hold): the accelerator vouches for
-#: the rest of the typed workers, and the value constraints are judged past it.
-VALUE_DEFECTS: dict[str, tuple[str, Any]] = {
+#: One member's defect each, in the last of Dynamo-shaped workers: the order, transports and admin
+#: URLs hold, so the accelerator flags the members as the Python rules would.
+ENTRY_DEFECTS: dict[str, tuple[str, Any]] = {
     "world_size 0": ("world_size", 0),
     "world_size beyond u32": ("world_size", 2**32),
     "world_size negative": ("world_size", -1),
+    "world_size missing": ("world_size", None),
     "model empty": ("model", ""),
     "first route empty": ("routes", ["", "resume_generation"]),
     "the one route empty": ("routes", [""]),
+    "routes reversed": ("routes", ["resume_generation", "pause_generation"]),
+    "routes repeated": ("routes", ["a", "a"]),
+    "request_plane_url": ("request_plane_url", "dyn://dynamo.backend.other"),
+    "request_plane_url without dyn://": ("request_plane_url", "http://x"),
+    "system_url": ("system_url", "ftp://x"),
+    "system_url with a space": ("system_url", "http://a b"),
+    "error worker with routes": ("error", "boom"),
+    "error empty": ("error", ""),
+    "namespace out of scope": ("namespace", "zzz"),
 }
+
+T = validate._C_TYPED_FLAGS
+
+
+def _flags(raw: bytes) -> tuple[Any, Any]:
+    """(the accelerator's typed flags, the Python rules' (flags, canonical) or None)."""
+    typed = _TYPED.decode(raw)
+    assert T is not None
+    columns = tuple(zip(*map(validate._ROW, typed.workers), strict=True))
+    return T(typed.workers, typed.namespace), _typed_flags(raw, columns, typed.namespace)
 
 
 @needs_c
 @pytest.mark.parametrize("workers", [1, 3, 64])
-@pytest.mark.parametrize("name", sorted(VALUE_DEFECTS))
-def test_a_value_defect_is_judged_past_the_accelerator(name: str, workers: int) -> None:
-    raw = _with_last(workers, *VALUE_DEFECTS[name])
-    typed = _TYPED.decode(raw)
-    assert C is not None and C(typed.workers, typed.namespace) is not None, "not certified"
+@pytest.mark.parametrize("name", sorted(ENTRY_DEFECTS))
+def test_an_entry_defect_is_flagged_in_c_as_in_python(name: str, workers: int) -> None:
+    member, value = ENTRY_DEFECTS[name]
+    if member == "namespace" and workers > 1:
+        return  # out of order then: the Python rules' (LIST-1)
+    raw = _with_last(workers, member, value)
+    c, python = _flags(raw)
+    assert c is not None, "not flagged in C"
+    strings, flagged = c
+    assert validate._quotes(raw) == 2 * strings
+    assert python == (flagged, True)
     expected = _exhaustive_text(raw)[0]
     assert expected and _typed_located(raw) == expected
     with _without_accelerator():
@@ -298,9 +328,35 @@ def test_a_value_defect_is_judged_past_the_accelerator(name: str, workers: int) 
 
 @needs_c
 @pytest.mark.parametrize("name", sorted(BROKEN))
-def test_a_broken_rule_of_typed_workers_is_never_answered_in_c(name: str) -> None:
-    typed = _TYPED.decode(BROKEN[name])
-    assert C is not None and C(typed.workers, typed.namespace) is None
+def test_typed_workers_are_left_to_python_or_flagged_alike(name: str) -> None:
+    # The listing-wide rules (order, one transport, admins) are never answered in C; a broken
+    # per-entry rule is flagged as the Python rules flag it.
+    c, python = _flags(BROKEN[name])
+    listing_wide = ("identities", "decreasing", "admin repeated", "empty transport", "u64")
+    if any(word in name for word in listing_wide):
+        assert c is None
+    else:
+        assert c is not None and python == (c[1], True) and c[1]
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(typed_defective_bodies(), mutated_bodies().map(lambda d: json.dumps(d).encode())))
+def test_the_accelerators_typed_flags_are_the_python_flags(raw: bytes) -> None:
+    try:
+        typed = _TYPED.decode(raw)
+    except Exception:
+        return
+    if not typed.workers:
+        return
+    c, python = _flags(raw)
+    if c is None:
+        return
+    strings, flagged = c
+    if validate._quotes(raw) == 2 * strings:
+        assert python == (flagged, True)
+    else:  # a member the models do not hold: the Python rules see it too
+        assert python is None
 
 
 @needs_c
