@@ -24,7 +24,7 @@
 #endif
 
 /* validate.py uses this module only when it says the ABI validate.py was written against. */
-#define SPEEDUPS_ABI 3
+#define SPEEDUPS_ABI 4
 
 enum { NS, COMP, EP, IID, TRANSPORT, RPU, ROUTES, SYSTEM, ADMIN, MODEL, SIZE, ERROR, N_FIELDS };
 #define N_TRANSPORT 3
@@ -688,14 +688,9 @@ done:
 /* ---------------------------------------------------------------------------------------- */
 /* quotes(raw): raw.count(b'"'), eight bytes at a time */
 
-static PyObject *quotes(PyObject *self, PyObject *raw)
+static Py_ssize_t count_quotes(const unsigned char *p, Py_ssize_t n)
 {
-    if (!PyBytes_Check(raw)) {
-        PyErr_SetString(PyExc_TypeError, "quotes() takes bytes");
-        return NULL;
-    }
-    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
-    Py_ssize_t n = PyBytes_GET_SIZE(raw), i = 0, count = 0;
+    Py_ssize_t i = 0, count = 0;
 #if defined(__SSE2__)
     /* 16 bytes a step: each match adds one (0 - -1) to its byte lane; the lanes are summed
        before any can reach 256 */
@@ -723,7 +718,68 @@ static PyObject *quotes(PyObject *self, PyObject *raw)
 #endif
     for (; i < n; i++)
         count += p[i] == '"';
-    return PyLong_FromSsize_t(count);
+    return count;
+}
+
+static PyObject *quotes(PyObject *self, PyObject *raw)
+{
+    if (!PyBytes_Check(raw)) {
+        PyErr_SetString(PyExc_TypeError, "quotes() takes bytes");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(
+        count_quotes((const unsigned char *)PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw)));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* scan(raw): the located path's look at the text, in one call */
+
+/* Whether s[0..n) holds needle (a few bytes long): memchr finds each candidate first byte. */
+static int contains(const unsigned char *s, Py_ssize_t n, const char *needle, Py_ssize_t m)
+{
+    const unsigned char *p = s, *end = s + n;
+    while (end - p >= m) {
+        p = memchr(p, needle[0], (size_t)(end - p - m + 1));
+        if (p == NULL)
+            return 0;
+        if (memcmp(p, needle, (size_t)m) == 0)
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* validate._NULL_VALUE.search(raw) is not None: null after ':', '[' or ',' and JSON blanks. */
+static int null_value(const unsigned char *s, Py_ssize_t n)
+{
+    const unsigned char *p = s, *end = s + n;
+    while (end - p >= 4) {
+        p = memchr(p, 'n', (size_t)(end - p - 3));
+        if (p == NULL)
+            return 0;
+        if (memcmp(p, "null", 4) == 0) {
+            const unsigned char *q = p;
+            while (q > s && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\r' || q[-1] == '\n'))
+                q--;
+            if (q > s && (q[-1] == ':' || q[-1] == '[' || q[-1] == ','))
+                return 1;
+        }
+        p++;
+    }
+    return 0;
+}
+
+static PyObject *scan(PyObject *self, PyObject *raw)
+{
+    if (!PyBytes_Check(raw)) {
+        PyErr_SetString(PyExc_TypeError, "scan() takes bytes");
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
+    Py_ssize_t n = PyBytes_GET_SIZE(raw);
+    int marked = contains(p, n, "system_routes", 13) ||
+                 contains(p, n, "weight_transfer_backend", 23) || null_value(p, n);
+    return Py_BuildValue("(nO)", count_quotes(p, n), marked ? Py_True : Py_False);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -742,6 +798,9 @@ static PyMethodDef methods[] = {
      "typed_flags(workers, scope) -> (int, dict[str, list[int]]) | None: for workers of the model "
      "with JSON types alone (the second configured), validate._typed_flags' flags and the count "
      "of JSON strings when the order, transports and admin URLs certainly hold, else None."},
+    {"scan", scan, METH_O,
+     "scan(raw) -> (int, bool): raw.count(b'\"'), and whether raw holds a variant's marker "
+     "(system_routes, weight_transfer_backend) or a null value (validate._NULL_VALUE)."},
     {"quotes", quotes, METH_O, "quotes(raw) -> int: raw.count(b'\"')."},
     {NULL, NULL, 0, NULL},
 };

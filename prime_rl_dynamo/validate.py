@@ -596,11 +596,10 @@ def _located(raw: bytes) -> list[Violation] | None:
     Listing-wide rules (order, uniqueness, LIST-6) then run over all entries. Whatever the text
     could hide (known variants, null, repeated or unknown members, deep nesting, text errors)
     returns None: the exhaustive path gives the verdict."""
-    if b"system_routes" in raw or b"weight_transfer_backend" in raw:
-        return None  # the variants' markers (VERSION-1): judged on the whole body
-    if b"null" in raw and _NULL_VALUE.search(raw):
+    quotes, marked = _located_scan(raw)
+    if marked:  # the variants' markers (VERSION-1), or a null: judged on the whole body
         return None
-    typed = _typed_located(raw)
+    typed = _typed_located(raw, quotes)
     if typed is not None:
         return typed
     try:
@@ -751,13 +750,21 @@ class _Accelerator(typing.NamedTuple):
     columns_hold: Callable[[tuple[Any, ...], str], int | None] | None
     typed_flags: Callable[[tuple[Any, ...], str], tuple[int, dict[str, list[int]]] | None] | None
     quotes: Callable[[bytes], int]
+    scan: Callable[[bytes], tuple[int, bool]]
+
+
+def _scan(raw: bytes) -> tuple[int, bool]:
+    """(the quotes in ``raw``, whether it holds a variant's marker or a null value): what the
+    located path looks at before it decodes."""
+    marked = b"system_routes" in raw or b"weight_transfer_backend" in raw
+    return raw.count(b'"'), marked or (b"null" in raw and _NULL_VALUE.search(raw) is not None)
 
 
 def _accelerator(*models: Any) -> _Accelerator:
     """The C accelerator, told where the worker ``models`` (Worker, then _TypedWorker) keep their
     fields. Absent when no compiler built it, when it was built from another revision of the file
     (its ABI), or when PRIME_RL_DYNAMO_PURE_PYTHON is set: the verdicts are the same either way."""
-    pure = _Accelerator(None, None, operator.methodcaller("count", b'"'))
+    pure = _Accelerator(None, None, operator.methodcaller("count", b'"'), _scan)
     if os.environ.get("PRIME_RL_DYNAMO_PURE_PYTHON"):
         return pure
     try:
@@ -771,13 +778,15 @@ def _accelerator(*models: Any) -> _Accelerator:
         tuple(Transport.__dict__[name] for name in ("tcp", "nats_tcp", "http")),
         tuple((m, tuple(m.__dict__[name] for name in _WORKER_COLUMNS)) for m in models),
     )
-    return _Accelerator(_speedups.columns_hold, _speedups.typed_flags, _speedups.quotes)
+    return _Accelerator(
+        _speedups.columns_hold, _speedups.typed_flags, _speedups.quotes, _speedups.scan
+    )
 
 
-_SPEEDUPS_ABI = 3  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
+_SPEEDUPS_ABI = 4  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
 if tuple(f.name for f in msgspec.structs.fields(Transport)) != ("tcp", "nats_tcp", "http"):
     raise ImportError("validate.py hands _speedups Transport's fields as tcp, nats_tcp, http")
-_C_COLUMNS_HOLD, _C_TYPED_FLAGS, _quotes = _accelerator(Worker, _TypedWorker)
+_C_COLUMNS_HOLD, _C_TYPED_FLAGS, _quotes, _located_scan = _accelerator(Worker, _TypedWorker)
 #: Whether the C accelerator judges the fast path's column rules in this process.
 ACCELERATED = _C_COLUMNS_HOLD is not None
 
@@ -881,9 +890,10 @@ _typed_judges()  # at import (0.5 ms): a schema the typed tier cannot judge stop
 _PROPERTY_ORDER = list(_typed_judges().properties)
 
 
-def _typed_located(raw: bytes) -> list[Violation] | None:
+def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | None:
     """The located path's verdict for a body whose every member has its JSON type and is known
-    (a cheap proof: the text has exactly the strings the models were decoded from), or None."""
+    (a cheap proof: the text has exactly the strings the models were decoded from, ``quotes``
+    quotes when the caller has counted them), or None."""
     try:
         snapshot = _TYPED.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
@@ -895,15 +905,17 @@ def _typed_located(raw: bytes) -> list[Violation] | None:
     rows = list(map(_ROW, workers))
     # The C accelerator flags the members as _typed_flags would, when it is sure the listing-wide
     # rules hold (the order, one transport each, admin URLs in LIST-6's form and none twice).
+    if quotes is None:
+        quotes = _quotes(raw)
     judged = _C_TYPED_FLAGS(workers, scope) if _C_TYPED_FLAGS else None
     if judged is not None:
         strings, flagged = judged
-        if _quotes(raw) != 2 * strings or not flagged:
+        if quotes != 2 * strings or not flagged:
             return None  # an unknown or repeated member, or an escaped quote; or no defect here
         found = _entry_violations_of(rows, flagged, scope)
         return None if found is None else found[0]
     columns = tuple(zip(*rows, strict=True))
-    flags = _typed_flags(raw, columns, scope)
+    flags = _typed_flags(quotes, columns, scope)
     if flags is None:
         return None
     flagged, canonical = flags
@@ -972,11 +984,12 @@ def _entry_violations_of(
 _Flags = tuple[dict[str, list[int]], bool]
 
 
-def _typed_flags(raw: bytes, columns: Sequence[Sequence[Any]], scope: str) -> _Flags | None:
-    """Which (entry, member) pairs of the typed workers may break a rule, by member name ("" for
-    WORKER-10 and WORKER-11, "scope" for LIST-5), and whether every admin URL is in LIST-6's form;
-    None when the text holds a member the models do not (the other tier judges). Whole columns
-    are proved clean in C calls, the others looked at value by value."""
+def _typed_flags(quotes: int, columns: Sequence[Sequence[Any]], scope: str) -> _Flags | None:
+    """Which (entry, member) pairs of the typed workers (decoded from a text of ``quotes``
+    quotes) may break a rule, by member name ("" for WORKER-10 and WORKER-11, "scope" for
+    LIST-5), and whether every admin URL is in LIST-6's form; None when the text holds a member
+    the models do not (the other tier judges). Whole columns are proved clean in C calls, the
+    others looked at value by value."""
     ns, comp, ep, iid, transport, rpu, routes, system, admin, model, size, error = columns
     n = len(ns)
     transports = list(map(_ROW, transport))
@@ -985,7 +998,7 @@ def _typed_flags(raw: bytes, columns: Sequence[Sequence[Any]], scope: str) -> _F
     systems_n, admins_n = n - system.count(None), n - admin.count(None)
     strings = 4 + 13 * n + sum(map(len, routes)) + 2 * (n - error.count(None))
     strings += n - size.count(None) + 2 * (n - model.count(None) + admins_n + systems_n)
-    if _quotes(raw) != 2 * strings:
+    if quotes != 2 * strings:
         return None  # an unknown or repeated member, or an escaped quote
     low, high = min(iid), max(iid)
     if low < -_MAX_PART or high > _MAX_PART:

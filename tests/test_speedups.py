@@ -47,9 +47,9 @@ def test_the_install_builds_the_accelerator() -> None:
 
 def test_pure_python_is_one_variable_away(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRIME_RL_DYNAMO_PURE_PYTHON", "1")
-    columns, typed, quotes = validate._accelerator()
-    assert columns is None and typed is None
-    assert quotes(b'"a" "b"') == 4
+    pure = validate._accelerator()
+    assert pure.columns_hold is None and pure.typed_flags is None
+    assert pure.quotes(b'"a" "b"') == 4 and pure.scan is validate._scan
 
 
 def _python(workers: tuple[Any, ...], scope: str) -> int | None:
@@ -304,7 +304,9 @@ def _flags(raw: bytes) -> tuple[Any, Any]:
     typed = _TYPED.decode(raw)
     assert T is not None
     columns = tuple(zip(*map(validate._ROW, typed.workers), strict=True))
-    return T(typed.workers, typed.namespace), _typed_flags(raw, columns, typed.namespace)
+    return T(typed.workers, typed.namespace), _typed_flags(
+        validate._quotes(raw), columns, typed.namespace
+    )
 
 
 @needs_c
@@ -366,3 +368,21 @@ def test_the_typed_tier_gives_one_verdict_with_or_without_the_accelerator(raw: b
     accelerated = _typed_located(raw)
     with _without_accelerator():
         assert _typed_located(raw) == accelerated
+
+
+SCAN_TOKENS = [b"null", b"nul", b"nnull", b":", b"[", b",", b" ", b"\t", b"\r", b"\n", b'"', b"a",
+               b"system_routes", b"system_route", b"weight_transfer_backend",
+               b"weight_transfer_backen", b"{", b"}", b"\\"]  # fmt: skip
+
+
+@needs_c
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(SCAN_TOKENS), max_size=24).map(b"".join))
+@example(b":null")
+@example(b"[ \t\r\nnull")
+@example(b"x null")
+@example(b"null")
+@example(b',"system_routes"')
+def test_scan_is_the_located_paths_look_at_the_text(raw: bytes) -> None:
+    assert validate._located_scan is not validate._scan
+    assert validate._located_scan(raw) == validate._scan(raw)
