@@ -961,23 +961,17 @@ def _entry_violations_of(
     rows: list[tuple[Any, ...]], flagged: dict[str, list[int]], scope: str
 ) -> tuple[list[Violation] | None, _Keyed, set[tuple[int, str]], dict[int, str]] | None:
     """The violations of the flagged members in the body's order (None when there are none),
-    with their sort keys, the (entry, member) pairs the schema refused and the suspects' labels;
-    None when the typed tier leaves the body to the other (too many item errors)."""
-    suspects = (
-        sorted(set().union(*flagged.values()))
-        if len(flagged) != 1
-        else next(iter(flagged.values()))
-    )
-    labels = {}
-    for i in suspects:
-        ns, comp, ep, iid = rows[i][:4]
-        labels[i] = f"{ns}.{comp}.{ep}#{iid}"
+    with their sort keys, the (entry, member) pairs the schema refused and the labels of the
+    entries named; None when the typed tier leaves the body to the other (too many item
+    errors)."""
+    labels: dict[int, str] = {}
     try:
         keyed, bad = _typed_violations(rows, flagged, labels, scope)
     except _Fallback:
         return None
-    if len(keyed) > 1:
-        keyed.sort(key=_KEY)
+    if len(keyed) == 1:
+        return [keyed[0][1]], keyed, bad, labels
+    keyed.sort(key=_KEY)
     return [v for _, v in keyed] or None, keyed, bad, labels
 
 
@@ -1117,19 +1111,14 @@ def _typed_violations(
     judges = _typed_judges()
     out: _Keyed = []
     bad: set[tuple[int, str]] = set()
-
-    def add(i: int, requirement: str, name: str, j: int, expected: str, found: str) -> None:
-        bad.add((i, name))
-        where = f"/workers/{i}/{name}" if j < 0 else f"/workers/{i}/{name}/{j}"
-        message = f"expected {expected}, found {found}"
-        out.append(((i, name, j), violation_of(requirement, where, message, labels[i], expected,
-                                               found)))  # fmt: skip
-
-    names = [name for name in flagged if name in judges.properties]
-    if len(names) > 1:
-        names.sort(key=_PROPERTY_ORDER.index)  # the schema's order
+    properties = judges.properties
+    if len(flagged) == 1:
+        (only,) = flagged
+        names: Iterable[str] = (only,) if only in properties else ()
+    else:  # the schema's order
+        names = sorted((name for name in flagged if name in properties), key=_PROPERTY_ORDER.index)
     for name in names:
-        checks, items = judges.properties[name]
+        checks, items = properties[name]
         k = _COLUMN[name]
         memo: dict[Any, list[_Judged]] = {}
         for i in flagged[name]:
@@ -1141,12 +1130,43 @@ def _typed_violations(
                 found = memo[value] = _judged(value, checks, items)
             if found:
                 bad.add((i, name))
-                head, label = f"/workers/{i}/{name}", labels[i]
+                head = f"/workers/{i}/{name}"
+                label = labels.get(i) or _label(rows, labels, i)
                 for requirement, j, tail, expected, text, message in found:
                     out.append(((i, name, j), violation_of(requirement, head + tail, message,
                                                            label, expected, text)))  # fmt: skip
+    if "" in flagged or "request_plane_url" in flagged or "routes" in flagged or "scope" in flagged:
+        _rule_violations(rows, flagged, labels, scope, out, bad)
+    return out, bad
+
+
+def _label(rows: Sequence[tuple[Any, ...]], labels: dict[int, str], i: int) -> str:
+    """Typed entry ``i``'s label (its identity, as WorkerId spells it), kept in ``labels``."""
+    label = labels[i] = "%s.%s.%s#%d" % rows[i][:4]  # noqa: UP031 (one call, no f-string parts)
+    return label
+
+
+def _rule_violations(
+    rows: Sequence[tuple[Any, ...]],
+    flagged: dict[str, list[int]],
+    labels: dict[int, str],
+    scope: str,
+    out: _Keyed,
+    bad: set[tuple[int, str]],
+) -> None:
+    """``_typed_violations`` past the properties: the allOf rules, then LIST-3, LIST-4 and
+    LIST-5 on the members the schema did not refuse (added to ``out`` and ``bad``)."""
+
+    def add(i: int, requirement: str, name: str, j: int, expected: str, found: str) -> None:
+        bad.add((i, name))
+        where = f"/workers/{i}/{name}" if j < 0 else f"/workers/{i}/{name}/{j}"
+        message = f"expected {expected}, found {found}"
+        label = labels.get(i) or _label(rows, labels, i)
+        out.append(((i, name, j), violation_of(requirement, where, message, label, expected,
+                                               found)))  # fmt: skip
+
     if "" in flagged:
-        _error_rules(rows, flagged[""], judges, add)
+        _error_rules(rows, flagged[""], _typed_judges(), add)
     if "request_plane_url" in flagged:
         for i in flagged["request_plane_url"]:  # LIST-3
             if (i, "request_plane_url") not in bad and not (
@@ -1172,7 +1192,6 @@ def _typed_violations(
     for i in flagged.get("scope", ()):  # LIST-5
         if (i, "namespace") not in bad:
             add(i, "LIST-5", "namespace", -1, _in_scope(scope), repr(rows[i][0]))
-    return out, bad
 
 
 def _error_rules(
@@ -1926,13 +1945,13 @@ _JSON_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.du
 
 
 def _render(value: Any, keyword: str) -> str:
+    if type(value) is int:  # what json.dumps writes, without its call
+        return clip(str(value))
     if value is None:
         return "null"
     if isinstance(value, Number | BigInt):
         return clip(value.text)
     if isinstance(value, Decimal):
-        return clip(str(value))
-    if type(value) is int:  # what json.dumps writes, without its call
         return clip(str(value))
     text = clip(_JSON_TEXT(value))
     if keyword == "uniqueItems" and isinstance(value, list):
