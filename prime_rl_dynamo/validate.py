@@ -76,6 +76,8 @@ _ITEM_ERRORS = 20
 _NULL_VALUE = re.compile(rb"[:\[,][ \t\r\n]*null")
 
 _DECODER = msgspec.json.Decoder(Snapshot)
+#: What a decode raises for a text its model refuses (one tuple: the failure path names it often).
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
 # The located path: the top level with its values undecoded, the workers array entry by entry.
 _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ENTRIES = msgspec.json.Decoder(list[msgspec.Raw])
@@ -241,7 +243,7 @@ def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
     nothing but the snapshot's strings: then it names no member the snapshot lacks, and no variant)."""
     try:
         snapshot = _DECODER.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+    except _DECODE_ERRORS:
         return None, False
     workers = snapshot.workers
     # The C accelerator's answer when it is sure every rule holds; else the Python rules decide.
@@ -264,7 +266,7 @@ def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
     try:
         if b"null" in raw and _NULL_VALUE.search(raw):
             _NULL_PROBE.decode(raw)  # raises when a known optional field holds null
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+    except _DECODE_ERRORS:
         return None, False
     transports = list(map(_ROW, map(_TRANSPORT, workers)))
     if sum(map(_COUNT_NONE, transports)) != 2 * len(workers):
@@ -607,7 +609,7 @@ def _located(raw: bytes) -> list[Violation] | None:
         if "namespace" not in top or "workers" not in top:
             return None
         entries = _ENTRIES.decode(top["workers"])
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+    except _DECODE_ERRORS:
         return None
     try:
         return _located_violations(raw, top, entries)
@@ -884,10 +886,10 @@ def _typed_judges() -> _TypedJudges:
 
 
 _ABSENT_ON_ERROR_WORKER = ("system_url", "admin_base_url", "world_size")
-_COLUMN = {name: k for k, name in enumerate(_WORKER_COLUMNS)}  # a Worker row's index of each
 _MAX_PART = 2**70  # integers beyond: the exhaustive path renders them (the text may be huge)
-_typed_judges()  # at import (0.5 ms): a schema the typed tier cannot judge stops it, as above
-_PROPERTY_ORDER = list(_typed_judges().properties)
+#: At import (0.5 ms): a schema the typed tier cannot judge stops it, as above.
+_JUDGES = _typed_judges()
+_PROPERTY_ORDER = list(_JUDGES.properties)
 
 
 def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | None:
@@ -896,13 +898,12 @@ def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | N
     quotes when the caller has counted them), or None."""
     try:
         snapshot = _TYPED.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+    except _DECODE_ERRORS:
         return None
     workers = snapshot.workers
     if not workers:
         return None
     scope = snapshot.namespace
-    rows = list(map(_ROW, workers))
     # The C accelerator flags the members as _typed_flags would, when it is sure the listing-wide
     # rules hold (the order, one transport each, admin URLs in LIST-6's form and none twice).
     if quotes is None:
@@ -912,20 +913,22 @@ def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | N
         strings, flagged = judged
         if quotes != 2 * strings or not flagged:
             return None  # an unknown or repeated member, or an escaped quote; or no defect here
-        found = _entry_violations_of(rows, flagged, scope)
-        return None if found is None else found[0]
-    columns = tuple(zip(*rows, strict=True))
+        try:
+            return _in_order(_typed_violations(workers, flagged, {}, scope)[0])
+        except _Fallback:
+            return None
+    columns = tuple(zip(*map(_ROW, workers), strict=True))
     flags = _typed_flags(quotes, columns, scope)
     if flags is None:
         return None
     flagged, canonical = flags
-    found = _entry_violations_of(rows, flagged, scope)
+    found = _entry_violations_of(workers, flagged, scope)
     if found is None:
         return None
     located, keyed, bad, labels = found
     # The listing-wide rules over the typed workers' columns, when they may be broken.
     ns, comp, ep, iid, _, _, _, _, admin, _, _, _ = columns
-    n = len(rows)
+    n = len(workers)
     identities = None
     if n > 1:  # LIST-1, LIST-2 over the identities that can be read
         keys = list(zip(ns, comp, ep, iid, strict=True))
@@ -952,13 +955,19 @@ def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | N
             canonical,
         )
     ]
-    if len(keyed) > 1:
-        keyed.sort(key=_KEY)
+    return _in_order(keyed)
+
+
+def _in_order(keyed: _Keyed) -> list[Violation] | None:
+    """The violations in the body's order (``keyed`` sorted in place), None when there are none."""
+    if len(keyed) == 1:
+        return [keyed[0][1]]
+    keyed.sort(key=_KEY)
     return [v for _, v in keyed] or None
 
 
 def _entry_violations_of(
-    rows: list[tuple[Any, ...]], flagged: dict[str, list[int]], scope: str
+    workers: Sequence[Any], flagged: dict[str, list[int]], scope: str
 ) -> tuple[list[Violation] | None, _Keyed, set[tuple[int, str]], dict[int, str]] | None:
     """The violations of the flagged members in the body's order (None when there are none),
     with their sort keys, the (entry, member) pairs the schema refused and the labels of the
@@ -966,13 +975,10 @@ def _entry_violations_of(
     errors)."""
     labels: dict[int, str] = {}
     try:
-        keyed, bad = _typed_violations(rows, flagged, labels, scope)
+        keyed, bad = _typed_violations(workers, flagged, labels, scope)
     except _Fallback:
         return None
-    if len(keyed) == 1:
-        return [keyed[0][1]], keyed, bad, labels
-    keyed.sort(key=_KEY)
-    return [v for _, v in keyed] or None, keyed, bad, labels
+    return _in_order(keyed), keyed, bad, labels
 
 
 _Flags = tuple[dict[str, list[int]], bool]
@@ -1098,7 +1104,7 @@ _Keyed = list[tuple[tuple[int, str, int], Violation]]
 
 
 def _typed_violations(
-    rows: Sequence[tuple[Any, ...]],
+    workers: Sequence[Any],
     flagged: dict[str, list[int]],
     labels: dict[int, str],
     scope: str,
@@ -1108,10 +1114,9 @@ def _typed_violations(
     rules), then LIST-3, LIST-4 and LIST-5 on the members the schema did not refuse. A value's
     checks depend on the value alone: each distinct one is judged once (a broken fleet repeats
     its defect in every entry)."""
-    judges = _typed_judges()
     out: _Keyed = []
     bad: set[tuple[int, str]] = set()
-    properties = judges.properties
+    properties = _JUDGES.properties
     if len(flagged) == 1:
         (only,) = flagged
         names: Iterable[str] = (only,) if only in properties else ()
@@ -1119,10 +1124,9 @@ def _typed_violations(
         names = sorted((name for name in flagged if name in properties), key=_PROPERTY_ORDER.index)
     for name in names:
         checks, items = properties[name]
-        k = _COLUMN[name]
         memo: dict[Any, list[_Judged]] = {}
         for i in flagged[name]:
-            value = rows[i][k]
+            value = getattr(workers[i], name)
             if value is None:
                 continue
             found = memo.get(value)
@@ -1131,23 +1135,23 @@ def _typed_violations(
             if found:
                 bad.add((i, name))
                 head = f"/workers/{i}/{name}"
-                label = labels.get(i) or _label(rows, labels, i)
+                label = labels.get(i) or _label(workers, labels, i)
                 for requirement, j, tail, expected, text, message in found:
                     out.append(((i, name, j), violation_of(requirement, head + tail, message,
                                                            label, expected, text)))  # fmt: skip
     if "" in flagged or "request_plane_url" in flagged or "routes" in flagged or "scope" in flagged:
-        _rule_violations(rows, flagged, labels, scope, out, bad)
+        _rule_violations(workers, flagged, labels, scope, out, bad)
     return out, bad
 
 
-def _label(rows: Sequence[tuple[Any, ...]], labels: dict[int, str], i: int) -> str:
+def _label(workers: Sequence[Any], labels: dict[int, str], i: int) -> str:
     """Typed entry ``i``'s label (its identity, as WorkerId spells it), kept in ``labels``."""
-    label = labels[i] = "%s.%s.%s#%d" % rows[i][:4]  # noqa: UP031 (one call, no f-string parts)
+    label = labels[i] = "%s.%s.%s#%d" % _IDENTITY(workers[i])  # noqa: UP031 (one call)
     return label
 
 
 def _rule_violations(
-    rows: Sequence[tuple[Any, ...]],
+    workers: Sequence[Any],
     flagged: dict[str, list[int]],
     labels: dict[int, str],
     scope: str,
@@ -1161,27 +1165,27 @@ def _rule_violations(
         bad.add((i, name))
         where = f"/workers/{i}/{name}" if j < 0 else f"/workers/{i}/{name}/{j}"
         message = f"expected {expected}, found {found}"
-        label = labels.get(i) or _label(rows, labels, i)
+        label = labels.get(i) or _label(workers, labels, i)
         out.append(((i, name, j), violation_of(requirement, where, message, label, expected,
                                                found)))  # fmt: skip
 
     if "" in flagged:
-        _error_rules(rows, flagged[""], _typed_judges(), add)
+        _error_rules(workers, flagged[""], add)
     if "request_plane_url" in flagged:
         for i in flagged["request_plane_url"]:  # LIST-3
             if (i, "request_plane_url") not in bad and not (
                 (i, "namespace") in bad or (i, "component") in bad or (i, "endpoint") in bad
             ):
-                ns, comp, ep, _, _, rpu = rows[i][:6]
-                url = request_plane_url(ns, comp, ep)
-                if rpu != url:
-                    add(i, "LIST-3", "request_plane_url", -1, _plane(url), repr(rpu))
+                w = workers[i]
+                url = request_plane_url(w.namespace, w.component, w.endpoint)
+                if w.request_plane_url != url:
+                    add(i, "LIST-3", "request_plane_url", -1, _plane(url),
+                        repr(w.request_plane_url))  # fmt: skip
     if "routes" in flagged:
-        k = _COLUMN["routes"]
         steps: dict[tuple[str, ...], tuple[int, str]] = {}
         for i in flagged["routes"]:  # LIST-4
             if (i, "routes") not in bad:
-                r = rows[i][k]
+                r = workers[i].routes
                 step = steps.get(r)
                 if step is None:
                     j = _step_down(r)
@@ -1191,28 +1195,26 @@ def _rule_violations(
                     add(i, "LIST-4", "routes", j, _ROUTES_SORTED, text)
     for i in flagged.get("scope", ()):  # LIST-5
         if (i, "namespace") not in bad:
-            add(i, "LIST-5", "namespace", -1, _in_scope(scope), repr(rows[i][0]))
+            add(i, "LIST-5", "namespace", -1, _in_scope(scope), repr(workers[i].namespace))
 
 
 def _error_rules(
-    rows: Sequence[tuple[Any, ...]],
+    workers: Sequence[Any],
     flagged: list[int],
-    judges: _TypedJudges,
     add: Callable[[int, str, str, int, str, str], None],
 ) -> None:
     """The allOf rules on the flagged entries: an error worker's routes are empty and it has no
     URLs or world_size (WORKER-11); admin_base_url comes with world_size (WORKER-10)."""
-    routes_check, (absent, absent_expected), (probed, probed_expected) = judges[1:]
+    routes_check, (absent, absent_expected), (probed, probed_expected) = _JUDGES[1:]
     for i in flagged:
-        row = rows[i]
-        routes, error, admin, size = (row[_COLUMN[name]] for name in
-                                      ("routes", "error", "admin_base_url", "world_size"))  # fmt: skip
+        w = workers[i]
+        routes, error, admin, size = w.routes, w.error, w.admin_base_url, w.world_size
         if error is not None:
             if routes_check.fails(routes):
                 add(i, routes_check.requirement, "routes", -1, routes_check.expected,
                     _render(list(routes), routes_check.keyword))  # fmt: skip
             for name in _ABSENT_ON_ERROR_WORKER:
-                value = row[_COLUMN[name]]
+                value = getattr(w, name)
                 if value is not None:
                     add(i, absent, name, -1, absent_expected, _render(value, "type"))
         elif admin is not None and size is None:
@@ -1232,7 +1234,8 @@ def _judged(value: Any, checks: list[_Check], items: list[_Check]) -> list[_Judg
         value = list(value)  # as JSON reads it (uniqueItems renders a list's repeats)
     for check in checks:
         if check.fails(value):
-            text = _render(value, check.keyword)
+            # an int of the typed tier is within _MAX_PART: no clip to make
+            text = str(value) if type(value) is int else _render(value, check.keyword)
             found.append((check.requirement, -1, "", check.expected, text,
                           f"expected {check.expected}, found {text}"))  # fmt: skip
             break
