@@ -245,6 +245,20 @@ def _jsonschema_over_loads(report: dict[str, Any]) -> str:
     return f"{min(ratios):.0f}-{max(ratios):.0f}x"
 
 
+def _pure_python(report: dict[str, Any]) -> str:
+    """What a valid body costs the pure-Python build (no C compiler at install), as a multiple of
+    the accelerated build's, measured side by side at each size of the committed run."""
+    key = "validate_body / validate_body (pure Python)"
+    points = [p for p in report["validation"]["points"] if p["ratios"].get(key, {}).get("median")]
+    if not points:
+        return "(not measured: the run had no accelerator)"
+    return ", ".join(
+        f"{1 / p['ratios'][key]['median']:.1f}x at {p['workers']:,} "
+        + ("worker" if p["workers"] == 1 else "workers")
+        for p in points
+    )
+
+
 def _machine_load(report: dict[str, Any]) -> str:
     machine = report["machine"]
     return (
@@ -386,6 +400,7 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     "figures": lambda r: "\n\n" + render_markdown(r) + "\n",
     "machine-load": _machine_load,
     "jsonschema-over-loads": _jsonschema_over_loads,
+    "validation-pure-python": _pure_python,
     "validation-says": _validation_says,
     "validation-goals": lambda r: "\n\n" + _validation_goals(r) + "\n\n",
     "discovery-says": _discovery_says,
