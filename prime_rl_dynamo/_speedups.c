@@ -335,6 +335,64 @@ static inline int set_add(StringSet *set, PyObject *u)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* What both judges read first of each worker */
+
+/* The identity of the worker before: LIST-1 and LIST-2 compare each with it. */
+typedef struct {
+    PyObject *ns, *comp, *ep;
+    unsigned long long iid;
+} Identity;
+
+/* Read worker w (of model, its fields at offset) into f: the names and request_plane_url are
+   strings, the instance_id a u64 above the previous identity's (strictly increasing: LIST-1,
+   LIST-2; *same_ns when the namespace is the previous one's), the transport of the transport
+   model with *keys keys set. 1 when so, 0 when unsure (the Python rules judge), -1 on an error. */
+static int read_worker(PyObject *w, PyTypeObject *model, const Py_ssize_t *offset, PyObject **f,
+                       Identity *prev, int first, int *same_ns, int *keys)
+{
+    if (Py_TYPE(w) != model)
+        return 0;
+    for (int j = 0; j < N_FIELDS; j++)
+        if ((f[j] = field(w, offset[j])) == NULL)
+            return 0;
+    PyObject *ns = f[NS], *comp = f[COMP], *ep = f[EP];
+    if (!PyUnicode_CheckExact(ns) || !PyUnicode_CheckExact(comp) || !PyUnicode_CheckExact(ep) ||
+        !PyUnicode_CheckExact(f[RPU]) || !PyLong_CheckExact(f[IID]))
+        return 0;
+    /* 0 <= instance_id <= 2**64 - 1; one out of u64 is the Python rules' to judge */
+    unsigned long long iid = PyLong_AsUnsignedLongLong(f[IID]);
+    if (iid == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    *same_ns = 0;
+    if (!first) {
+        int c = compare(prev->ns, ns);
+        *same_ns = c == 0;
+        if (c == 0)
+            c = compare(prev->comp, comp);
+        if (c == 0)
+            c = compare(prev->ep, ep);
+        if (c == -2)
+            return -1;
+        if (c > 0 || (c == 0 && prev->iid >= iid))
+            return 0;
+    }
+    prev->ns = ns, prev->comp = comp, prev->ep = ep, prev->iid = iid;
+    PyObject *t = f[TRANSPORT];
+    if (Py_TYPE(t) != transport_type)
+        return 0;
+    *keys = 0;
+    for (int j = 0; j < N_TRANSPORT; j++) {
+        PyObject *v = field(t, transport_offset[j]);
+        if (v == NULL)
+            return 0;
+        *keys += v != Py_None;
+    }
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* columns_hold(workers, scope): validate._columns_hold, or None when unsure */
 
 #define UNSURE goto unsure
@@ -357,55 +415,17 @@ static PyObject *columns_hold(PyObject *self, PyObject *args)
         Py_RETURN_NONE;
     long long strings = 4 + 13 * (long long)n;
     StringSet admins = {NULL, 0};
-    PyObject *prev_ns = NULL, *prev_comp = NULL, *prev_ep = NULL;
-    unsigned long long prev_iid = 0;
+    Identity prev = {NULL, NULL, NULL, 0};
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *w = PyTuple_GET_ITEM(workers, k);
-        if (Py_TYPE(w) != model)
-            UNSURE;
         PyObject *f[N_FIELDS];
-        for (int j = 0; j < N_FIELDS; j++)
-            if ((f[j] = field(w, offset[j])) == NULL)
-                UNSURE;
+        int same_ns, keys;
+        int read = read_worker(PyTuple_GET_ITEM(workers, k), model, offset, f, &prev, k == 0,
+                               &same_ns, &keys);
+        if (read < 0)
+            goto error;
+        if (!read || !keys) /* WORKER-3: a transport key */
+            UNSURE;
         PyObject *ns = f[NS], *comp = f[COMP], *ep = f[EP];
-        if (!PyUnicode_CheckExact(ns) || !PyUnicode_CheckExact(comp) ||
-            !PyUnicode_CheckExact(ep) || !PyUnicode_CheckExact(f[RPU]) ||
-            !PyLong_CheckExact(f[IID]))
-            UNSURE;
-        /* 0 <= instance_id <= 2**64 - 1 (the Worker model has checked the lower bound) */
-        unsigned long long iid = PyLong_AsUnsignedLongLong(f[IID]);
-        if (iid == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            UNSURE;
-        }
-        /* LIST-1, LIST-2: identities strictly increasing */
-        int same_ns = 0;
-        if (k) {
-            int c = compare(prev_ns, ns);
-            same_ns = c == 0;
-            if (c == 0)
-                c = compare(prev_comp, comp);
-            if (c == 0)
-                c = compare(prev_ep, ep);
-            if (c == -2)
-                goto error;
-            if (c > 0 || (c == 0 && prev_iid >= iid))
-                UNSURE;
-        }
-        prev_ns = ns, prev_comp = comp, prev_ep = ep, prev_iid = iid;
-        /* WORKER-3: a transport key */
-        PyObject *t = f[TRANSPORT];
-        if (Py_TYPE(t) != transport_type)
-            UNSURE;
-        int keys = 0;
-        for (int j = 0; j < N_TRANSPORT; j++) {
-            PyObject *v = field(t, transport_offset[j]);
-            if (v == NULL)
-                UNSURE;
-            keys += v != Py_None;
-        }
-        if (!keys)
-            UNSURE;
         /* LIST-3 and LIST-5 */
         if (plane_matches(f[RPU], ns, comp, ep) != 1)
             UNSURE;
@@ -504,57 +524,20 @@ static PyObject *typed_flags(PyObject *self, PyObject *args)
     PyObject *lists[N_FLAGS] = {NULL}, *result = NULL;
     long long strings = 4 + 13 * (long long)n;
     StringSet admins = {NULL, 0};
-    PyObject *prev_ns = NULL, *prev_comp = NULL, *prev_ep = NULL;
-    unsigned long long prev_iid = 0;
+    Identity prev = {NULL, NULL, NULL, 0};
     int prev_in_scope = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *w = PyTuple_GET_ITEM(workers, k);
-        if (Py_TYPE(w) != model)
-            UNSURE;
         PyObject *f[N_FIELDS];
-        for (int j = 0; j < N_FIELDS; j++)
-            if ((f[j] = field(w, offset[j])) == NULL)
-                UNSURE;
-        PyObject *ns = f[NS], *comp = f[COMP], *ep = f[EP];
-        if (!PyUnicode_CheckExact(ns) || !PyUnicode_CheckExact(comp) ||
-            !PyUnicode_CheckExact(ep) || !PyUnicode_CheckExact(f[RPU]) ||
-            !PyLong_CheckExact(f[IID]))
-            UNSURE;
-        unsigned flags = 0;
-        /* an instance_id out of u64 is the Python rules' to judge */
-        unsigned long long iid = PyLong_AsUnsignedLongLong(f[IID]);
-        if (iid == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            UNSURE;
-        }
-        /* LIST-1, LIST-2: identities strictly increasing, else the Python rules judge them */
-        int same_ns = 0;
-        if (k) {
-            int c = compare(prev_ns, ns);
-            same_ns = c == 0;
-            if (c == 0)
-                c = compare(prev_comp, comp);
-            if (c == 0)
-                c = compare(prev_ep, ep);
-            if (c == -2)
-                goto error;
-            if (c > 0 || (c == 0 && prev_iid >= iid))
-                UNSURE;
-        }
-        prev_ns = ns, prev_comp = comp, prev_ep = ep, prev_iid = iid;
+        int same_ns, keys;
+        int read = read_worker(PyTuple_GET_ITEM(workers, k), model, offset, f, &prev, k == 0,
+                               &same_ns, &keys);
+        if (read < 0)
+            goto error;
         /* WORKER-3: exactly one transport key (the text's quotes then prove no other) */
-        PyObject *t = f[TRANSPORT];
-        if (Py_TYPE(t) != transport_type)
+        if (!read || keys != 1)
             UNSURE;
-        int keys = 0;
-        for (int j = 0; j < N_TRANSPORT; j++) {
-            PyObject *v = field(t, transport_offset[j]);
-            if (v == NULL)
-                UNSURE;
-            keys += v != Py_None;
-        }
-        if (keys != 1)
-            UNSURE;
+        PyObject *ns = f[NS], *comp = f[COMP], *ep = f[EP];
+        unsigned flags = 0;
         /* minLength 1 */
         if (PyUnicode_GET_LENGTH(ns) == 0)
             flags |= 1u << F_NS;

@@ -29,6 +29,7 @@ from prime_rl_dynamo.validate import (
     check_body,
 )
 from tests.test_validate_fastpath import mutated_bodies, valid_bodies
+from tests.test_validate_located import _worker as located_worker
 from tests.test_validate_located import typed_defective_bodies
 from tools.bench.validation import make_body
 
@@ -90,19 +91,17 @@ def test_dynamo_shaped_listings_are_decided_in_c(workers: int) -> None:
 
 
 def _worker(i: int, **changes: Any) -> dict[str, Any]:
-    w: dict[str, Any] = {
-        "namespace": "dynamo",
-        "component": "backend",
-        "endpoint": "rl",
-        "instance_id": 10 + i,
-        "transport": {"tcp": f"10.0.0.{i}:4000"},
-        "request_plane_url": "dyn://dynamo.backend.rl",
-        "routes": ["pause_generation", "resume_generation"],
-        "admin_base_url": f"http://10.1.0.{i}:9000/engine/{i}",
-        "world_size": 2,
-    }
-    w.update(changes)
-    return {k: v for k, v in w.items() if v is not None}
+    """test_validate_located's worker, as a backend with its own admin path."""
+    return located_worker(
+        i,
+        **{
+            "component": "backend",
+            "instance_id": 10 + i,
+            "request_plane_url": "dyn://dynamo.backend.rl",
+            "admin_base_url": f"http://10.1.0.{i}:9000/engine/{i}",
+            **changes,
+        },
+    )
 
 
 def _body(*workers: dict[str, Any], scope: str = "dynamo") -> bytes:
