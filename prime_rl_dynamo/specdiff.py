@@ -797,7 +797,9 @@ class _SchemaDiff:
             elif was and not now:
                 tightened.append(value)
         changed = _changed_keywords(old_rest, new_rest)
-        what = ", ".join(dict.fromkeys(path for path, _, _ in changed)) or "constraints"
+        paths = list(dict.fromkeys(path for path, _, _ in changed))
+        more = f" and {len(paths) - 5} more" if len(paths) > 5 else ""
+        what = ", ".join(paths[:5]) + more or "constraints"
         if loosened and tightened:
             yield self._change(
                 where,
@@ -850,7 +852,12 @@ def _changed_keywords(old: Any, new: Any, path: str = "") -> list[tuple[str, Any
             if a is _MISSING or b is _MISSING or _canonical(a) != _canonical(b):
                 out += _changed_keywords(a, b, f"{path}/{key}" if path else str(key))
         return out
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+    if (
+        isinstance(old, list)
+        and isinstance(new, list)
+        and len(old) == len(new)
+        and any(isinstance(v, dict) for v in (*old, *new))
+    ):  # subschemas (allOf, prefixItems) by position; an enum or a required list is one keyword
         out = []
         for i, (a, b) in enumerate(zip(old, new, strict=True)):
             if _canonical(a) != _canonical(b):

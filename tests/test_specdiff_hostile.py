@@ -168,3 +168,30 @@ def test_spec_diff_is_linear_in_an_enums_size(monkeypatch: pytest.MonkeyPatch) -
     # Counted, not timed: doubling the enum must about double the work (quadratic: x4).
     small, large = _comparisons(400, monkeypatch), _comparisons(800, monkeypatch)
     assert large / small < 2.5, (small, large)
+
+
+def test_a_large_enum_change_is_one_bounded_line() -> None:
+    # A shifted 8,000-value enum differs at every position: the change names the keyword once
+    # and a few of the values, not every index (an 87 KB line before).
+    from prime_rl_dynamo import specdiff
+
+    old = _enum_schema([f"v{i}" for i in range(8000)])
+    new = _enum_schema([f"v{i}" for i in range(1, 8001)])
+    (change,) = [c for c in specdiff.diff_documents("s.json", old, new) if "constraint" in c.kind]
+    assert change.detail == 'enum: now accepts "v8000" and refuses "v0"'
+
+
+def test_changes_in_many_keywords_are_named_a_few_at_a_time() -> None:
+    from prime_rl_dynamo import specdiff
+
+    keywords = {f"x{i}": i for i in range(12)}
+    old = _edit(LISTING, "$defs/worker/properties/name", {"type": "string", "minLength": 1})
+    new = _edit(
+        LISTING,
+        "$defs/worker/properties/name",
+        {"type": "string", "minLength": 2, "maxLength": 9, "pattern": "^a", **keywords},
+    )
+    (change,) = [c for c in specdiff.diff_documents("s.json", old, new) if "constraint" in c.kind]
+    assert change.detail.startswith("maxLength, minLength, pattern, x0, x1 and 10 more: "), (
+        change.detail
+    )
