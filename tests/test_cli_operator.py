@@ -611,3 +611,13 @@ def test_schema_path_suggestions_name_each_file_once(capsys: pytest.CaptureFixtu
     hint = err.split("did you mean", 1)[1].split("?", 1)[0]
     names = [n.strip(" '") for n in hint.split(" or ")]
     assert len(names) == len(set(names)), err
+
+
+def test_bench_says_where_the_benchmarks_are(capsys: pytest.CaptureFixture[str]) -> None:
+    # The benchmarks live in the checkout's tools/ (the wheel never imports them): an operator
+    # who types the command an issue names is told where they are, with the usage status.
+    with pytest.raises(SystemExit) as exited:
+        main(["bench", "--only", "validation"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "python -m tools.bench" in err and "Traceback" not in err

@@ -22,6 +22,11 @@ from prime_rl_dynamo.exitcodes import ExitCode
 __all__ = ["Parser", "suggestion"]
 
 _CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
+#: Commands that are not the installed package's, with where they are.
+_ELSEWHERE = {
+    "bench": "; the benchmarks are not installed with the package: from a checkout of the "
+    "repository, python -m tools.bench (--only validation, ...; docs/bench.md)",
+}
 
 
 def suggestion(given: str, known: Sequence[str]) -> str:
@@ -44,7 +49,7 @@ class Parser(argparse.ArgumentParser):
         match = _CHOICE.search(message)
         if match:
             choices = re.findall(r"'([^']*)'", match["choices"])
-            message += suggestion(match["given"], choices)
+            message += _ELSEWHERE.get(match["given"]) or suggestion(match["given"], choices)
         sys.stderr.write(f"{self.prog}: error: {message}\n  (see {self.prog} --help)\n")
         sys.exit(ExitCode.USAGE)
 
