@@ -334,6 +334,21 @@ static inline int set_add(StringSet *set, PyObject *u)
     return 1;
 }
 
+/* An admin URL (a str) in the form LIST-6 compares, not in `admins` yet (added there, which
+   holds at most n): 1 when so, 0 when not (the Python rules judge), -1 on an error. */
+static int canonical_and_new(StringSet *admins, PyObject *admin, Py_ssize_t n)
+{
+    if (!PyUnicode_IS_COMPACT_ASCII(admin) ||
+        !is_canonical_admin((const unsigned char *)PyUnicode_DATA(admin),
+                            PyUnicode_GET_LENGTH(admin)))
+        return 0;
+    if (admins->slots == NULL && set_init(admins, n) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return set_add(admins, admin);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* What both judges read first of each worker */
 
@@ -405,13 +420,10 @@ static PyObject *columns_hold(PyObject *self, PyObject *args)
     Py_ssize_t n = PyTuple_GET_SIZE(workers);
     if (n == 0)
         return PyLong_FromLong(4); /* the top level's 3 names and the namespace */
-    /* every worker of one model (a body is decoded into one) */
-    const Py_ssize_t *offset = NULL;
-    PyTypeObject *model = Py_TYPE(PyTuple_GET_ITEM(workers, 0));
-    for (int i = 0; i < N_MODELS; i++)
-        if (worker_types[i] != NULL && model == worker_types[i])
-            offset = worker_offsets[i];
-    if (offset == NULL)
+    /* workers of validate.Worker, the first model configured */
+    PyTypeObject *model = worker_types[0];
+    const Py_ssize_t *offset = worker_offsets[0];
+    if (model == NULL || Py_TYPE(PyTuple_GET_ITEM(workers, 0)) != model)
         Py_RETURN_NONE;
     long long strings = 4 + 13 * (long long)n;
     StringSet admins = {NULL, 0};
@@ -469,17 +481,13 @@ static PyObject *columns_hold(PyObject *self, PyObject *args)
             strings += 2;
         }
         if (admin != Py_None) {
-            /* WORKER-10 (with world_size), WORKER-8 in LIST-6's form, LIST-6 below */
-            if (size == Py_None || !PyUnicode_CheckExact(admin) ||
-                !PyUnicode_IS_COMPACT_ASCII(admin) ||
-                !is_canonical_admin((const unsigned char *)PyUnicode_DATA(admin),
-                                    PyUnicode_GET_LENGTH(admin)))
+            /* WORKER-10 (with world_size), WORKER-8 in LIST-6's form, LIST-6 */
+            if (size == Py_None || !PyUnicode_CheckExact(admin))
                 UNSURE;
-            if (admins.slots == NULL && set_init(&admins, n) < 0) {
-                PyErr_NoMemory();
+            int unique = canonical_and_new(&admins, admin, n);
+            if (unique < 0)
                 goto error;
-            }
-            if (!set_add(&admins, admin))
+            if (!unique)
                 UNSURE;
             strings += 2;
         }
@@ -517,10 +525,11 @@ static PyObject *typed_flags(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!U", &PyTuple_Type, &workers, &scope))
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(workers);
-    if (n == 0 || worker_types[1] == NULL || Py_TYPE(PyTuple_GET_ITEM(workers, 0)) != worker_types[1])
-        Py_RETURN_NONE;
-    const Py_ssize_t *offset = worker_offsets[1];
+    /* workers of validate._TypedWorker, the second model configured */
     PyTypeObject *model = worker_types[1];
+    const Py_ssize_t *offset = worker_offsets[1];
+    if (n == 0 || model == NULL || Py_TYPE(PyTuple_GET_ITEM(workers, 0)) != model)
+        Py_RETURN_NONE;
     PyObject *lists[N_FLAGS] = {NULL}, *result = NULL;
     long long strings = 4 + 13 * (long long)n;
     StringSet admins = {NULL, 0};
@@ -616,15 +625,10 @@ static PyObject *typed_flags(PyObject *self, PyObject *args)
         if (has_admin) {
             /* WORKER-8 and LIST-6 are the Python rules' unless every URL is in LIST-6's form and
                none comes twice */
-            if (!PyUnicode_IS_COMPACT_ASCII(admin) ||
-                !is_canonical_admin((const unsigned char *)PyUnicode_DATA(admin),
-                                    PyUnicode_GET_LENGTH(admin)))
-                UNSURE;
-            if (admins.slots == NULL && set_init(&admins, n) < 0) {
-                PyErr_NoMemory();
+            int unique = canonical_and_new(&admins, admin, n);
+            if (unique < 0)
                 goto error;
-            }
-            if (!set_add(&admins, admin))
+            if (!unique)
                 UNSURE;
             strings += 2;
         }
@@ -764,9 +768,8 @@ static PyMethodDef methods[] = {
      "validate._WORKER_COLUMNS' order)."},
     {"columns_hold", columns_hold, METH_VARARGS,
      "columns_hold(workers, scope) -> int | None: validate._columns_hold's count when every column "
-     "rule certainly holds, else None (validate.py then asks its Python rules). Workers of a model "
-     "with JSON types alone are judged by the same rules, and the instance_id's bounds; their "
-     "other values' constraints are the caller's."},
+     "rule certainly holds, else None (validate.py then asks its Python rules); None for workers "
+     "of another model than the first configured."},
     {"typed_flags", typed_flags, METH_VARARGS,
      "typed_flags(workers, scope) -> (int, dict[str, list[int]]) | None: for workers of the model "
      "with JSON types alone (the second configured), validate._typed_flags' flags and the count "
