@@ -857,7 +857,6 @@ class _TypedJudges(typing.NamedTuple):
     probed: tuple[str, str]  # requirement, expected when admin_base_url comes without world_size
 
 
-@cache
 def _typed_judges() -> _TypedJudges:
     root = load_json(SCHEMA_NAME)
     defs = root["$defs"]
@@ -922,10 +921,11 @@ def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | N
     if flags is None:
         return None
     flagged, canonical = flags
-    found = _entry_violations_of(workers, flagged, scope)
-    if found is None:
+    labels: dict[int, str] = {}  # of the entries named, as violations are built
+    try:
+        keyed, bad = _typed_violations(workers, flagged, labels, scope)
+    except _Fallback:
         return None
-    located, keyed, bad, labels = found
     # The listing-wide rules over the typed workers' columns, when they may be broken.
     ns, comp, ep, iid, _, _, _, _, admin, _, _, _ = columns
     n = len(workers)
@@ -945,7 +945,7 @@ def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | N
     admins_n = n - admin.count(None)
     admins = not canonical or len(set(admin)) - (admins_n != n) != admins_n  # LIST-6, WORKER-8
     if identities is None and not admins:
-        return located
+        return _in_order(keyed)
     keyed += [
         (_entry_sort_key(v.pointer), v)
         for v in _listing_wide(
@@ -964,21 +964,6 @@ def _in_order(keyed: _Keyed) -> list[Violation] | None:
         return [keyed[0][1]]
     keyed.sort(key=_KEY)
     return [v for _, v in keyed] or None
-
-
-def _entry_violations_of(
-    workers: Sequence[Any], flagged: dict[str, list[int]], scope: str
-) -> tuple[list[Violation] | None, _Keyed, set[tuple[int, str]], dict[int, str]] | None:
-    """The violations of the flagged members in the body's order (None when there are none),
-    with their sort keys, the (entry, member) pairs the schema refused and the labels of the
-    entries named; None when the typed tier leaves the body to the other (too many item
-    errors)."""
-    labels: dict[int, str] = {}
-    try:
-        keyed, bad = _typed_violations(workers, flagged, labels, scope)
-    except _Fallback:
-        return None
-    return _in_order(keyed), keyed, bad, labels
 
 
 _Flags = tuple[dict[str, list[int]], bool]
