@@ -12,7 +12,12 @@
    (a rule broken, or anything it does not judge itself: a non-canonical admin URL, a non-ASCII
    identity) it answers None, and validate.py asks its own Python rules. The differential tests
    in tests/test_speedups.py hold the two to that. Without a C compiler the package is pure
-   Python and gives the same verdicts, at the price measured in docs/bench.md. */
+   Python and gives the same verdicts, at the price measured in docs/bench.md.
+
+   For a body with defects, the located path's typed tier builds the violations here too:
+   property_violations() is validate._property_violations (each flagged member judged by the
+   schema's checks, which validate.py hands over; an int against its bounds judged here), and
+   violation() and label() build its objects and texts as validate.py's Python twins do. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,7 +29,7 @@
 #endif
 
 /* validate.py uses this module only when it says the ABI validate.py was written against. */
-#define SPEEDUPS_ABI 4
+#define SPEEDUPS_ABI 5
 
 enum { NS, COMP, EP, IID, TRANSPORT, RPU, ROUTES, SYSTEM, ADMIN, MODEL, SIZE, ERROR, N_FIELDS };
 #define N_TRANSPORT 3
@@ -407,15 +412,28 @@ static int read_worker(PyObject *w, PyTypeObject *model, const Py_ssize_t *offse
     return 1;
 }
 
+/* The arguments of f(workers: tuple, scope: str) passed by the fast call protocol (no format
+   string to parse on every call), or -1 with a TypeError. */
+static int workers_and_scope(PyObject *const *args, Py_ssize_t nargs, const char *name,
+                             PyObject **workers, PyObject **scope)
+{
+    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_Format(PyExc_TypeError, "%s() takes (workers: tuple, scope: str)", name);
+        return -1;
+    }
+    *workers = args[0], *scope = args[1];
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* columns_hold(workers, scope): validate._columns_hold, or None when unsure */
 
 #define UNSURE goto unsure
 
-static PyObject *columns_hold(PyObject *self, PyObject *args)
+static PyObject *columns_hold(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *workers, *scope;
-    if (!PyArg_ParseTuple(args, "O!U", &PyTuple_Type, &workers, &scope))
+    if (workers_and_scope(args, nargs, "columns_hold", &workers, &scope) < 0)
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(workers);
     if (n == 0)
@@ -512,6 +530,9 @@ static const char *const flag_names[N_FLAGS] = {
     "namespace", "component", "endpoint", "request_plane_url", "routes", "system_url",
     "model", "world_size", "error", "", "scope",
 };
+/* flag_names as interned strings (made by PyInit__speedups): the keys of the dict typed_flags
+   answers, found by identity when validate.py looks them up by its own (interned) names. */
+static PyObject *flag_keys[N_FLAGS];
 
 /* A str or None member: 1 for a str, 0 for None, -1 for anything else (then unsure). */
 static inline int optional_str(PyObject *v)
@@ -519,10 +540,10 @@ static inline int optional_str(PyObject *v)
     return v == Py_None ? 0 : PyUnicode_CheckExact(v) ? 1 : -1;
 }
 
-static PyObject *typed_flags(PyObject *self, PyObject *args)
+static PyObject *typed_flags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *workers, *scope;
-    if (!PyArg_ParseTuple(args, "O!U", &PyTuple_Type, &workers, &scope))
+    if (workers_and_scope(args, nargs, "typed_flags", &workers, &scope) < 0)
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(workers);
     /* workers of validate._TypedWorker, the second model configured */
@@ -653,11 +674,14 @@ static PyObject *typed_flags(PyObject *self, PyObject *args)
     if (flagged == NULL)
         goto error;
     for (int bit = 0; bit < N_FLAGS; bit++)
-        if (lists[bit] != NULL && PyDict_SetItemString(flagged, flag_names[bit], lists[bit]) < 0) {
+        if (lists[bit] != NULL && PyDict_SetItem(flagged, flag_keys[bit], lists[bit]) < 0) {
             Py_DECREF(flagged);
             goto error;
         }
-    result = Py_BuildValue("(LN)", strings, flagged);
+    PyObject *count = PyLong_FromLongLong(strings);
+    result = count == NULL ? NULL : PyTuple_Pack(2, count, flagged);
+    Py_XDECREF(count);
+    Py_DECREF(flagged);
     goto done;
 unsure:
     Py_INCREF(Py_None);
@@ -721,11 +745,28 @@ static PyObject *quotes(PyObject *self, PyObject *raw)
 /* ---------------------------------------------------------------------------------------- */
 /* scan(raw): the located path's look at the text, in one call */
 
-/* Whether s[0..n) holds needle: memmem (glibc's and the BSDs' search in linear time with few
-   calls, where a memchr per candidate first byte would stop at every 's' of a listing). */
-static int contains(const unsigned char *s, Py_ssize_t n, const char *needle, Py_ssize_t m)
+/* Where needle (m bytes) first occurs in s[0..n), or NULL. memmem (glibc's and the BSDs')
+   searches in linear time with few calls, where a memchr per candidate first byte would stop at
+   every 's' of a listing; but it builds its shift table on every call, which is most of its
+   price in a short text. Below SHORT_TEXT bytes (a few workers), memchr looks for needle[rare],
+   a byte the needle has and a listing seldom does, and each stop compares the whole needle (at
+   most SHORT_TEXT * m steps). */
+#define SHORT_TEXT 2048
+static const unsigned char *find(const unsigned char *s, Py_ssize_t n, const char *needle,
+                                 Py_ssize_t m, Py_ssize_t rare)
 {
-    return memmem(s, (size_t)n, needle, (size_t)m) != NULL;
+    if (n >= SHORT_TEXT)
+        return memmem(s, (size_t)n, needle, (size_t)m);
+    const unsigned char *p = s + rare, *last = s + n - (m - rare); /* needle[rare]'s last place */
+    while (p <= last) {
+        p = memchr(p, needle[rare], (size_t)(last - p + 1));
+        if (p == NULL)
+            return NULL;
+        if (memcmp(p - rare, needle, (size_t)m) == 0)
+            return p - rare;
+        p++;
+    }
+    return NULL;
 }
 
 /* validate._NULL_VALUE.search(raw) is not None: null after ':', '[' or ',' and JSON blanks. */
@@ -733,7 +774,7 @@ static int null_value(const unsigned char *s, Py_ssize_t n)
 {
     const unsigned char *p = s, *end = s + n;
     while (end - p >= 4) {
-        p = memmem(p, (size_t)(end - p), "null", 4);
+        p = find(p, end - p, "null", 4, 1); /* 'u': urls and routes have it, few else */
         if (p == NULL)
             return 0;
         const unsigned char *q = p;
@@ -754,9 +795,441 @@ static PyObject *scan(PyObject *self, PyObject *raw)
     }
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
     Py_ssize_t n = PyBytes_GET_SIZE(raw);
-    int marked = contains(p, n, "system_routes", 13) ||
-                 contains(p, n, "weight_transfer_backend", 23) || null_value(p, n);
-    return Py_BuildValue("(nO)", count_quotes(p, n), marked ? Py_True : Py_False);
+    /* 'y' and 'k': the rarest bytes of each marker in a listing (dynamo has a 'y') */
+    int marked = find(p, n, "system_routes", 13, 1) != NULL ||
+                 find(p, n, "weight_transfer_backend", 23, 19) != NULL || null_value(p, n);
+    PyObject *count = PyLong_FromSsize_t(count_quotes(p, n));
+    PyObject *result = count == NULL ? NULL : PyTuple_Pack(2, count, marked ? Py_True : Py_False);
+    Py_XDECREF(count);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* violation(...) and label(worker): what the located path builds for each defect it names */
+
+/* validate's Violation (a frozen dataclass with slots) and where it keeps its seven fields. */
+#define N_VIOLATION 7
+static PyTypeObject *violation_type = NULL;
+static Py_ssize_t violation_offset[N_VIOLATION];
+static PyObject *violation_level = NULL; /* what every violation the validator builds says */
+
+static PyObject *configure_violations(PyObject *self, PyObject *args)
+{
+    PyObject *type, *fields, *level;
+    if (!PyArg_ParseTuple(args, "O!OU", &PyType_Type, &type, &fields, &level))
+        return NULL;
+    Py_ssize_t offsets[N_VIOLATION];
+    if (read_offsets((PyTypeObject *)type, fields, offsets, N_VIOLATION) < 0)
+        return NULL;
+    memcpy(violation_offset, offsets, sizeof offsets);
+    Py_INCREF(type);
+    Py_XSETREF(violation_type, (PyTypeObject *)type);
+    Py_INCREF(level);
+    Py_XSETREF(violation_level, level);
+    Py_RETURN_NONE;
+}
+
+/* violation(requirement, pointer, message, worker, expected, found): the Violation with those
+   fields and the configured level, its slots set as violation.violation_of sets them (no
+   __init__: the message is already composed). */
+static PyObject *violation(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (violation_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "violation(): call configure_violations() first");
+        return NULL;
+    }
+    if (nargs != N_VIOLATION - 1) {
+        PyErr_Format(PyExc_TypeError, "violation() takes %d arguments", N_VIOLATION - 1);
+        return NULL;
+    }
+    PyObject *v = violation_type->tp_alloc(violation_type, 0);
+    if (v == NULL)
+        return NULL;
+    /* requirement, pointer, message, worker, level, expected, found */
+    PyObject *values[N_VIOLATION] = {args[0], args[1], args[2], args[3], violation_level,
+                                     args[4], args[5]};
+    for (int i = 0; i < N_VIOLATION; i++) {
+        Py_INCREF(values[i]);
+        *(PyObject **)((char *)v + violation_offset[i]) = values[i];
+    }
+    return v;
+}
+
+/* The decimal digits of v written at out (at least 20 bytes), their count. */
+static int u64_digits(char *out, unsigned long long v)
+{
+    char tmp[20];
+    int n = 0;
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (int k = 0; k < n; k++)
+        out[k] = tmp[n - 1 - k];
+    return n;
+}
+
+/* str(i) of an int: written here when within a long long, else by int's own conversion. */
+static PyObject *decimal(PyObject *i)
+{
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow)
+        return PyObject_Str(i);
+    char digits[21];
+    int negative = v < 0;
+    digits[0] = '-';
+    int d = negative + u64_digits(digits + negative,
+                                  negative ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+    PyObject *text = PyUnicode_New(d, 127);
+    if (text != NULL)
+        memcpy(PyUnicode_DATA(text), digits, (size_t)d);
+    return text;
+}
+
+/* parts[0] + seps[0] + parts[1] + ... + parts[n - 1], each sep one ASCII character ('?': none):
+   one allocation, where PyUnicode_FromFormat would parse its format on every call. */
+static PyObject *joined(PyObject *const *parts, int n, const char *seps)
+{
+    Py_ssize_t length = 0;
+    Py_UCS4 widest = 127;
+    for (int k = 0; k < n; k++) {
+        length += PyUnicode_GET_LENGTH(parts[k]) + (k + 1 < n && seps[k] != '?');
+        Py_UCS4 most = PyUnicode_MAX_CHAR_VALUE(parts[k]);
+        widest = most > widest ? most : widest;
+    }
+    PyObject *text = PyUnicode_New(length, widest);
+    if (text == NULL)
+        return NULL;
+    if (widest == 127) { /* ASCII alone (the usual case): bytes copied as they are */
+        char *out = (char *)PyUnicode_DATA(text);
+        for (int k = 0; k < n; k++) {
+            Py_ssize_t size = PyUnicode_GET_LENGTH(parts[k]);
+            memcpy(out, PyUnicode_DATA(parts[k]), (size_t)size);
+            out += size;
+            if (k + 1 < n && seps[k] != '?')
+                *out++ = seps[k];
+        }
+        return text;
+    }
+    Py_ssize_t at = 0;
+    for (int k = 0; k < n; k++) {
+        Py_ssize_t size = PyUnicode_GET_LENGTH(parts[k]);
+        if (PyUnicode_CopyCharacters(text, at, parts[k], 0, size) < 0) {
+            Py_DECREF(text);
+            return NULL;
+        }
+        at += size;
+        if (k + 1 < n && seps[k] != '?')
+            PyUnicode_WRITE(PyUnicode_KIND(text), PyUnicode_DATA(text), at++, (Py_UCS4)seps[k]);
+    }
+    return text;
+}
+
+/* label(worker): "namespace.component.endpoint#instance_id" of a worker of a configured model
+   (validate._label's text: WorkerId's spelling). */
+static PyObject *label(PyObject *self, PyObject *w)
+{
+    for (int m = 0; m < N_MODELS; m++) {
+        if (worker_types[m] == NULL || Py_TYPE(w) != worker_types[m])
+            continue;
+        PyObject *ns = field(w, worker_offsets[m][NS]), *comp = field(w, worker_offsets[m][COMP]);
+        PyObject *ep = field(w, worker_offsets[m][EP]), *iid = field(w, worker_offsets[m][IID]);
+        if (ns == NULL || comp == NULL || ep == NULL || iid == NULL ||
+            !PyUnicode_CheckExact(ns) || !PyUnicode_CheckExact(comp) ||
+            !PyUnicode_CheckExact(ep) || !PyLong_CheckExact(iid))
+            break;
+        /* an instance_id within u64 is written here; any other, by int's own str() */
+        unsigned long long id = PyLong_AsUnsignedLongLong(iid);
+        if (id == (unsigned long long)-1 && PyErr_Occurred())
+            PyErr_Clear();
+        else if (PyUnicode_IS_ASCII(ns) && PyUnicode_IS_ASCII(comp) && PyUnicode_IS_ASCII(ep)) {
+            char digits[20];
+            int d = u64_digits(digits, id);
+            Py_ssize_t a = PyUnicode_GET_LENGTH(ns), b = PyUnicode_GET_LENGTH(comp);
+            Py_ssize_t c = PyUnicode_GET_LENGTH(ep);
+            PyObject *text = PyUnicode_New(a + b + c + 3 + d, 127);
+            if (text == NULL)
+                return NULL;
+            char *out = (char *)PyUnicode_DATA(text);
+            memcpy(out, PyUnicode_DATA(ns), (size_t)a), out += a, *out++ = '.';
+            memcpy(out, PyUnicode_DATA(comp), (size_t)b), out += b, *out++ = '.';
+            memcpy(out, PyUnicode_DATA(ep), (size_t)c), out += c, *out++ = '#';
+            memcpy(out, digits, (size_t)d);
+            return text;
+        }
+        PyObject *digits = PyObject_Str(iid);
+        if (digits == NULL)
+            return NULL;
+        PyObject *parts[4] = {ns, comp, ep, digits};
+        PyObject *text = joined(parts, 4, "..#");
+        Py_DECREF(digits);
+        return text;
+    }
+    PyErr_SetString(PyExc_TypeError, "label() takes a decoded worker with its identity's types");
+    return NULL;
+}
+
+/* property_violations(workers, flagged, judges, labels): validate._property_violations */
+
+static PyObject *workers_prefix = NULL; /* "/workers/", made by PyInit__speedups */
+
+/* The configured model of worker w (its index), or -1. */
+static int model_of(PyObject *w)
+{
+    for (int m = 0; m < N_MODELS; m++)
+        if (worker_types[m] != NULL && Py_TYPE(w) == worker_types[m])
+            return m;
+    return -1;
+}
+
+/* Worker i's label, kept in labels (a dict by index) as validate._label keeps it. */
+static PyObject *label_at(PyObject *labels, PyObject *key, PyObject *w)
+{
+    PyObject *found = PyDict_GetItemWithError(labels, key);
+    if (found != NULL)
+        return Py_NewRef(found);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *made = label(NULL, w);
+    if (made != NULL && PyDict_SetItem(labels, key, made) < 0)
+        Py_CLEAR(made);
+    return made;
+}
+
+static PyObject *expected_prefix = NULL, *found_prefix = NULL; /* "expected ", ", found " */
+
+/* The judgement of an int by (low, high, requirement, expected), a property whose checks are
+   minimum and maximum alone (either None when absent): [] when low <= value <= high, else the
+   one (requirement, -1, "", expected, str(value), message) validate._judged gives. */
+static PyObject *judged_int(PyObject *bounds, PyObject *value)
+{
+    PyObject *low = PyTuple_GET_ITEM(bounds, 0), *high = PyTuple_GET_ITEM(bounds, 1);
+    int below = low == Py_None ? 0 : PyObject_RichCompareBool(value, low, Py_LT);
+    int above = below || high == Py_None ? 0 : PyObject_RichCompareBool(value, high, Py_GT);
+    if (below < 0 || above < 0)
+        return NULL;
+    if (!below && !above)
+        return PyList_New(0);
+    PyObject *requirement = PyTuple_GET_ITEM(bounds, 2), *expected = PyTuple_GET_ITEM(bounds, 3);
+    PyObject *text = decimal(value), *message = NULL, *item = NULL, *found = NULL;
+    PyObject *minus_one = PyLong_FromLong(-1), *empty = PyUnicode_FromStringAndSize("", 0);
+    if (text == NULL || minus_one == NULL || empty == NULL)
+        goto done;
+    PyObject *parts[4] = {expected_prefix, expected, found_prefix, text};
+    if ((message = joined(parts, 4, "???")) == NULL)
+        goto done;
+    if ((item = PyTuple_Pack(6, requirement, minus_one, empty, expected, text, message)) == NULL)
+        goto done;
+    if ((found = PyList_New(1)) != NULL)
+        PyList_SET_ITEM(found, 0, Py_NewRef(item));
+done:
+    Py_XDECREF(text);
+    Py_XDECREF(message);
+    Py_XDECREF(item);
+    Py_XDECREF(minus_one);
+    Py_XDECREF(empty);
+    return found;
+}
+
+/* The violations of one flagged member: judge's (requirement, j, tail, expected, found,
+   message) tuples of its value, each appended to out as ((i, name, j), Violation). */
+static int member_violations(PyObject *found, PyObject *key, PyObject *name,
+                             PyObject *w, PyObject *labels, PyObject *out, PyObject *bad)
+{
+    int rc = -1;
+    PyObject *pair = NULL, *digits = NULL, *worker = NULL;
+    if ((pair = PyTuple_Pack(2, key, name)) == NULL || PySet_Add(bad, pair) < 0)
+        goto done;
+    if ((digits = decimal(key)) == NULL)
+        goto done;
+    if ((worker = label_at(labels, key, w)) == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(found); k++) {
+        PyObject *item = PyList_GET_ITEM(found, k);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 6) {
+            PyErr_SetString(PyExc_TypeError, "a judge answers (requirement, j, tail, expected, "
+                                             "found, message) tuples");
+            goto done;
+        }
+        PyObject *tail = PyTuple_GET_ITEM(item, 2);
+        if (!PyUnicode_Check(tail)) {
+            PyErr_SetString(PyExc_TypeError, "a judge's pointer tail is not a str");
+            goto done;
+        }
+        /* /workers/<i>/<name><tail> */
+        PyObject *parts[4] = {workers_prefix, digits, name, tail};
+        PyObject *pointer = joined(parts, 4, "?/?");
+        if (pointer == NULL)
+            goto done;
+        PyObject *args[6] = {PyTuple_GET_ITEM(item, 0), pointer, PyTuple_GET_ITEM(item, 5),
+                             worker, PyTuple_GET_ITEM(item, 3), PyTuple_GET_ITEM(item, 4)};
+        PyObject *v = violation(NULL, args, 6);
+        Py_DECREF(pointer);
+        if (v == NULL)
+            goto done;
+        PyObject *where = PyTuple_Pack(3, key, name, PyTuple_GET_ITEM(item, 1));
+        PyObject *entry = where == NULL ? NULL : PyTuple_Pack(2, where, v);
+        Py_XDECREF(where);
+        Py_DECREF(v);
+        if (entry == NULL)
+            goto done;
+        int added = PyList_Append(out, entry);
+        Py_DECREF(entry);
+        if (added < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(pair);
+    Py_XDECREF(digits);
+    Py_XDECREF(worker);
+    return rc;
+}
+
+static PyObject *property_violations(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyDict_Check(args[1]) ||
+        !PyTuple_Check(args[2]) || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "property_violations() takes (workers: tuple, flagged: "
+                                         "dict, judges: tuple, labels: dict)");
+        return NULL;
+    }
+    PyObject *workers = args[0], *flagged = args[1], *judges = args[2], *labels = args[3];
+    PyObject *out = PyList_New(0), *bad = PySet_New(NULL), *memo = NULL, *key = NULL;
+    if (out == NULL || bad == NULL)
+        goto error;
+    Py_ssize_t n = PyTuple_GET_SIZE(workers), n_judges = PyTuple_GET_SIZE(judges);
+    if (n_judges > 64) {
+        PyErr_SetString(PyExc_ValueError, "property_violations() takes at most 64 judges");
+        goto error;
+    }
+    /* Which judges' names are flagged: each flagged name (a few) found among the judges' by
+       identity (typed_flags' names are interned, as validate.py's), else by equality. */
+    uint64_t named = 0;
+    Py_ssize_t at = 0;
+    PyObject *flag, *ignored;
+    while (PyDict_Next(flagged, &at, &flag, &ignored)) {
+        for (int by_equality = 0; by_equality < 2; by_equality++) {
+            Py_ssize_t p = 0;
+            for (; p < n_judges; p++) {
+                PyObject *judge = PyTuple_GET_ITEM(judges, p), *name;
+                if (!PyTuple_Check(judge) || PyTuple_GET_SIZE(judge) != 4)
+                    continue; /* refused below */
+                name = PyTuple_GET_ITEM(judge, 0);
+                int same = name == flag;
+                if (by_equality && PyUnicode_Check(name) && PyUnicode_Check(flag)) {
+                    if ((same = PyUnicode_Compare(name, flag)) == -1 && PyErr_Occurred())
+                        goto error;
+                    same = same == 0;
+                }
+                if (same)
+                    break;
+            }
+            if (p < n_judges) {
+                named |= (uint64_t)1 << p;
+                break;
+            }
+        }
+    }
+    for (Py_ssize_t p = 0; p < n_judges; p++) {
+        PyObject *judge = PyTuple_GET_ITEM(judges, p);
+        if (!PyTuple_Check(judge) || PyTuple_GET_SIZE(judge) != 4 ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(judge, 0)) ||
+            !PyLong_Check(PyTuple_GET_ITEM(judge, 1)) ||
+            (PyTuple_GET_ITEM(judge, 3) != Py_None &&
+             (!PyTuple_Check(PyTuple_GET_ITEM(judge, 3)) ||
+              PyTuple_GET_SIZE(PyTuple_GET_ITEM(judge, 3)) != 4 ||
+              !PyUnicode_Check(PyTuple_GET_ITEM(PyTuple_GET_ITEM(judge, 3), 3))))) {
+            PyErr_SetString(PyExc_TypeError,
+                            "judges are (name, column, judge, bounds or None) tuples");
+            goto error;
+        }
+        PyObject *name = PyTuple_GET_ITEM(judge, 0), *judged = PyTuple_GET_ITEM(judge, 2);
+        PyObject *bounds = PyTuple_GET_ITEM(judge, 3);
+        Py_ssize_t column = PyLong_AsSsize_t(PyTuple_GET_ITEM(judge, 1));
+        if (column < 0 || column >= N_FIELDS) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a judge's column is not a worker field's");
+            goto error;
+        }
+        if (!(named & ((uint64_t)1 << p)))
+            continue;
+        PyObject *indices = PyDict_GetItemWithError(flagged, name);
+        if (indices == NULL) {
+            if (PyErr_Occurred())
+                goto error;
+            continue;
+        }
+        if (!PyList_Check(indices)) {
+            PyErr_SetString(PyExc_TypeError, "flagged maps a member name to a list of indices");
+            goto error;
+        }
+        Py_ssize_t count = PyList_GET_SIZE(indices);
+        for (Py_ssize_t k = 0; k < count; k++) {
+            key = Py_NewRef(PyList_GET_ITEM(indices, k));
+            Py_ssize_t i = PyLong_AsSsize_t(key);
+            if (i == -1 && PyErr_Occurred())
+                goto error;
+            if (i < 0 || i >= n) {
+                PyErr_SetString(PyExc_IndexError, "a flagged index is not a worker's");
+                goto error;
+            }
+            PyObject *w = PyTuple_GET_ITEM(workers, i);
+            int m = model_of(w);
+            if (m < 0) {
+                PyErr_SetString(PyExc_TypeError, "a worker is not of a configured model");
+                goto error;
+            }
+            PyObject *value = field(w, worker_offsets[m][column]);
+            if (value == NULL || value == Py_None) {
+                Py_CLEAR(key);
+                continue;
+            }
+            /* each distinct value is judged once (a broken fleet repeats its defect) */
+            PyObject *found = NULL;
+            if (memo != NULL && (found = PyDict_GetItemWithError(memo, value)) != NULL)
+                Py_INCREF(found);
+            else if (PyErr_Occurred())
+                goto error;
+            else {
+                found = bounds != Py_None && PyLong_CheckExact(value)
+                            ? judged_int(bounds, value)
+                            : PyObject_CallOneArg(judged, value);
+                if (found == NULL)
+                    goto error;
+                if (!PyList_Check(found)) {
+                    Py_DECREF(found);
+                    PyErr_SetString(PyExc_TypeError, "a judge answers a list");
+                    goto error;
+                }
+                if (count > 1 && ((memo == NULL && (memo = PyDict_New()) == NULL) ||
+                                  PyDict_SetItem(memo, value, found) < 0)) {
+                    Py_DECREF(found);
+                    goto error;
+                }
+            }
+            int rc = PyList_GET_SIZE(found)
+                         ? member_violations(found, key, name, w, labels, out, bad)
+                         : 0;
+            Py_DECREF(found);
+            Py_CLEAR(key);
+            if (rc < 0)
+                goto error;
+        }
+        Py_CLEAR(memo);
+    }
+    PyObject *result = PyTuple_Pack(2, out, bad);
+    Py_DECREF(out);
+    Py_DECREF(bad);
+    return result;
+error:
+    Py_XDECREF(key);
+    Py_XDECREF(memo);
+    Py_XDECREF(out);
+    Py_XDECREF(bad);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -766,11 +1239,11 @@ static PyMethodDef methods[] = {
      "configure(Transport, transport_fields, ((model, fields), ...)): where the models keep their "
      "fields, read off their member descriptors (tcp, nats_tcp, http; a worker model's in "
      "validate._WORKER_COLUMNS' order)."},
-    {"columns_hold", columns_hold, METH_VARARGS,
+    {"columns_hold", (PyCFunction)(void (*)(void))columns_hold, METH_FASTCALL,
      "columns_hold(workers, scope) -> int | None: validate._columns_hold's count when every column "
      "rule certainly holds, else None (validate.py then asks its Python rules); None for workers "
      "of another model than the first configured."},
-    {"typed_flags", typed_flags, METH_VARARGS,
+    {"typed_flags", (PyCFunction)(void (*)(void))typed_flags, METH_FASTCALL,
      "typed_flags(workers, scope) -> (int, dict[str, list[int]]) | None: for workers of the model "
      "with JSON types alone (the second configured), validate._typed_flags' flags and the count "
      "of JSON strings when the order, transports and admin URLs certainly hold, else None."},
@@ -778,6 +1251,21 @@ static PyMethodDef methods[] = {
      "scan(raw) -> (int, bool): raw.count(b'\"'), and whether raw holds a variant's marker "
      "(system_routes, weight_transfer_backend) or a null value (validate._NULL_VALUE)."},
     {"quotes", quotes, METH_O, "quotes(raw) -> int: raw.count(b'\"')."},
+    {"configure_violations", configure_violations, METH_VARARGS,
+     "configure_violations(Violation, fields, level): where the Violation dataclass keeps its "
+     "fields (requirement, pointer, message, worker, level, expected, found), and the level "
+     "violation() gives."},
+    {"violation", (PyCFunction)(void (*)(void))violation, METH_FASTCALL,
+     "violation(requirement, pointer, message, worker, expected, found) -> Violation: "
+     "violation.violation_of's object."},
+    {"label", label, METH_O,
+     "label(worker) -> str: a decoded worker's 'namespace.component.endpoint#instance_id'."},
+    {"property_violations", (PyCFunction)(void (*)(void))property_violations, METH_FASTCALL,
+     "property_violations(workers, flagged, judges, labels) -> (list, set): "
+     "validate._property_violations: the violations of the flagged members by each "
+     "(name, column, judge, bounds) of judges in turn (an int judged here when bounds are "
+     "given), keyed ((i, name, j), Violation), and the "
+     "(i, name) pairs refused; the labels made are kept in labels."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -790,6 +1278,15 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     fill_classes();
+    if (workers_prefix == NULL && (workers_prefix = PyUnicode_InternFromString("/workers/")) == NULL)
+        return NULL;
+    for (int bit = 0; bit < N_FLAGS; bit++)
+        if (flag_keys[bit] == NULL && (flag_keys[bit] = PyUnicode_InternFromString(flag_names[bit])) == NULL)
+            return NULL;
+    if (found_prefix == NULL &&
+        ((expected_prefix = PyUnicode_InternFromString("expected ")) == NULL ||
+         (found_prefix = PyUnicode_InternFromString(", found ")) == NULL))
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;

@@ -17,17 +17,19 @@ cost time linear in their size, and every message quotes at most a clipped excer
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import operator
 import os
 import re
+import sys
 import types
 import typing
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import cache, cached_property
+from functools import cache, cached_property, partial
 from itertools import islice
 from typing import Any
 
@@ -183,6 +185,9 @@ def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]
 
 def check_body(data: object) -> list[Violation]:
     """Every violation of the discovery contract in ``data`` (empty when valid); never raises for content."""
+    if type(data) is bytes:  # as validate_body: the fast path's verdict first, one call less
+        snapshot, clean = _fast_verdict(data)
+        return [] if clean else _after_fast(data, snapshot, clean)[0]
     return _check(data)[0]
 
 
@@ -753,6 +758,9 @@ class _Accelerator(typing.NamedTuple):
     typed_flags: Callable[[tuple[Any, ...], str], tuple[int, dict[str, list[int]]] | None] | None
     quotes: Callable[[bytes], int]
     scan: Callable[[bytes], tuple[int, bool]]
+    violation: Callable[[str, str, str, str | None, str | None, str | None], Violation]
+    label: Callable[[Any], str]
+    property_violations: Callable[..., tuple[list[Any], set[tuple[int, str]]]] | None
 
 
 def _scan(raw: bytes) -> tuple[int, bool]:
@@ -762,11 +770,18 @@ def _scan(raw: bytes) -> tuple[int, bool]:
     return raw.count(b'"'), marked or (b"null" in raw and _NULL_VALUE.search(raw) is not None)
 
 
+def _label_of(worker: Any) -> str:
+    """A decoded worker's label (its identity, as WorkerId spells it)."""
+    return "%s.%s.%s#%d" % _IDENTITY(worker)  # noqa: UP031 (one call)
+
+
 def _accelerator(*models: Any) -> _Accelerator:
     """The C accelerator, told where the worker ``models`` (Worker, then _TypedWorker) keep their
     fields. Absent when no compiler built it, when it was built from another revision of the file
     (its ABI), or when PRIME_RL_DYNAMO_PURE_PYTHON is set: the verdicts are the same either way."""
-    pure = _Accelerator(None, None, operator.methodcaller("count", b'"'), _scan)
+    pure = _Accelerator(
+        None, None, operator.methodcaller("count", b'"'), _scan, violation_of, _label_of, None
+    )
     if os.environ.get("PRIME_RL_DYNAMO_PURE_PYTHON"):
         return pure
     try:
@@ -780,15 +795,32 @@ def _accelerator(*models: Any) -> _Accelerator:
         tuple(Transport.__dict__[name] for name in ("tcp", "nats_tcp", "http")),
         tuple((m, tuple(m.__dict__[name] for name in _WORKER_COLUMNS)) for m in models),
     )
+    _speedups.configure_violations(
+        Violation, tuple(Violation.__dict__[f.name] for f in dataclasses.fields(Violation)), "MUST"
+    )
     return _Accelerator(
-        _speedups.columns_hold, _speedups.typed_flags, _speedups.quotes, _speedups.scan
+        _speedups.columns_hold,
+        _speedups.typed_flags,
+        _speedups.quotes,
+        _speedups.scan,
+        _speedups.violation,
+        _speedups.label,
+        _speedups.property_violations,
     )
 
 
-_SPEEDUPS_ABI = 4  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
+_SPEEDUPS_ABI = 5  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
 if tuple(f.name for f in msgspec.structs.fields(Transport)) != ("tcp", "nats_tcp", "http"):
     raise ImportError("validate.py hands _speedups Transport's fields as tcp, nats_tcp, http")
-_C_COLUMNS_HOLD, _C_TYPED_FLAGS, _quotes, _located_scan = _accelerator(Worker, _TypedWorker)
+(
+    _C_COLUMNS_HOLD,
+    _C_TYPED_FLAGS,
+    _quotes,
+    _located_scan,
+    _violation,
+    _worker_label,
+    _C_PROPERTY_VIOLATIONS,
+) = _accelerator(Worker, _TypedWorker)
 #: Whether the C accelerator judges the fast path's column rules in this process.
 ACCELERATED = _C_COLUMNS_HOLD is not None
 
@@ -800,6 +832,7 @@ class _Check(typing.NamedTuple):
     fails: Callable[[Any], bool]
     requirement: str
     expected: str
+    limit: Any  # the keyword's value
 
 
 def _pattern_fails(pattern: str) -> Callable[[Any], bool]:
@@ -841,7 +874,7 @@ def _checks(schema: Mapping[str, Any]) -> list[_Check]:
     if unknown or schema.get("format", "uint64") not in ("uint64", "uint32"):
         raise ImportError(f"the typed located path does not judge {sorted(unknown)}: adapt it")
     return [
-        _Check(k, _KEYWORDS[k](v), schema["x-requirement"], schema.get("description", ""))
+        _Check(k, _KEYWORDS[k](v), schema["x-requirement"], schema.get("description", ""), v)
         for k, v in schema.items()
         if k in _KEYWORDS
     ]
@@ -1089,49 +1122,58 @@ _Keyed = list[tuple[tuple[int, str, int], Violation]]
 
 
 def _typed_violations(
-    workers: Sequence[Any],
+    workers: tuple[Any, ...],
     flagged: dict[str, list[int]],
     labels: dict[int, str],
     scope: str,
 ) -> tuple[_Keyed, set[tuple[int, str]]]:
     """The violations of the flagged members, each with its sort key, and the (entry, member)
     pairs the schema refused: the schema's in jsonschema's order (the properties, then the allOf
-    rules), then LIST-3, LIST-4 and LIST-5 on the members the schema did not refuse. A value's
-    checks depend on the value alone: each distinct one is judged once (a broken fleet repeats
-    its defect in every entry)."""
-    out: _Keyed = []
-    bad: set[tuple[int, str]] = set()
-    properties = _JUDGES.properties
-    if len(flagged) == 1:
-        (only,) = flagged
-        names: Iterable[str] = (only,) if only in properties else ()
-    else:  # the schema's order
-        names = sorted((name for name in flagged if name in properties), key=_PROPERTY_ORDER.index)
-    for name in names:
-        checks, items = properties[name]
-        memo: dict[Any, list[_Judged]] = {}
-        for i in flagged[name]:
-            value = getattr(workers[i], name)
-            if value is None:
-                continue
-            found = memo.get(value)
-            if found is None:
-                found = memo[value] = _judged(value, checks, items)
-            if found:
-                bad.add((i, name))
-                head = f"/workers/{i}/{name}"
-                label = labels.get(i) or _label(workers, labels, i)
-                for requirement, j, tail, expected, text, message in found:
-                    out.append(((i, name, j), violation_of(requirement, head + tail, message,
-                                                           label, expected, text)))  # fmt: skip
+    rules), then LIST-3, LIST-4 and LIST-5 on the members the schema did not refuse."""
+    out, bad = _property_violations_of(workers, flagged, _PROPERTY_JUDGES, labels)
     if "" in flagged or "request_plane_url" in flagged or "routes" in flagged or "scope" in flagged:
         _rule_violations(workers, flagged, labels, scope, out, bad)
     return out, bad
 
 
+def _property_violations(
+    workers: tuple[Any, ...],
+    flagged: dict[str, list[int]],
+    judges: tuple[tuple[str, int, Callable[[Any], list[_Judged]], Any], ...],
+    labels: dict[int, str],
+) -> tuple[_Keyed, set[tuple[int, str]]]:
+    """The violations of the flagged members by each property's judge in turn (``judges``),
+    keyed for the body's order, and the (entry, member) pairs refused; the labels made are kept
+    in ``labels``. A value's checks depend on the value alone: each distinct one is judged once
+    (a broken fleet repeats its defect in every entry). The C accelerator's
+    ``property_violations`` stands in for it."""
+    out: _Keyed = []
+    bad: set[tuple[int, str]] = set()
+    for name, _, judge, _ in judges:
+        indices = flagged.get(name)
+        if indices is None:
+            continue
+        memo: dict[Any, list[_Judged]] = {}
+        for i in indices:
+            value = getattr(workers[i], name)
+            if value is None:
+                continue
+            found = memo.get(value)
+            if found is None:
+                found = memo[value] = judge(value)
+            if found:
+                bad.add((i, name))
+                head = f"/workers/{i}/{name}"
+                label = labels.get(i) or _label(workers, labels, i)
+                for requirement, j, tail, expected, text, message in found:
+                    out.append(((i, name, j), _violation(requirement, head + tail, message,
+                                                         label, expected, text)))  # fmt: skip
+    return out, bad
+
+
 def _label(workers: Sequence[Any], labels: dict[int, str], i: int) -> str:
     """Typed entry ``i``'s label (its identity, as WorkerId spells it), kept in ``labels``."""
-    label = labels[i] = "%s.%s.%s#%d" % _IDENTITY(workers[i])  # noqa: UP031 (one call)
+    label = labels[i] = _worker_label(workers[i])
     return label
 
 
@@ -1151,8 +1193,8 @@ def _rule_violations(
         where = f"/workers/{i}/{name}" if j < 0 else f"/workers/{i}/{name}/{j}"
         message = f"expected {expected}, found {found}"
         label = labels.get(i) or _label(workers, labels, i)
-        out.append(((i, name, j), violation_of(requirement, where, message, label, expected,
-                                               found)))  # fmt: skip
+        out.append(((i, name, j), _violation(requirement, where, message, label, expected,
+                                             found)))  # fmt: skip
 
     if "" in flagged:
         _error_rules(workers, flagged[""], add)
@@ -1211,33 +1253,55 @@ def _error_rules(
 _Judged = tuple[str, int, str, str, str, str]
 
 
-def _judged(value: Any, checks: list[_Check], items: list[_Check]) -> list[_Judged]:
+def _judged(checks: list[_Check], items: list[_Check], value: Any) -> list[_Judged]:
     """The violations of one member's value by its subschema's checks and its items' (at most
     _ITEM_ERRORS of those, else _Fallback: the other tier counts the rest)."""
     found: list[_Judged] = []
     if type(value) is tuple:
         value = list(value)  # as JSON reads it (uniqueItems renders a list's repeats)
-    for check in checks:
-        if check.fails(value):
+    for keyword, fails, requirement, expected, _ in checks:  # a _Check's fields, unpacked once
+        if fails(value):
             # an int of the typed tier is within _MAX_PART: no clip to make
-            text = str(value) if type(value) is int else _render(value, check.keyword)
-            found.append((check.requirement, -1, "", check.expected, text,
-                          f"expected {check.expected}, found {text}"))  # fmt: skip
+            text = str(value) if type(value) is int else _render(value, keyword)
+            found.append((requirement, -1, "", expected, text,
+                          f"expected {expected}, found {text}"))  # fmt: skip
             break
     if not items:
         return found
     failed = 0
     for j, item in enumerate(value):
-        for check in items:
-            if check.fails(item):
+        for keyword, fails, requirement, expected, _ in items:
+            if fails(item):
                 failed += 1
                 if failed > _ITEM_ERRORS:
                     raise _Fallback  # the count of the rest: the other tier's
-                text = _render(item, check.keyword)
-                found.append((check.requirement, j, f"/{j}", check.expected, text,
-                              f"expected {check.expected}, found {text}"))  # fmt: skip
+                text = _render(item, keyword)
+                found.append((requirement, j, f"/{j}", expected, text,
+                              f"expected {expected}, found {text}"))  # fmt: skip
                 break
     return found
+
+
+def _bounds(checks: list[_Check], items: list[_Check]) -> tuple[Any, Any, str, str] | None:
+    """(minimum, maximum, requirement, expected) of a property judged by those two keywords
+    alone (either None when absent), which the C accelerator judges an int by; else None."""
+    limits = {c.keyword: c.limit for c in checks}
+    if items or not checks or not set(limits) <= {"minimum", "maximum"}:
+        return None
+    if len({(c.requirement, c.expected) for c in checks}) != 1:
+        return None
+    return limits.get("minimum"), limits.get("maximum"), checks[0].requirement, checks[0].expected
+
+
+#: Each worker property the typed tier judges, in the schema's order: its name, its column (its
+#: place among the Worker's fields), the judge of its value (``_judged`` with its checks) and
+#: its bounds (``_bounds``).
+_PROPERTY_JUDGES = tuple(
+    # the names interned: the accelerator's flags are keyed by interned names, found by identity
+    (sys.intern(n), _WORKER_COLUMNS.index(n), partial(_judged, c, i), _bounds(c, i))
+    for n, (c, i) in _JUDGES.properties.items()
+)
+_property_violations_of = _C_PROPERTY_VIOLATIONS or _property_violations
 
 
 # --------------------------------------------------------------------------------------------

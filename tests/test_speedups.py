@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -28,6 +29,7 @@ from prime_rl_dynamo.validate import (
     _typed_located,
     check_body,
 )
+from prime_rl_dynamo.violation import Violation, violation_of
 from tests.test_validate_fastpath import mutated_bodies, valid_bodies
 from tests.test_validate_located import _worker as located_worker
 from tests.test_validate_located import typed_defective_bodies
@@ -50,6 +52,8 @@ def test_pure_python_is_one_variable_away(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("PRIME_RL_DYNAMO_PURE_PYTHON", "1")
     pure = validate._accelerator()
     assert pure.columns_hold is None and pure.typed_flags is None
+    assert pure.property_violations is None and pure.violation is violation_of
+    assert pure.label is validate._label_of
     assert pure.quotes(b'"a" "b"') == 4 and pure.scan is validate._scan
 
 
@@ -255,14 +259,22 @@ def test_quotes_counts_long_runs_of_quotes(size: int) -> None:
 # validate._typed_flags does, when it is sure the listing-wide rules hold.
 
 
+_ACCELERATED_NAMES = ("_C_COLUMNS_HOLD", "_C_TYPED_FLAGS", "_property_violations_of",
+                      "_violation", "_worker_label")  # fmt: skip
+
+
 @contextmanager
 def _without_accelerator() -> Iterator[None]:
-    saved = validate._C_COLUMNS_HOLD, validate._C_TYPED_FLAGS
-    validate._C_COLUMNS_HOLD = validate._C_TYPED_FLAGS = None
+    """validate.py as an install without the C accelerator runs it (the scan aside)."""
+    saved = [getattr(validate, name) for name in _ACCELERATED_NAMES]
+    pure = (None, None, validate._property_violations, violation_of, validate._label_of)
+    for name, value in zip(_ACCELERATED_NAMES, pure, strict=True):
+        setattr(validate, name, value)
     try:
         yield
     finally:
-        validate._C_COLUMNS_HOLD, validate._C_TYPED_FLAGS = saved
+        for name, value in zip(_ACCELERATED_NAMES, saved, strict=True):
+            setattr(validate, name, value)
 
 
 def _with_last(workers: int, name: str, value: Any) -> bytes:
@@ -385,3 +397,86 @@ SCAN_TOKENS = [b"null", b"nul", b"nnull", b":", b"[", b",", b" ", b"\t", b"\r", 
 def test_scan_is_the_located_paths_look_at_the_text(raw: bytes) -> None:
     assert validate._located_scan is not validate._scan
     assert validate._located_scan(raw) == validate._scan(raw)
+
+
+# --- the violations the typed tier builds: property_violations, violation, label ---------------
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(typed_defective_bodies())
+def test_the_accelerators_property_violations_are_the_pythons(raw: bytes) -> None:
+    # the Python rules' flags, so that every flagged member is judged by both
+    typed = _TYPED.decode(raw)
+    columns = tuple(zip(*map(validate._ROW, typed.workers), strict=True))
+    flags = _typed_flags(validate._quotes(raw), columns, typed.namespace)
+    if flags is None:
+        return
+    flagged = flags[0]
+    judges = validate._PROPERTY_JUDGES
+    c_labels: dict[int, str] = {}
+    python_labels: dict[int, str] = {}
+    try:
+        with _without_accelerator():
+            python = validate._property_violations(typed.workers, flagged, judges, python_labels)
+    except validate._Fallback:  # too many item errors: the C function gives up alike
+        with pytest.raises(validate._Fallback):
+            validate._C_PROPERTY_VIOLATIONS(typed.workers, flagged, judges, c_labels)
+        return
+    c = validate._C_PROPERTY_VIOLATIONS(typed.workers, flagged, judges, c_labels)
+    assert c == python and c_labels == python_labels
+    assert all(type(v) is Violation for _, v in c[0])
+
+
+INTS = [-(2**70), -(2**63) - 1, -(2**63), -3, -1, 0, 1, 2**32 - 1, 2**32, 2**63, 2**64 - 1, 2**64,
+        2**70]  # fmt: skip
+
+
+@needs_c
+@pytest.mark.parametrize("value", INTS)
+@pytest.mark.parametrize("name", ["world_size", "instance_id"])
+def test_an_int_is_judged_in_c_as_by_the_schemas_checks(name: str, value: int) -> None:
+    (judge,) = [j for j in validate._PROPERTY_JUDGES if j[0] == name]
+    assert judge[3] is not None, "judged in Python: the C bounds are not exercised"
+    typed = _TYPED.decode(make_body(1))
+    worker = msgspec.structs.replace(typed.workers[0], **{name: value})
+    labels: dict[int, str] = {}
+    c = validate._C_PROPERTY_VIOLATIONS((worker,), {name: [0]}, (judge,), labels)
+    python = validate._property_violations((worker,), {name: [0]}, (judge,), {})
+    assert c == python
+    assert bool(c[0]) == (judge[2](value) != [])  # a value out of bounds is named, once
+
+
+@needs_c
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(min_size=0, max_size=8),
+    st.text(min_size=0, max_size=8),
+    st.text(min_size=0, max_size=8),
+    st.one_of(st.integers(), st.sampled_from(INTS)),
+)
+@example("dynamo", "backend", "generate", 2**64 - 1)
+@example("d\u00e9", "\U0001f600", "", -1)
+def test_the_accelerators_label_is_the_pythons(ns: str, comp: str, ep: str, iid: int) -> None:
+    typed = _TYPED.decode(make_body(1))
+    worker = msgspec.structs.replace(
+        typed.workers[0], namespace=ns, component=comp, endpoint=ep, instance_id=iid
+    )
+    assert validate._worker_label(worker) == validate._label_of(worker)
+
+
+@needs_c
+def test_the_accelerators_label_refuses_what_is_not_a_decoded_worker() -> None:
+    with pytest.raises(TypeError):
+        validate._worker_label(object())
+
+
+@needs_c
+@given(st.lists(st.one_of(st.none(), st.text(max_size=12)), min_size=6, max_size=6))
+def test_the_accelerators_violation_is_violation_of(fields: list[str | None]) -> None:
+    requirement, pointer, message = (f or "" for f in fields[:3])
+    worker, expected, found = fields[3:]
+    c = validate._violation(requirement, pointer, message, worker, expected, found)
+    python = violation_of(requirement, pointer, message, worker, expected, found)
+    assert type(c) is Violation and c == python and hash(c) == hash(python)
+    assert str(c) == str(python) and c.level == "MUST"
