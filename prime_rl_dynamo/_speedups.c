@@ -29,7 +29,7 @@
 #endif
 
 /* validate.py uses this module only when it says the ABI validate.py was written against. */
-#define SPEEDUPS_ABI 5
+#define SPEEDUPS_ABI 6
 
 enum { NS, COMP, EP, IID, TRANSPORT, RPU, ROUTES, SYSTEM, ADMIN, MODEL, SIZE, ERROR, N_FIELDS };
 #define N_TRANSPORT 3
@@ -341,11 +341,16 @@ static inline int set_add(StringSet *set, PyObject *u)
 
 /* An admin URL (a str) in the form LIST-6 compares, not in `admins` yet (added there, which
    holds at most n): 1 when so, 0 when not (the Python rules judge), -1 on an error. */
+static inline int canonical(PyObject *admin)
+{
+    return PyUnicode_IS_COMPACT_ASCII(admin) &&
+           is_canonical_admin((const unsigned char *)PyUnicode_DATA(admin),
+                              PyUnicode_GET_LENGTH(admin));
+}
+
 static int canonical_and_new(StringSet *admins, PyObject *admin, Py_ssize_t n)
 {
-    if (!PyUnicode_IS_COMPACT_ASCII(admin) ||
-        !is_canonical_admin((const unsigned char *)PyUnicode_DATA(admin),
-                            PyUnicode_GET_LENGTH(admin)))
+    if (!canonical(admin))
         return 0;
     if (admins->slots == NULL && set_init(admins, n) < 0) {
         PyErr_NoMemory();
@@ -446,6 +451,7 @@ static PyObject *columns_hold(PyObject *self, PyObject *const *args, Py_ssize_t 
     long long strings = 4 + 13 * (long long)n;
     StringSet admins = {NULL, 0};
     Identity prev = {NULL, NULL, NULL, 0};
+    PyObject *others = NULL; /* the indices of admin URLs not in LIST-6's form */
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *f[N_FIELDS];
         int same_ns, keys;
@@ -502,21 +508,41 @@ static PyObject *columns_hold(PyObject *self, PyObject *const *args, Py_ssize_t 
             /* WORKER-10 (with world_size), WORKER-8 in LIST-6's form, LIST-6 */
             if (size == Py_None || !PyUnicode_CheckExact(admin))
                 UNSURE;
-            int unique = canonical_and_new(&admins, admin, n);
-            if (unique < 0)
-                goto error;
-            if (!unique)
-                UNSURE;
+            if (!canonical(admin)) { /* WORKER-8 and LIST-6 for it: validate._settled judges */
+                PyObject *index = PyLong_FromSsize_t(k);
+                if (index == NULL || (others == NULL && (others = PyList_New(0)) == NULL) ||
+                    PyList_Append(others, index) < 0) {
+                    Py_XDECREF(index);
+                    goto error;
+                }
+                Py_DECREF(index);
+            } else {
+                int unique = canonical_and_new(&admins, admin, n);
+                if (unique < 0)
+                    goto error;
+                if (!unique)
+                    UNSURE;
+            }
             strings += 2;
         }
     }
     PyMem_Free(admins.slots);
-    return PyLong_FromLongLong(strings);
+    PyObject *count = PyLong_FromLongLong(strings);
+    if (count == NULL || others == NULL) {
+        Py_XDECREF(others);
+        return count;
+    }
+    PyObject *pair = PyTuple_Pack(2, count, others);
+    Py_DECREF(count);
+    Py_DECREF(others);
+    return pair;
 unsure:
     PyMem_Free(admins.slots);
+    Py_XDECREF(others);
     Py_RETURN_NONE;
 error:
     PyMem_Free(admins.slots);
+    Py_XDECREF(others);
     return NULL;
 }
 
@@ -525,10 +551,10 @@ error:
 
 /* The members _typed_flags flags, by its names ("" is WORKER-10 and WORKER-11, "scope" LIST-5). */
 enum { F_NS, F_COMP, F_EP, F_RPU, F_ROUTES, F_SYSTEM, F_MODEL, F_SIZE, F_ERROR, F_KIND, F_SCOPE,
-       N_FLAGS };
+       F_ADMIN, N_FLAGS };
 static const char *const flag_names[N_FLAGS] = {
     "namespace", "component", "endpoint", "request_plane_url", "routes", "system_url",
-    "model", "world_size", "error", "", "scope",
+    "model", "world_size", "error", "", "scope", "admin_base_url",
 };
 /* flag_names as interned strings (made by PyInit__speedups): the keys of the dict typed_flags
    answers, found by identity when validate.py looks them up by its own (interned) names. */
@@ -644,13 +670,17 @@ static PyObject *typed_flags(PyObject *self, PyObject *const *args, Py_ssize_t n
             strings += 2;
         }
         if (has_admin) {
-            /* WORKER-8 and LIST-6 are the Python rules' unless every URL is in LIST-6's form and
-               none comes twice */
-            int unique = canonical_and_new(&admins, admin, n);
-            if (unique < 0)
-                goto error;
-            if (!unique)
-                UNSURE;
+            /* A URL in LIST-6's form holds WORKER-8 and is its own key (none may come twice);
+               any other is flagged: validate.py judges its pattern, host and key. */
+            if (!canonical(admin))
+                flags |= 1u << F_ADMIN;
+            else {
+                int unique = canonical_and_new(&admins, admin, n);
+                if (unique < 0)
+                    goto error;
+                if (!unique)
+                    UNSURE;
+            }
             strings += 2;
         }
         /* WORKER-11, WORKER-10 (validate._kind_breaks) */
@@ -1240,13 +1270,15 @@ static PyMethodDef methods[] = {
      "fields, read off their member descriptors (tcp, nats_tcp, http; a worker model's in "
      "validate._WORKER_COLUMNS' order)."},
     {"columns_hold", (PyCFunction)(void (*)(void))columns_hold, METH_FASTCALL,
-     "columns_hold(workers, scope) -> int | None: validate._columns_hold's count when every column "
-     "rule certainly holds, else None (validate.py then asks its Python rules); None for workers "
+     "columns_hold(workers, scope) -> int | (int, list[int]) | None: validate._columns_hold's count "
+     "when every column rule certainly holds (with the indices of the admin URLs not in LIST-6's "
+     "form, whose WORKER-8 and LIST-6 validate._settled judges, when there are any), else None (validate.py then asks its Python rules); None for workers "
      "of another model than the first configured."},
     {"typed_flags", (PyCFunction)(void (*)(void))typed_flags, METH_FASTCALL,
      "typed_flags(workers, scope) -> (int, dict[str, list[int]]) | None: for workers of the model "
      "with JSON types alone (the second configured), validate._typed_flags' flags and the count "
-     "of JSON strings when the order, transports and admin URLs certainly hold, else None."},
+     "of JSON strings when the order, transports and admin URLs in LIST-6's form certainly hold, "
+     "else None; admin URLs in another form are flagged as admin_base_url."},
     {"scan", scan, METH_O,
      "scan(raw) -> (int, bool): raw.count(b'\"'), and whether raw holds a variant's marker "
      "(system_routes, weight_transfer_backend) or a null value (validate._NULL_VALUE)."},

@@ -251,9 +251,14 @@ def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
     except _DECODE_ERRORS:
         return None, False
     workers = snapshot.workers
-    # The C accelerator's answer when it is sure every rule holds; else the Python rules decide.
+    # The C accelerator's answer when it is sure every rule holds (but for admin URLs outside
+    # LIST-6's form, which _settled judges); else the Python rules decide.
     strings = _C_COLUMNS_HOLD(workers, snapshot.namespace) if _C_COLUMNS_HOLD else None
-    if strings is None:
+    if type(strings) is tuple:
+        strings = _settled(strings, workers)
+        if strings is None:
+            return None, False
+    elif strings is None:
         strings = (
             _one_holds(workers[0], snapshot.namespace)
             if len(workers) == 1  # one call less: most of one worker's price is fixed
@@ -280,6 +285,22 @@ def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
     if isinstance(parsed, Violation) or next(_repeated_members(parsed), None) is not None:
         return None, False
     return snapshot, False
+
+
+def _settled(answer: tuple[int, list[int]], workers: Sequence[Any]) -> int | None:
+    """The C accelerator's count when every rule held but WORKER-8 and LIST-6 of the admin URLs
+    at ``answer[1]`` (not in LIST-6's form: the others are, each its own key, none twice): the
+    count when those URLs hold the pattern and have a usable host, and their keys are new."""
+    strings, others = answer
+    urls = [workers[i].admin_base_url for i in others]
+    if not all(map(_ADMIN_BASE_URL, urls)) or any(map(url_host_problem, urls)):
+        return None
+    keys = set(map(admin_key, urls))
+    if len(keys) != len(urls):
+        return None
+    apart = set(others)
+    listed = (w.admin_base_url for i, w in enumerate(workers) if i not in apart)
+    return strings if keys.isdisjoint(listed) else None
 
 
 def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
@@ -754,7 +775,7 @@ _KNOWN_GOOD = (Worker, _TypedWorker)
 class _Accelerator(typing.NamedTuple):
     """The C accelerator's functions (prime_rl_dynamo/_speedups.c), or None and ``bytes.count``."""
 
-    columns_hold: Callable[[tuple[Any, ...], str], int | None] | None
+    columns_hold: Callable[[tuple[Any, ...], str], int | tuple[int, list[int]] | None] | None
     typed_flags: Callable[[tuple[Any, ...], str], tuple[int, dict[str, list[int]]] | None] | None
     quotes: Callable[[bytes], int]
     scan: Callable[[bytes], tuple[int, bool]]
@@ -809,7 +830,7 @@ def _accelerator(*models: Any) -> _Accelerator:
     )
 
 
-_SPEEDUPS_ABI = 5  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
+_SPEEDUPS_ABI = 6  # the _speedups.c revision this module is written against (its SPEEDUPS_ABI)
 if tuple(f.name for f in msgspec.structs.fields(Transport)) != ("tcp", "nats_tcp", "http"):
     raise ImportError("validate.py hands _speedups Transport's fields as tcp, nats_tcp, http")
 (
@@ -945,10 +966,18 @@ def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | N
         strings, flagged = judged
         if quotes != 2 * strings or not flagged:
             return None  # an unknown or repeated member, or an escaped quote; or no defect here
+        c_labels: dict[int, str] = {}
         try:
-            return _in_order(_typed_violations(workers, flagged, {}, scope)[0])
+            keyed, bad = _typed_violations(workers, flagged, c_labels, scope)
         except _Fallback:
             return None
+        others = flagged.get("admin_base_url")
+        if others:  # admin URLs outside LIST-6's form: their host and key (WORKER-8, LIST-6)
+            urls = [w.admin_base_url for w in workers]
+            listing = _Listing(list(workers), [], bad, scope, labels=dict(c_labels))
+            keyed += [(_entry_sort_key(v.pointer), v)
+                      for v in _listing_wide(listing, None, urls, False, set(others))]  # fmt: skip
+        return _in_order(keyed)
     columns = tuple(zip(*map(_ROW, workers), strict=True))
     flags = _typed_flags(quotes, columns, scope)
     if flags is None:
@@ -1044,11 +1073,13 @@ def _typed_flags(quotes: int, columns: Sequence[Sequence[Any]], scope: str) -> _
         present = [a for a in admin if a is not None] if admins_n != n else admin
         joined = "\n".join(present) + "\n"
         canonical = joined.count("\n") == admins_n and _CANONICAL_ADMINS(joined) is not None
-        if not canonical:
+        if not canonical:  # a URL in LIST-6's form holds WORKER-8: only the others are parsed
             flagged["admin_base_url"] = [
                 i
                 for i, a in enumerate(admin)
-                if a is not None and (not _ADMIN_BASE_URL(a) or url_host_problem(a) is not None)
+                if a is not None
+                and _CANONICAL_ADMIN_ONE(a) is None
+                and (not _ADMIN_BASE_URL(a) or url_host_problem(a) is not None)
             ]
     if not _kinds_hold(routes, system, admin, size, error):
         kinds = map(_kind_breaks, routes, system, admin, size, error)
@@ -1096,9 +1127,11 @@ def _listing_wide(
     identities: list[tuple[int, tuple[Any, ...]]] | None,
     admin: Sequence[str | None],
     canonical: bool,
+    others: set[int] | None = None,
 ) -> list[Violation]:
     """LIST-1 and LIST-2 when ``identities`` (those that can be read) do not increase, LIST-6
-    and WORKER-8's host over the admin URLs the schema did not refuse."""
+    and WORKER-8's host over the admin URLs the schema did not refuse (all in LIST-6's form when
+    ``canonical``; all but those at ``others`` when given)."""
     found: list[Violation] = []
     if identities is not None:
         listing.__dict__["identities"] = identities
@@ -1108,7 +1141,8 @@ def _listing_wide(
     bad = listing.bad
     listing.__dict__["admins"] = [
         (i, a, None, a)
-        if canonical or _CANONICAL_ADMINS(a + "\n") is not None
+        if canonical
+        or (i not in others if others is not None else _CANONICAL_ADMINS(a + "\n") is not None)
         else (i, a, url_host_problem(a), admin_key(a))
         for i, a in enumerate(admin)
         if a is not None and (i, "admin_base_url") not in bad

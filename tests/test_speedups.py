@@ -61,13 +61,26 @@ def _python(workers: tuple[Any, ...], scope: str) -> int | None:
     return _columns_hold(workers, scope)
 
 
+def _c_answer(raw: bytes) -> Any:
+    """The accelerator's own answer: a count, (a count, the admin URLs outside LIST-6's form
+    left to validate._settled), or None."""
+    snapshot = _DECODER.decode(raw)
+    assert C is not None
+    return C(snapshot.workers, snapshot.namespace)
+
+
 def _both(raw: bytes) -> tuple[int | None, int | None] | None:
+    """(the accelerator's count, settled by validate._settled when it leaves admin URLs to it;
+    the Python rules' count), or None when the body does not decode."""
     try:
         snapshot = _DECODER.decode(raw)
     except Exception:
         return None
-    assert C is not None
-    return C(snapshot.workers, snapshot.namespace), _python(snapshot.workers, snapshot.namespace)
+    c = _c_answer(raw)
+    if type(c) is tuple:
+        assert c[1], "a settled answer names the admin URLs it leaves"
+        c = validate._settled(c, snapshot.workers)
+    return c, _python(snapshot.workers, snapshot.namespace)
 
 
 @needs_c
@@ -81,6 +94,8 @@ def test_the_accelerator_answers_what_the_python_rules_answer_or_none(doc: Any) 
     assert c is None or c == python, (c, python)
     if python is None:
         assert c is None
+    if type(_c_answer(json.dumps(doc).encode())) is tuple:  # settled in Python: the same answer
+        assert c == python
 
 
 @needs_c
@@ -149,14 +164,43 @@ BROKEN: dict[str, bytes] = {
 
 #: Valid, but a shape the accelerator leaves to the Python rules (they accept it).
 PYTHON_ONLY: dict[str, bytes] = {
-    "admin scheme in upper case": _body(_worker(0, admin_base_url="HTTP://10.1.0.0:9000/e")),
-    "admin without a port": _body(_worker(0, admin_base_url="http://10.1.0.0/e")),
-    "admin with a trailing slash": _body(_worker(0, admin_base_url="http://a:9/e/")),
-    "admin with a non-ASCII path": _body(_worker(0, admin_base_url="http://a:9/é")),
     "non-ASCII identity": _body(
         _worker(0, endpoint="é", request_plane_url="dyn://dynamo.backend.é")
     ),
 }
+
+#: Admin URLs outside LIST-6's form, in the last of two workers: every other rule is judged in C,
+#: and these URLs' WORKER-8 and LIST-6 by validate._settled. Valid ones first, then broken ones.
+SETTLED_VALID = {
+    "admin scheme in upper case": "HTTP://10.1.0.0:9000/e",
+    "admin without a port": "http://10.1.0.0/e",
+    "admin with a trailing slash": "http://a:9/e/",
+    "admin with a non-ASCII path": "http://a:9/é",
+}
+SETTLED_BROKEN = {
+    "admin of another scheme": "ftp://bad",
+    "admin with port 0": "HTTP://a:0/e",
+    "admin the first's endpoint in upper case": "HTTP://10.1.0.0:9000/engine/0",
+    "admin with user info": "http://u@a:9/e",
+}
+
+
+def _settled_body(url: str) -> bytes:
+    return _body(_worker(0), _worker(1, admin_base_url=url))
+
+
+@needs_c
+@pytest.mark.parametrize("name", sorted(SETTLED_VALID) + sorted(SETTLED_BROKEN))
+def test_an_admin_url_outside_list6s_form_is_settled_as_the_python_rules_judge(name: str) -> None:
+    raw = _settled_body({**SETTLED_VALID, **SETTLED_BROKEN}[name])
+    answer = _c_answer(raw)
+    assert type(answer) is tuple and answer[1] == [1], "left to validate._settled: only that URL"
+    c, python = _both(raw) or (0, 0)
+    assert c == python
+    if name in SETTLED_VALID:
+        assert python is not None and check_body(raw) == [] and _fast(raw) is not None
+    else:
+        assert python is None and check_body(raw) != []
 
 
 @needs_c
@@ -198,9 +242,9 @@ canonical = st.from_regex(validate._CANONICAL_ADMIN, fullmatch=True).filter(lamb
 
 
 def _admin_decided(url: str) -> bool:
-    pair = _both(_body(_worker(0, admin_base_url=url)))
-    assert pair is not None
-    return pair[0] is not None
+    """Whether the accelerator holds the admin URL to be in LIST-6's form (a count, with no URL
+    left to validate._settled)."""
+    return type(_c_answer(_body(_worker(0, admin_base_url=url)))) is int
 
 
 @needs_c
@@ -367,9 +411,27 @@ def test_the_accelerators_typed_flags_are_the_python_flags(raw: bytes) -> None:
         return
     strings, flagged = c
     if validate._quotes(raw) == 2 * strings:
-        assert python == (flagged, True)
+        assert python is not None and _agree(flagged, python)
     else:  # a member the models do not hold: the Python rules see it too
         assert python is None
+
+
+def _agree(c_flagged: dict[str, list[int]], python: tuple[dict[str, list[int]], bool]) -> bool:
+    """The accelerator's flags are the Python rules': the same members, but that C flags every
+    admin URL outside LIST-6's form (its pattern, host and key judged in Python), where the
+    Python rules flag those that break the pattern or have no usable host, and say whether all
+    are in that form."""
+    python_flagged, canonical = python
+    c_admins = c_flagged.get("admin_base_url", [])
+    rest = {k: v for k, v in c_flagged.items() if k != "admin_base_url"}
+    python_rest = {k: v for k, v in python_flagged.items() if k != "admin_base_url"}
+    python_admins = python_flagged.get("admin_base_url", [])
+    return (
+        rest == python_rest
+        and canonical == (not c_admins)
+        and set(python_admins) <= set(c_admins)
+        and sorted(c_admins) == c_admins
+    )
 
 
 @needs_c

@@ -100,7 +100,8 @@ def test_report_tables_show_the_worst_hostile_row_next_to_the_valid_one() -> Non
 def test_measure_reports_every_goal_with_the_defective_bodies_and_strict_pydantic() -> None:
     report = validation.measure([64], repetitions=1)
     (entry,) = report["sizes"]
-    for name in (validation.PYDANTIC_STRICT, validation.ONE_DEFECTIVE, validation.ALL_DEFECTIVE):
+    for name in (validation.PYDANTIC_STRICT, validation.ONE_DEFECTIVE, validation.ALL_DEFECTIVE,
+                 validation.BAD_ADMIN):  # fmt: skip
         assert entry["seconds"][name]["median"] > 0, name
     goals = {g["goal"]: g for g in entry["goals"]}
     assert set(goals) == {goal for goal, _, _, bars in validation.GOALS if 64 in bars}

@@ -95,8 +95,8 @@ def _readme_validation(report: dict[str, Any]) -> str:
     lines = [
         "| workers in the body | `validate_body` ÷ `orjson.loads` | ÷ `json.loads` | ÷ strict "
         "pydantic `validate_json` | ÷ pydantic parser of the original change | one defective "
-        "worker ÷ valid | every worker defective ÷ valid |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "worker ÷ valid | one bad `admin_base_url` ÷ valid | every worker defective ÷ valid |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for p in section["points"]:
         if p["workers"] < 64:
@@ -118,6 +118,7 @@ def _readme_validation(report: dict[str, Any]) -> str:
             f"| {fmt_ratio(r.get('validate_body / pydantic (strict model, validate_json)'), spread=False)} "
             f"| {fmt_ratio(r.get('validate_body / pydantic (original change)'), spread=False)} "
             f"| {goal('one defective worker / valid body')} "
+            f"| {goal('one bad admin_base_url / valid body')} "
             f"| {goal('every worker defective / valid body')} |"
         )
     run = section.get("run")

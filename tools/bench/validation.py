@@ -60,6 +60,9 @@ PYDANTIC_STRICT = "pydantic (strict model, validate_json)"
 #: defective (world_size 0 and routes out of order: two violations each).
 ONE_DEFECTIVE = "check_body (one defective worker)"
 ALL_DEFECTIVE = "check_body (every worker defective)"
+#: check_body on the body with the last worker's admin_base_url of another scheme (WORKER-8): a
+#: URL outside LIST-6's form, judged on another road than a bad world_size (issue #26's case).
+BAD_ADMIN = "check_body (one bad admin_base_url)"
 
 #: The goals, each ``(name, numerator, denominator, {workers: bar})``: the median of the paired
 #: ratio numerator / denominator in one interleaved run must not exceed the bar at that size.
@@ -74,6 +77,12 @@ GOALS: tuple[tuple[str, str, str, dict[int, float]], ...] = (
     (
         "one defective worker / valid body",
         ONE_DEFECTIVE,
+        VALIDATOR,
+        {1: 5.0, 64: 5.0, 1024: 5.0, 8192: 5.0},
+    ),
+    (
+        "one bad admin_base_url / valid body",
+        BAD_ADMIN,
         VALIDATOR,
         {1: 5.0, 64: 5.0, 1024: 5.0, 8192: 5.0},
     ),
@@ -297,6 +306,14 @@ def strict_pydantic_parser() -> Callable[[bytes], Any]:
     return StrictSnapshot.model_validate_json
 
 
+def bad_admin_body(workers: int) -> bytes:
+    """The valid body with the last worker's admin_base_url of another scheme (ftp)."""
+    doc = json.loads(make_body(workers))
+    last = doc["workers"][-1]
+    last["admin_base_url"] = "ftp" + last["admin_base_url"].removeprefix("http")
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
 def defective_bodies(workers: int) -> tuple[bytes, bytes]:
     """The valid body with its last worker defective, and with every worker defective."""
     bodies = hostile_bodies(workers)
@@ -405,6 +422,9 @@ def contenders(body: bytes, *, with_jsonschema: bool = False) -> dict[str, Calla
         found[ONE_DEFECTIVE] = lambda: check_body(one)
         found[ALL_DEFECTIVE] = lambda: check_body(every)
         assert len(check_body(one)) == 1 and len(check_body(every)) == 2 * expected
+        admin = bad_admin_body(expected)
+        found[BAD_ADMIN] = lambda: check_body(admin)
+        assert [v.requirement for v in check_body(admin)] == ["WORKER-8"]
     if with_jsonschema:
         from jsonschema import Draft202012Validator
 
