@@ -972,7 +972,9 @@ def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | N
         except _Fallback:
             return None
         others = flagged.get("admin_base_url")
-        if others:  # admin URLs outside LIST-6's form: their host and key (WORKER-8, LIST-6)
+        # Admin URLs outside LIST-6's form that the schema did not refuse: their host and key
+        # (WORKER-8, LIST-6); every other URL is in that form and comes once (typed_flags).
+        if others and not all((i, "admin_base_url") in bad for i in others):
             urls = [w.admin_base_url for w in workers]
             listing = _Listing(list(workers), [], bad, scope, labels=dict(c_labels))
             keyed += [(_entry_sort_key(v.pointer), v)
@@ -2033,6 +2035,8 @@ _JSON_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.du
 def _render(value: Any, keyword: str) -> str:
     if type(value) is int:  # what json.dumps writes, without its call
         return clip(str(value))
+    if type(value) is str:  # the most frequent (a URL, a name): no number or list to tell apart
+        return clip(_JSON_TEXT(value))
     if value is None:
         return "null"
     if isinstance(value, Number | BigInt):
