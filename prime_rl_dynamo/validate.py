@@ -162,10 +162,10 @@ if request_plane_url("n", "c", "e") != "dyn://n.c.e":  # _entries_hold spells it
 def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> Snapshot:
     """Parse and validate a discovery body; raise ProtocolError (DialectError) listing every violation."""
     if type(data) is bytes:  # what a client hands over: a body the fast path proves needs no more
-        snapshot, clean = _fast_verdict(data)
+        snapshot, clean, found = _fast_verdict(data)
         if clean:
             return typing.cast(Snapshot, snapshot)
-        violations, snapshot = _after_fast(data, snapshot, clean)
+        violations, snapshot = found or _after_fast(data, snapshot, clean)
     else:
         violations, snapshot = _check(data)
     if snapshot is not None:
@@ -186,8 +186,8 @@ def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]
 def check_body(data: object) -> list[Violation]:
     """Every violation of the discovery contract in ``data`` (empty when valid); never raises for content."""
     if type(data) is bytes:  # as validate_body: the fast path's verdict first, one call less
-        snapshot, clean = _fast_verdict(data)
-        return [] if clean else _after_fast(data, snapshot, clean)[0]
+        snapshot, clean, found = _fast_verdict(data)
+        return [] if clean else (found or _after_fast(data, snapshot, clean))[0]
     return _check(data)[0]
 
 
@@ -218,7 +218,8 @@ def _check(data: object) -> tuple[list[Violation], Snapshot | None]:
             return _exhaustive(data)
     else:
         return _exhaustive(data)
-    return _after_fast(raw, *_fast_verdict(raw))
+    snapshot, clean, found = _fast_verdict(raw)
+    return found or _after_fast(raw, snapshot, clean)
 
 
 def _after_fast(
@@ -243,21 +244,33 @@ def _fast(raw: bytes) -> Snapshot | None:
     return _fast_verdict(raw)[0]
 
 
-def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
+_Found = tuple[list[Violation], None] | None
+_NOT_FAST: tuple[None, bool, _Found] = (None, False, None)
+
+
+def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool, _Found]:
     """(the snapshot if ``raw`` is certainly valid, else None; whether the text is proven to hold
-    nothing but the snapshot's strings: then it names no member the snapshot lacks, and no variant)."""
+    nothing but the snapshot's strings: then it names no member the snapshot lacks, and no variant;
+    the verdict when the fast path found every violation itself, else None)."""
     try:
         snapshot = _DECODER.decode(raw)
     except _DECODE_ERRORS:
-        return None, False
+        return _NOT_FAST
     workers = snapshot.workers
     # The C accelerator's answer when it is sure every rule holds (but for admin URLs outside
     # LIST-6's form, which _settled judges); else the Python rules decide.
     strings = _C_COLUMNS_HOLD(workers, snapshot.namespace) if _C_COLUMNS_HOLD else None
     if type(strings) is tuple:
-        strings = _settled(strings, workers)
-        if strings is None:
-            return None, False
+        settled = _settled(strings, workers)
+        if settled is None:  # only admin URLs outside LIST-6's form may be wrong: when the text
+            # holds nothing but the snapshot, their violations are all there is
+            found = (
+                _admin_violations(workers, strings[1], snapshot.namespace)
+                if _quotes(raw) == 2 * strings[0]
+                else None
+            )
+            return (None, False, (found, None)) if found else _NOT_FAST
+        strings = settled
     elif strings is None:
         strings = (
             _one_holds(workers[0], snapshot.namespace)
@@ -265,26 +278,26 @@ def _fast_verdict(raw: bytes) -> tuple[Snapshot | None, bool]:
             else _columns_hold(workers, snapshot.namespace)
         )
         if strings is None:
-            return None, False
+            return _NOT_FAST
     # msgspec checks UTF-8, escapes and depth only in what it decodes, takes null for an absent
     # optional field and lets a repeated member win silently. Every string the snapshot counts is
     # one of the text's (each transport names a key: _columns_hold checked it), so when the text
     # holds exactly as many, there is no other member (unknown, repeated or null) to worry about.
     if _quotes(raw) == 2 * strings:
-        return snapshot, True
+        return snapshot, True, None
     # Otherwise (unknown members, a null, escaped quotes) the null probe and one parse settle it.
     try:
         if b"null" in raw and _NULL_VALUE.search(raw):
             _NULL_PROBE.decode(raw)  # raises when a known optional field holds null
     except _DECODE_ERRORS:
-        return None, False
+        return _NOT_FAST
     transports = list(map(_ROW, map(_TRANSPORT, workers)))
     if sum(map(_COUNT_NONE, transports)) != 2 * len(workers):
-        return None, False  # exactly one key each: none is empty, so 2 of 3 absent in every one
+        return _NOT_FAST  # exactly one key each: none is empty, so 2 of 3 absent in every one
     parsed = parse(raw)
     if isinstance(parsed, Violation) or next(_repeated_members(parsed), None) is not None:
-        return None, False
-    return snapshot, False
+        return _NOT_FAST
+    return snapshot, False, None
 
 
 def _settled(answer: tuple[int, list[int]], workers: Sequence[Any]) -> int | None:
@@ -301,6 +314,22 @@ def _settled(answer: tuple[int, list[int]], workers: Sequence[Any]) -> int | Non
     apart = set(others)
     listed = (w.admin_base_url for i, w in enumerate(workers) if i not in apart)
     return strings if keys.isdisjoint(listed) else None
+
+
+def _admin_violations(workers: tuple[Any, ...], others: list[int], scope: str) -> list[Violation]:
+    """Every violation of a listing whose every rule holds but WORKER-8 and LIST-6 of the admin
+    URLs at ``others`` (outside LIST-6's form; the others are in it, none twice), in the body's
+    order: those URLs judged by the schema's pattern, then their hosts and keys."""
+    labels: dict[int, str] = {}
+    keyed, bad = _property_violations_of(
+        workers, {"admin_base_url": others}, _PROPERTY_JUDGES, labels
+    )
+    if not all((i, "admin_base_url") in bad for i in others):
+        urls = [w.admin_base_url for w in workers]
+        listing = _Listing(list(workers), [], bad, scope, labels=dict(labels))
+        keyed += [(_entry_sort_key(v.pointer), v)
+                  for v in _listing_wide(listing, None, urls, False, set(others))]  # fmt: skip
+    return _in_order(keyed) or []
 
 
 def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:

@@ -542,3 +542,35 @@ def test_the_accelerators_violation_is_violation_of(fields: list[str | None]) ->
     python = violation_of(requirement, pointer, message, worker, expected, found)
     assert type(c) is Violation and c == python and hash(c) == hash(python)
     assert str(c) == str(python) and c.level == "MUST"
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        url_texts,
+        url_texts.map(lambda t: "http://" + t),
+        st.sampled_from(sorted([*SETTLED_BROKEN.values(), *SETTLED_VALID.values()])),
+    ),
+    st.integers(0, 2),
+)
+@example("HTTP://10.1.0.0:9000/engine/0", 0)
+@example("http://a:0/e", 1)
+@example("ftp://bad", 2)
+def test_the_fast_paths_admin_verdict_is_the_exhaustive_paths(url: str, where: int) -> None:
+    # Every rule but WORKER-8 and LIST-6 of one admin URL outside LIST-6's form holds: the fast
+    # path names that URL's violations itself, as the exhaustive path (jsonschema) does.
+    workers = [_worker(i) for i in range(3)]
+    workers[where]["admin_base_url"] = url
+    raw = _body(*workers)
+    try:
+        answer = _c_answer(raw)
+    except Exception:
+        return  # not decoded: another road
+    expected = _exhaustive_text(raw)[0]
+    found = validate._fast_verdict(raw)[2]
+    if type(answer) is tuple and validate._quotes(raw) == 2 * answer[0] and expected:
+        assert found is not None, "left to the located path"
+    if found is not None:
+        assert found[0] == expected
+    assert check_body(raw) == expected
