@@ -898,20 +898,27 @@ static int u64_digits(char *out, unsigned long long v)
     return n;
 }
 
-/* str(i) of an int: written here when within a long long, else by int's own conversion. */
+/* str(i) of an int: written here when within a long long or a u64 (an instance_id), else by
+   int's own conversion. */
 static PyObject *decimal(PyObject *i)
 {
     int overflow;
     long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
     if (v == -1 && PyErr_Occurred())
         return NULL;
-    if (overflow)
+    unsigned long long magnitude = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    if (overflow > 0) {
+        magnitude = PyLong_AsUnsignedLongLong(i);
+        if (magnitude == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return PyObject_Str(i);
+        }
+    } else if (overflow < 0)
         return PyObject_Str(i);
     char digits[21];
-    int negative = v < 0;
+    int negative = !overflow && v < 0;
     digits[0] = '-';
-    int d = negative + u64_digits(digits + negative,
-                                  negative ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+    int d = negative + u64_digits(digits + negative, magnitude);
     PyObject *text = PyUnicode_New(d, 127);
     if (text != NULL)
         memcpy(PyUnicode_DATA(text), digits, (size_t)d);
@@ -970,26 +977,7 @@ static PyObject *label(PyObject *self, PyObject *w)
             !PyUnicode_CheckExact(ns) || !PyUnicode_CheckExact(comp) ||
             !PyUnicode_CheckExact(ep) || !PyLong_CheckExact(iid))
             break;
-        /* an instance_id within u64 is written here; any other, by int's own str() */
-        unsigned long long id = PyLong_AsUnsignedLongLong(iid);
-        if (id == (unsigned long long)-1 && PyErr_Occurred())
-            PyErr_Clear();
-        else if (PyUnicode_IS_ASCII(ns) && PyUnicode_IS_ASCII(comp) && PyUnicode_IS_ASCII(ep)) {
-            char digits[20];
-            int d = u64_digits(digits, id);
-            Py_ssize_t a = PyUnicode_GET_LENGTH(ns), b = PyUnicode_GET_LENGTH(comp);
-            Py_ssize_t c = PyUnicode_GET_LENGTH(ep);
-            PyObject *text = PyUnicode_New(a + b + c + 3 + d, 127);
-            if (text == NULL)
-                return NULL;
-            char *out = (char *)PyUnicode_DATA(text);
-            memcpy(out, PyUnicode_DATA(ns), (size_t)a), out += a, *out++ = '.';
-            memcpy(out, PyUnicode_DATA(comp), (size_t)b), out += b, *out++ = '.';
-            memcpy(out, PyUnicode_DATA(ep), (size_t)c), out += c, *out++ = '#';
-            memcpy(out, digits, (size_t)d);
-            return text;
-        }
-        PyObject *digits = PyObject_Str(iid);
+        PyObject *digits = decimal(iid);
         if (digits == NULL)
             return NULL;
         PyObject *parts[4] = {ns, comp, ep, digits};

@@ -324,12 +324,25 @@ def _admin_violations(workers: tuple[Any, ...], others: list[int], scope: str) -
     keyed, bad = _property_violations_of(
         workers, {"admin_base_url": others}, _PROPERTY_JUDGES, labels
     )
-    if not all((i, "admin_base_url") in bad for i in others):
-        urls = [w.admin_base_url for w in workers]
-        listing = _Listing(list(workers), [], bad, scope, labels=dict(labels))
-        keyed += [(_entry_sort_key(v.pointer), v)
-                  for v in _listing_wide(listing, None, urls, False, set(others))]  # fmt: skip
+    keyed += _other_admins(workers, others, bad, labels, scope)
     return _in_order(keyed) or []
+
+
+def _other_admins(
+    workers: tuple[Any, ...],
+    others: list[int],
+    bad: set[tuple[int, str]],
+    labels: dict[int, str],
+    scope: str,
+) -> _Keyed:
+    """LIST-6 and WORKER-8's host, keyed, for the admin URLs at ``others`` (outside LIST-6's
+    form) that the schema did not refuse (``bad``); every other URL is in that form, none twice."""
+    if all((i, "admin_base_url") in bad for i in others):
+        return []
+    urls = [w.admin_base_url for w in workers]
+    listing = _Listing(list(workers), [], bad, scope, labels=dict(labels))
+    return [(_entry_sort_key(v.pointer), v)
+            for v in _listing_wide(listing, None, urls, False, set(others))]  # fmt: skip
 
 
 def _columns_hold(workers: tuple[Worker, ...], scope: str) -> int | None:
@@ -971,7 +984,6 @@ _ABSENT_ON_ERROR_WORKER = ("system_url", "admin_base_url", "world_size")
 _MAX_PART = 2**70  # integers beyond: the exhaustive path renders them (the text may be huge)
 #: At import (0.5 ms): a schema the typed tier cannot judge stops it, as above.
 _JUDGES = _typed_judges()
-_PROPERTY_ORDER = list(_JUDGES.properties)
 
 
 def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | None:
@@ -1000,14 +1012,9 @@ def _typed_located(raw: bytes, quotes: int | None = None) -> list[Violation] | N
             keyed, bad = _typed_violations(workers, flagged, c_labels, scope)
         except _Fallback:
             return None
-        others = flagged.get("admin_base_url")
-        # Admin URLs outside LIST-6's form that the schema did not refuse: their host and key
-        # (WORKER-8, LIST-6); every other URL is in that form and comes once (typed_flags).
-        if others and not all((i, "admin_base_url") in bad for i in others):
-            urls = [w.admin_base_url for w in workers]
-            listing = _Listing(list(workers), [], bad, scope, labels=dict(c_labels))
-            keyed += [(_entry_sort_key(v.pointer), v)
-                      for v in _listing_wide(listing, None, urls, False, set(others))]  # fmt: skip
+        others = flagged.get("admin_base_url")  # outside LIST-6's form (typed_flags)
+        if others:
+            keyed += _other_admins(workers, others, bad, c_labels, scope)
         return _in_order(keyed)
     columns = tuple(zip(*map(_ROW, workers), strict=True))
     flags = _typed_flags(quotes, columns, scope)
