@@ -2,9 +2,14 @@
 
 Checks are matched by ID. *Newly failing*: fail or error now, not before (a new check that fails
 counts). *Newly passing*: pass now, fail / error / warn / waived before. *Waived*: waived now.
-Both reports must be valid against ``schema/conformance-report.v1.schema.json``; the gate also
-closes when B cannot vouch for itself (it checked nothing, was interrupted, skipped everything,
-or holds a check ID twice). Pure: reads two parsed reports, no I/O.
+The gate agrees with the runs: it closes when B is not ok and A was, naming each of B's
+``failed_requirements`` (an expired waiver, interrupted, inconclusive, nothing checked: causes
+no result row shows), and when both are not ok, on each cause new in B (causes are matched by
+requirement ID, a run-wide reason by its kind). It also closes on a newly failing check and when
+B cannot vouch for itself (it checked nothing, was interrupted, skipped everything, or holds a
+check ID twice). Both reports must be valid against ``schema/conformance-report.v1.schema.json``
+and agree with themselves (``ok``, ``verdict``, ``exit_code`` and ``failed_requirements`` with
+what the results, waivers and run say). Pure: reads two parsed reports, no I/O.
 """
 
 from __future__ import annotations
@@ -14,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prime_rl_dynamo.exitcodes import ExitCode
-from prime_rl_dynamo.text import clip
+from prime_rl_dynamo.text import clip, plural
 
-__all__ = ["Change", "ReportDiff", "check_report", "diff_reports", "unvouched"]
+__all__ = ["Cause", "Change", "ReportDiff", "check_report", "diff_reports", "unvouched"]
 
 _BAD = ("fail", "error")
 
@@ -35,6 +40,24 @@ class Change:
         return {"check": self.check, "before": self.before, "after": self.after, "line": self.line}
 
 
+@dataclass(frozen=True)
+class Cause:
+    """One entry of B's ``failed_requirements``: a reason its run is not ok."""
+
+    cause: str  # a requirement ID, or a run-wide reason ("interrupted: 3 checks not run")
+    because: str  # what in B says so: its failing checks, its expired waiver; a reason itself
+
+    @property
+    def key(self) -> str:
+        """What the causes of two runs are matched on: the requirement ID, or the run-wide
+        reason's kind (interrupted, inconclusive, nothing checked), whatever its figures."""
+        return _key(self.cause)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"cause": self.cause, "because": self.because}
+
+
 @dataclass
 class ReportDiff:
     """The changes from report A to report B, by kind."""
@@ -47,16 +70,48 @@ class ReportDiff:
     gone: list[Change] = field(default_factory=list)  # in A, not run in B
     #: Why B cannot vouch for its target (each closes the gate, whatever the changes say).
     unvouched: list[str] = field(default_factory=list)
+    #: The verdicts of A and B, as their reports say (checked against their contents).
+    verdicts: tuple[str, str] = ("conformant", "conformant")
+    #: B's causes of not being ok that A did not have (all of them when A was ok): each closes
+    #: the gate, whether or not a result row changed.
+    causes: list[Cause] = field(default_factory=list)
+    #: B's causes of not being ok that A had too (they leave the gate as it is).
+    still_not_ok: list[Cause] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        """1 when anything newly fails or B cannot vouch for itself (a CI gate stops there)."""
-        return ExitCode.FAIL if self.newly_failing or self.unvouched else ExitCode.OK
+        """1 when anything newly fails, B is not ok for a cause A did not have, or B cannot vouch
+        for itself (a CI gate stops there)."""
+        closed = self.newly_failing or self.causes or self.unvouched
+        return ExitCode.FAIL if closed else ExitCode.OK
+
+    @property
+    def gate(self) -> str:
+        """The gate in one line, as ``report diff`` prints it after ``GATE:`` (without the exit
+        code): ``closed: <each reason>``, or what leaves it open."""
+        reasons = []
+        if self.newly_failing:
+            reasons.append(plural(len(self.newly_failing), "newly failing check"))
+        if self.causes:
+            new = " for a new cause" if self.verdicts[0] != "conformant" else ""
+            reasons.append(f"B is not ok{new}: {', '.join(c.key for c in self.causes)}")
+        if self.unvouched:
+            reasons.append("B cannot vouch for its target")
+        if reasons:
+            return "closed: " + "; ".join(reasons)
+        if self.still_not_ok:
+            keys = ", ".join(c.key for c in self.still_not_ok)
+            return f"nothing newly fails (B is still not ok, as A was: {keys})"
+        return "nothing newly fails"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
             "exit_code": self.exit_code,
+            "gate": self.gate,
+            "verdicts": {"before": self.verdicts[0], "after": self.verdicts[1]},
+            "causes": [c.to_dict() for c in self.causes],
+            "still_not_ok": [c.to_dict() for c in self.still_not_ok],
             "unvouched": list(self.unvouched),
             **{
                 kind: [c.to_dict() for c in getattr(self, kind)]
@@ -73,8 +128,10 @@ class ReportDiff:
 
 
 def check_report(report: Any, name: str) -> None:
-    """ValueError unless ``report`` is valid against the conformance report schema: the message
-    names the file, the JSON pointer, what was expected and what was found."""
+    """ValueError unless ``report`` is valid against the conformance report schema and agrees
+    with itself (its verdict, ``ok``, ``exit_code`` and the kinds of ``failed_requirements`` are
+    what its results, waivers and run give): the message names the file, the JSON pointer, what
+    was expected and what was found."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
@@ -100,25 +157,110 @@ def check_report(report: Any, name: str) -> None:
         what = clip(error.message, 200)
         where = json_pointer(list(error.absolute_path)) or "/"
         raise ValueError(f"{name}: at {where}: expected {expected}; found that {what}")
+    _check_verdict(report, name)
+
+
+def _check_verdict(report: Mapping[str, Any], name: str) -> None:
+    """ValueError unless the report's verdict, ``ok``, ``exit_code`` and ``failed_requirements``
+    say what its results, waivers and run do (``Report.verdict``'s rule): the gate reads them."""
+    from conformance.results import Report, Result, Status
+
+    rebuilt = Report(
+        target={},
+        options={},
+        seed=0,
+        versions={},
+        results=[
+            Result(r["check"], r["requirement"], r["level"], r["profile"], "", Status(r["status"]))
+            for r in report["results"]
+        ],
+        incomplete=report["incomplete"],
+        inconclusive=report["inconclusive"],
+        waivers=list(report["waivers"]),
+    )
+    verdict = rebuilt.verdict
+    wrong = [
+        (member, f"{want}", f"{found}")
+        for member, want, found in (
+            ("verdict", verdict.value, report["verdict"]),
+            ("ok", _json_bool(rebuilt.ok), _json_bool(report["ok"])),
+            ("exit_code", int(rebuilt.exit_code), report["exit_code"]),
+        )
+        if want != found
+    ]
+    want_causes = list(dict.fromkeys(_key(c) for c in rebuilt.failed_requirements()))
+    found_causes = list(dict.fromkeys(_key(c) for c in report["failed_requirements"]))
+    if set(want_causes) != set(found_causes):
+        wrong.append(("failed_requirements", _listed(want_causes), _listed(found_causes)))
+    if wrong:
+        member, want, found = wrong[0]
+        raise ValueError(
+            f"{name}: at /{member}: expected {want}, as its results, waivers and run say "
+            f"(verdict {verdict.value}); found {found}: the report contradicts itself"
+        )
+
+
+def _json_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _listed(causes: list[str]) -> str:
+    return f"causes [{clip(', '.join(causes), 200)}]" if causes else "no cause"
 
 
 def unvouched(report: Mapping[str, Any]) -> list[str]:
     """Why a (schema-valid) report cannot vouch for its target: nothing checked, interrupted,
     every result skipped, or a check ID held twice (the last would silently win)."""
+    return [why for _, why in _unvouched(report)]
+
+
+def _unvouched(report: Mapping[str, Any]) -> list[tuple[str | None, str]]:
+    """``unvouched``, each reason with the kind of run-wide cause that says the same (None: no
+    cause does), so that one reason is named once."""
     results = report["results"]
-    out = []
+    out: list[tuple[str | None, str]] = []
     if not results:
-        out.append("it holds no result (nothing was checked)")
+        out.append(("nothing checked", "it holds no result (nothing was checked)"))
     if report["incomplete"]:
-        out.append(f"the run was interrupted ({len(report['not_run'])} check(s) not run)")
+        out.append(
+            ("interrupted", f"the run was interrupted ({len(report['not_run'])} check(s) not run)")
+        )
     if results and all(r["status"] == "skip" for r in results):
-        out.append("every result is a skip")
+        out.append(("nothing checked", "every result is a skip"))
     counts: dict[str, int] = {}
     for r in results:
         counts[r["check"]] = counts.get(r["check"], 0) + 1
     twice = [c for c, n in counts.items() if n > 1]
     if twice:
-        out.append(f"check ID(s) held more than once: {', '.join(twice[:5])}")
+        out.append((None, f"check ID(s) held more than once: {', '.join(twice[:5])}"))
+    return out
+
+
+def _key(cause: str) -> str:
+    # a run-wide reason holds ": " after its kind; a requirement ID holds no space
+    return cause.partition(": ")[0]
+
+
+def _causes(report: Mapping[str, Any]) -> list[Cause]:
+    """Each entry of the report's ``failed_requirements``, with what in the report says so."""
+    from conformance.waivers import expired_line
+
+    out = []
+    for cause in report["failed_requirements"]:
+        if _key(cause) != cause:
+            out.append(Cause(cause, cause))  # a run-wide reason says it itself
+            continue
+        failing = [
+            f"{r['check']} fails"
+            for r in report["results"]
+            if r["requirement"] == cause and r["status"] == "fail"
+        ]
+        expired = [
+            expired_line(w)
+            for w in report["waivers"]
+            if w["requirement"] == cause and w["state"] == "expired"
+        ]
+        out.append(Cause(cause, "; ".join([*failing, *expired])))
     return out
 
 
@@ -146,7 +288,16 @@ def diff_reports(
 ) -> ReportDiff:
     """Compare report ``a`` (before) with report ``b`` (after); ValueError if either is not one."""
     before, after = _results(a, names[0]), _results(b, names[1])
-    diff = ReportDiff(unvouched=unvouched(b))
+    had = {_key(cause) for cause in a["failed_requirements"]}
+    causes = _causes(b)
+    closing = [c for c in causes if c.key not in had]
+    shown = {c.key for c in closing}  # an unvouched reason a closing cause says is not repeated
+    diff = ReportDiff(
+        unvouched=[why for kind, why in _unvouched(b) if kind not in shown],
+        verdicts=(a["verdict"], b["verdict"]),
+        causes=closing,
+        still_not_ok=[c for c in causes if c.key in had],
+    )
     for check in [*after, *(c for c in before if c not in after)]:
         old, new = before.get(check), after.get(check)
         s_old = old["status"] if old else None

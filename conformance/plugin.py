@@ -193,32 +193,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's JUnit writer closes its file
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    report = session.config.stash.get(_REPORT, None)
-    expired = report.expired_waivers() if report is not None else []
-    if expired:  # a stale waiver fails the run, as on the CLI, and is a failing JUnit case
-        from _pytest.junitxml import xml_key
-        from _pytest.reports import TestReport
-
-        xml = session.config.stash.get(xml_key, None)
-        for w in expired:
-            name = w["check"] or w["requirement"]
-            line = (
-                f"waiver of {name} expired on {w['expires']}: "
-                "the run fails until the waiver is renewed or removed"
-            )
-            session.config.stash[_LAST].append(line)
-            if xml is not None:
-                where = ("conformance/waivers", None, f"waiver[{name}]")
-                nodeid = f"conformance/waivers::waiver[{name}]"
-                for when, outcome, text in (("call", "failed", line), ("teardown", "passed", None)):
-                    xml.pytest_runtest_logreport(
-                        TestReport(nodeid, where, {}, outcome, text, when)  # type: ignore[arg-type]
-                    )
-        if exitstatus in (0, 5):
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        return
     from conformance.options import pytest_spelling
 
+    report = session.config.stash.get(_REPORT, None)
     empty = session.config.stash.get(_EMPTY, None)
     why = None
     if report is not None and report.verdict.value == "nothing-checked":
@@ -232,9 +209,47 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             "--rl-* options were given, but no item of the conformance suite was collected: "
             "add --pyargs conformance (pytest --pyargs conformance --rl-url URL)"
         )
+    _fail_run_cases(session, report, why)
+    expired = report.expired_waivers() if report is not None else []
+    if expired:  # a stale waiver fails the run, as on the CLI
+        from conformance.waivers import expired_line
+
+        session.config.stash[_LAST].extend(expired_line(w) for w in expired)
+        if exitstatus in (0, 5):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
     if why is not None and exitstatus in (0, 5):
         session.config.stash[_LAST].append(f"nothing was checked: {why}")
         session.exitstatus = NOTHING_CHECKED
+
+
+def _fail_run_cases(session: pytest.Session, report: Any, why: str | None) -> None:
+    """Give pytest's JUnit file (``--junitxml``) one failing case for each cause of a run that is
+    not ok that no item carries (``reporting.run_cases``: an expired waiver, interrupted,
+    inconclusive, nothing checked), as the CLI's JUnit has: ``conformance/waivers::waiver ID``,
+    ``conformance/run::KIND``. ``why``: why nothing was checked when the suite never ran."""
+    from _pytest.junitxml import xml_key
+    from _pytest.reports import TestReport
+
+    from conformance.options import pytest_spelling
+    from conformance.reporting import RunCase, run_cases
+
+    xml = session.config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    if report is not None:
+        cases = [c._replace(message=pytest_spelling(c.message)) for c in run_cases(report)]
+    elif why is not None:
+        cases = [RunCase("run", "nothing checked", "nothing checked", f"nothing checked: {why}")]
+    else:
+        cases = []
+    for case in cases:
+        nodeid = f"conformance/{case.suite}::{case.name}"
+        where = (f"conformance/{case.suite}", None, case.name)
+        for when, outcome, text in (("call", "failed", case.message), ("teardown", "passed", None)):
+            xml.pytest_runtest_logreport(
+                TestReport(nodeid, where, {}, outcome, text, when)  # type: ignore[arg-type]
+            )
 
 
 @pytest.hookimpl(trylast=True)

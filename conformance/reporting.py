@@ -12,21 +12,24 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from conformance.options import rerun_arguments
 from conformance.registry import Check, all_checks
 from conformance.results import Report, Result, Status, Verdict
+from conformance.waivers import EXPIRED, expired_line
 from prime_rl_dynamo.escaping import for_json
 from prime_rl_dynamo.redaction import scrub
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 from prime_rl_dynamo.text import cut, plural
 
 __all__ = [
+    "RunCase",
     "matrix_markdown",
     "matrix_rows",
     "print_summary",
     "reproduce_command",
+    "run_cases",
     "shell_lines",
     "write_json",
     "write_junit",
@@ -202,7 +205,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
             console.print(
                 f"  waiver of {w['check'] or w['requirement']}: {w['state']}"
                 + (" (nothing it names failed; remove it?)" if w["state"] == "unused" else "")
-                + (f" on {w['expires']}: {_EXPIRED}" if w["state"] == "expired" else ""),
+                + (f" on {w['expires']}: {EXPIRED}" if w["state"] == "expired" else ""),
                 highlight=False,
             )
     # Every verdict, a conformant one too (its seed reruns the same choices); wrapped as the
@@ -211,14 +214,8 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
     console.print(shell_lines(words, console.width), markup=False, highlight=False, soft_wrap=True)
 
 
-_EXPIRED = "the run fails until the waiver is renewed or removed"
-
-
 def _expired_message(waiver: dict[str, Any]) -> str:
-    return (
-        f"waiver of {waiver['check'] or waiver['requirement']} expired on {waiver['expires']}: "
-        f"{_EXPIRED} (its reason: {waiver['reason']})"
-    )
+    return f"{expired_line(waiver)} (its reason: {waiver['reason']})"
 
 
 def _print_result(console: Any, result: Result) -> None:
@@ -361,38 +358,44 @@ def write_junit(report: Report, path: str | Path) -> Path:
             ET.SubElement(
                 suite, "system-err"
             ).text = f"incomplete: the run was interrupted; {plural(len(report.not_run), 'check')} not run"
-    expired = report.expired_waivers()
-    if expired:  # a stale waiver fails the run: one failing case each, so dashboards show it
+    # What keeps the run from ok and no check's case says: one failing case each, in its suite.
+    suites: dict[str, list[RunCase]] = {}
+    for run_case in run_cases(report):
+        suites.setdefault(run_case.suite, []).append(run_case)
+    for suite_name, cases in suites.items():
         suite = _run_suite(
             root,
             report,
             host,
-            name="conformance.waivers",
-            tests=str(len(expired)),
-            failures=str(len(expired)),
+            name=f"conformance.{suite_name}",
+            tests=str(len(cases)),
+            failures=str(len(cases)),
             errors="0",
             skipped="0",
         )
-        for w in expired:
+        for run_case in cases:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                classname="conformance.waivers",
-                name=f"waiver {w['check'] or w['requirement']}",
+                classname=f"conformance.{suite_name}",
+                name=run_case.name,
                 time="0",
             )
-            text = _expired_message(w)
-            ET.SubElement(case, "failure", message=_first(text), type=w["requirement"]).text = text
-        totals["tests"] += len(expired)
-        totals["failures"] += len(expired)
-    if not profiles and not expired:  # nothing was checked: one empty suite that says why
-        suite = _run_suite(root, report, host, name="conformance", tests="0")
-        props = ET.SubElement(suite, "properties")
+            ET.SubElement(
+                case, "failure", message=_first(run_case.message), type=run_case.type
+            ).text = run_case.message
+        totals["tests"] += len(cases)
+        totals["failures"] += len(cases)
+    run_suite = root.find("testsuite[@name='conformance.run']")
+    if not profiles and run_suite is not None:  # no check's suite: the run's carries the rest
+        props = ET.Element("properties")
         for key, value in _properties(report, ""):
             ET.SubElement(props, "property", name=key, value=value)
-        ET.SubElement(
-            suite, "system-err"
-        ).text = f"nothing was checked: {report.why_nothing_checked()}"
+        run_suite.insert(0, props)
+        if report.verdict is Verdict.NOTHING_CHECKED:
+            ET.SubElement(
+                run_suite, "system-err"
+            ).text = f"nothing was checked: {report.why_nothing_checked()}"
     for name, count in totals.items():
         root.set(name, str(count))
     root.set("time", f"{total_time:.6f}")
@@ -402,9 +405,36 @@ def write_junit(report: Report, path: str | Path) -> Path:
     return out_path
 
 
+class RunCase(NamedTuple):
+    """A failing JUnit case of the run as a whole (not of one check)."""
+
+    suite: str  # "waivers" or "run"
+    name: str  # "waiver ENGINE-2"; "interrupted", "inconclusive", "nothing checked"
+    type: str  # the failure's type: the waiver's requirement ID, or the reason's kind
+    message: str  # the whole text; its first line is the failure's message
+
+
+def run_cases(report: Report) -> list[RunCase]:
+    """One failing case for each cause of ``report.failed_requirements()`` that no check's case
+    carries, so that a JUnit file of a run that is not ok always fails and names why: each
+    expired waiver (suite ``waivers``) and each run-wide reason (suite ``run``: interrupted,
+    inconclusive, nothing checked). A requirement with a failing check fails in that check's
+    case. Both routes write them (``write_junit``, the pytest plugin)."""
+    out = [
+        RunCase("waivers", f"waiver {w['check'] or w['requirement']}", w["requirement"],
+                _expired_message(w))
+        for w in report.expired_waivers()
+    ]  # fmt: skip
+    for cause in report.failed_requirements():
+        kind, run_wide, _ = cause.partition(": ")
+        if run_wide:
+            out.append(RunCase("run", kind, kind, cause))
+    return out
+
+
 def _run_suite(root: ET.Element, report: Report, host: str, **attributes: str) -> ET.Element:
-    """A testsuite of the run as a whole (expired waivers, nothing checked): no time of its own,
-    stamped with the run's start."""
+    """A testsuite of the run as a whole (expired waivers, run-wide reasons): no time of its
+    own, stamped with the run's start."""
     stamped = {**attributes, "timestamp": _timestamp(report.started), "hostname": host, "time": "0"}
     return ET.SubElement(root, "testsuite", stamped)
 

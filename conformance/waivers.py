@@ -9,14 +9,26 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from conformance.results import Result, Status
 
-__all__ = ["BUNDLED", "Waiver", "WaiverError", "apply_waivers", "load_waivers", "waiver_path"]
+__all__ = [
+    "BUNDLED",
+    "EXPIRED",
+    "Waiver",
+    "WaiverError",
+    "apply_waivers",
+    "expired_line",
+    "load_waivers",
+    "waiver_path",
+]
+
+#: What an expired waiver does to a run, as every report says it.
+EXPIRED = "the run fails until the waiver is renewed or removed"
 
 #: Waiver files shipped with the package, by name (``--waivers dynamo-1.6.1``).
 BUNDLED = Path(__file__).resolve().parent / "deviations"
@@ -60,6 +72,13 @@ class Waiver:
             "reason": self.reason,
             "expires": self.expires.isoformat() if self.expires else None,
         }
+
+
+def expired_line(record: Mapping[str, Any]) -> str:
+    """One line naming an expired waiver (a record of ``apply_waivers``, as the JSON report's
+    ``waivers`` holds it): how the terminal, JUnit (both routes) and ``report diff`` say it."""
+    name = record.get("check") or record.get("requirement")
+    return f"waiver of {name} expired on {record.get('expires')}: {EXPIRED}"
 
 
 def waiver_path(path: str | Path) -> Path:

@@ -45,13 +45,16 @@ def test_unreachable_target_exits_3_with_one_line(tmp_path: Path) -> None:
     assert f"nothing listening at {url}: connection refused (inconclusive)" in out
     assert "Traceback" not in out and len(out.splitlines()) < 15, out
     # pytest's JUnit file still has one case per check, each an error saying why (not an empty
-    # file a dashboard reads as "no tests").
+    # file a dashboard reads as "no tests"), and the run's own case fails naming the verdict.
     root = assert_valid_junit(junit)
-    cases = list(root.iter("testcase"))
+    cases = [c for c in root.iter("testcase") if c.get("classname") != "conformance.run"]
     assert len(cases) > 10
     for case in cases:
         (error,) = case.findall("error")
         assert f"nothing listening at {url}" in (error.get("message") or ""), case.get("name")
+    (run,) = root.iter("failure")
+    assert (run.get("message") or "").startswith("inconclusive: ")
+    assert f"nothing listening at {url}" in (run.get("message") or "")
 
 
 def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
@@ -84,7 +87,11 @@ def test_ctrl_c_writes_a_partial_report_and_junit(tmp_path: Path) -> None:
     assert "HTTP-2::head" in data["not_run"]
     root = assert_valid_junit(junit)
     cases = {c.get("name"): c for c in root.iter("testcase")}
-    assert len(cases) == len(data["not_run"]) + len(data["results"])
+    assert len(cases) == len(data["not_run"]) + len(data["results"]) + 1  # + the run's own
+    interrupted = cases.pop("interrupted")
+    assert interrupted.get("classname") == "conformance.run"
+    (failure,) = interrupted.findall("failure")
+    assert (failure.get("message") or "").startswith("interrupted: ")
     not_run = [
         c
         for c in cases.values()

@@ -119,11 +119,15 @@ def test_junit_and_json_reports_parse(tmp_path: Path) -> None:
         junit.get("errors"),
         junit.find("testsuite").get("skipped"),  # type: ignore[union-attr]  # not on <testsuites>
     ) == (
-        "5",
-        "1",
+        "6",  # the five checks, and the run's inconclusive case (the error makes the run so)
+        "2",
         "1",
         "2",  # the skip and the warning (JUnit has no warning outcome)
     )
+    (run,) = junit.findall("testsuite[@name='conformance.run']/testcase")
+    failure = run.find("failure")
+    assert (run.get("name"), failure.get("type")) == ("inconclusive", "inconclusive")  # type: ignore[union-attr]
+    assert failure.get("message") == "inconclusive: 1 check in error: error because"  # type: ignore[union-attr]
     props = {p.get("name"): p.get("value") for p in junit.iter("property")}
     assert props["warnings"] == "1"
     names = [case.get("name") for case in junit.iter("testcase")]

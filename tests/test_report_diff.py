@@ -54,7 +54,8 @@ def test_a_newly_failing_check_fails_the_gate(reports: dict[str, Path], diff: Di
     code, out, _ = diff(str(reports["good"]), str(reports["bad"]))
     assert code == 1
     assert "newly failing (1):\n  LIST-6::body: pass -> fail  LIST-6 at /workers/" in out
-    assert "GATE: 1 newly failing check (exit 1)" in out
+    assert "B is not ok (not-conformant); A was ok:\n  LIST-6: LIST-6::body fails\n" in out
+    assert "GATE: closed: 1 newly failing check; B is not ok: LIST-6 (exit 1)" in out
 
 
 def test_newly_passing_and_waived_pass_the_gate(reports: dict[str, Path], diff: Diff) -> None:

@@ -1,9 +1,12 @@
 """``prime-rl-dynamo report diff A.json B.json``: what changed between two runs: newly failing, newly passing, waived.
 
 Compares two JSON reports of ``prime-rl-dynamo conformance --json-report`` by check ID. Exit 0
-when nothing newly fails, 1 when a check fails or errors in B that did not in A (the gate of a
-Dynamo upgrade in CI) or when B cannot vouch for its target (no result, interrupted, all
-skipped, a check ID twice), 2 when a file is not a valid conformance JSON report (the schema).
+when nothing newly fails; 1 (the gate of a Dynamo upgrade in CI) when a check fails or errors in
+B that did not in A, when B is not ok and A was (each of B's failed requirements is named: an
+expired waiver, interrupted, inconclusive, nothing checked), when both are not ok and B for a
+cause A did not have, or when B cannot vouch for its target (no result, interrupted, all
+skipped, a check ID twice); 2 when a file is not a valid conformance JSON report (the schema)
+or contradicts itself.
 """
 
 from __future__ import annotations
@@ -82,14 +85,13 @@ def run_diff(args: argparse.Namespace) -> int:
         lines.append(f"{title} ({len(changes)}):")
         for c in changes:
             lines.append(f"  {c.check}: {c.before or 'absent'} -> {c.after or 'absent'}  {c.line}")
+    if diff.causes:
+        a_was = "A was ok" if a["ok"] else f"A was not ok ({a['verdict']}) for other causes"
+        lines.append(f"B is not ok ({b['verdict']}); {a_was}:")
+        for c in diff.causes:  # a run-wide reason says it itself
+            lines.append(f"  {c.cause}" if c.because == c.cause else f"  {c.cause}: {c.because}")
     for why in diff.unvouched:
         lines.append(f"B cannot vouch for its target: {why}")
-    if diff.newly_failing:
-        n = len(diff.newly_failing)
-        lines.append(f"GATE: {n} newly failing check{'s' if n != 1 else ''} (exit 1)")
-    elif diff.unvouched:
-        lines.append("GATE: closed: B cannot vouch for its target (exit 1)")
-    else:
-        lines.append("GATE: nothing newly fails (exit 0)")
+    lines.append(f"GATE: {diff.gate} (exit {diff.exit_code})")
     print("\n".join(for_terminal(line) for line in lines))
     return diff.exit_code
