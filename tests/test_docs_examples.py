@@ -29,7 +29,10 @@ def test_the_docs_blocks_are_what_the_commands_print_for_the_committed_reports()
     rendered = blocks()
     assert set(rendered) == {"report-fail-caption", "report-diff"}
     assert update_text(text, rendered) == text, HOW
-    assert "GATE: closed: 1 newly failing check; B is not ok: LIST-6 (exit 1)" in rendered["report-diff"]
+    assert (
+        "GATE: closed: 1 newly failing check; B is not ok: LIST-6 (exit 1)"
+        in rendered["report-diff"]
+    )
 
 
 def test_a_changed_example_is_detected() -> None:
