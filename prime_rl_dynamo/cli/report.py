@@ -88,8 +88,9 @@ def run_diff(args: argparse.Namespace) -> int:
     if diff.causes:
         a_was = "A was ok" if a["ok"] else f"A was not ok ({a['verdict']}) for other causes"
         lines.append(f"B is not ok ({b['verdict']}); {a_was}:")
-        for c in diff.causes:  # a run-wide reason says it itself
-            lines.append(f"  {c.cause}" if c.because == c.cause else f"  {c.cause}: {c.because}")
+        for cause in diff.causes:  # a run-wide reason says it itself
+            said = cause.because != cause.cause
+            lines.append(f"  {cause.cause}: {cause.because}" if said else f"  {cause.cause}")
     for why in diff.unvouched:
         lines.append(f"B cannot vouch for its target: {why}")
     lines.append(f"GATE: {diff.gate} (exit {diff.exit_code})")
