@@ -122,6 +122,7 @@ def smg_gateway(
         smg_binary(), "launch", "--host", "127.0.0.1", "--port", str(port),
         "--prometheus-host", "127.0.0.1", "--prometheus-port", str(metrics),
         "--disable-health-check", "--disable-circuit-breaker", "--disable-tokenizer-autoload",
+        "--shutdown-grace-period-secs", "0",  # SIGTERM ends it at once (its default waits)
     ]  # fmt: skip
     if workers:
         argv += ["--worker-urls", *(w.url for w in workers)]
