@@ -53,8 +53,12 @@ class Worker:
     stop: contextlib.ExitStack
 
 
-def _stub_handler(tp: int, dp: int, pp: int) -> type[QuietHandler]:
-    info = {"tp_size": tp, "dp_size": dp, "pp_size": pp, "version": "0.5.6"}
+Sizes = tuple[int | None, int | None, int | None]  # tp, dp, pp; None: not reported
+
+
+def _stub_handler(tp: int | None, dp: int | None, pp: int | None) -> type[QuietHandler]:
+    sizes = {"tp_size": tp, "dp_size": dp, "pp_size": pp}
+    info = {**{k: v for k, v in sizes.items() if v is not None}, "version": "0.5.6"}
     replies: dict[str, object] = {
         "/v1/models": {
             "object": "list",
@@ -83,8 +87,9 @@ def _stub_handler(tp: int, dp: int, pp: int) -> type[QuietHandler]:
 
 
 @contextmanager
-def sglang_workers(*sizes: tuple[int, int, int]) -> Iterator[list[Worker]]:
-    """One stub SGLang worker per (tp, dp, pp), each on its own loopback port."""
+def sglang_workers(*sizes: Sizes) -> Iterator[list[Worker]]:
+    """One stub SGLang worker per (tp, dp, pp), each on its own loopback port (a size None: its
+    ``/server_info`` does not report it)."""
     with contextlib.ExitStack() as stack:
         workers = []
         for tp, dp, pp in sizes:

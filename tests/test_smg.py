@@ -29,7 +29,7 @@ from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.errors import DialectError
 from prime_rl_dynamo.resources import load_json
 from prime_rl_dynamo.validate import check_body, detect_dialect
-from tests._smg_support import Gateway, sglang_workers, smg_gateway
+from tests._smg_support import Gateway, Sizes, sglang_workers, smg_gateway
 
 pytestmark = [pytest.mark.integration, pytest.mark.smg]
 
@@ -134,7 +134,7 @@ def test_the_client_names_dialect_1(gateway: Gateway) -> None:
     ids=["empty", "data-parallel", "dead-worker"],
 )
 def test_the_dialect_is_smg_for_every_listing(
-    sizes: tuple[tuple[int, int, int], ...], request: pytest.FixtureRequest, tmp_path: Path
+    sizes: tuple[Sizes, ...], request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     with sglang_workers(*sizes) as workers, smg_gateway(workers, tmp_path) as g:
         if request.node.callspec.id == "dead-worker":
@@ -153,6 +153,16 @@ def test_the_dialect_is_smg_for_every_listing(
     if request.node.callspec.id == "dead-worker":  # SPEC §7: no health of its own to read
         assert [w["health"] for w in workers_seen] == ["ready", "ready"]
     assert all("world_size" not in w for w in workers_seen)
+
+
+def test_sizes_a_worker_does_not_report_are_null_and_no_world_size_is_listed(
+    tmp_path: Path,
+) -> None:
+    # SPEC §7.1: nothing in SMG's listing gives the ranks an engine brings to a transfer group.
+    with sglang_workers((None, None, None)) as workers, smg_gateway(workers, tmp_path) as g:
+        (worker,) = _listing(g)["workers"]
+    assert [worker[k] for k in ("tp_size", "dp_size", "pp_size")] == [None, None, None]
+    assert "world_size" not in worker and worker["dp_ranks"] == 1
 
 
 def test_the_empty_listing_s_dialect_1_names_no_worker_fields(tmp_path: Path) -> None:

@@ -89,7 +89,10 @@ def test_smg_is_refused_as_another_protocol_dialect_first_not_as_a_breaking_chan
     body = variant_body("smg", _base())
     assert [v.name for v, _ in identify(body)] == ["smg"]
     violations = check_body(dumps(body))
-    assert [(v.requirement, v.pointer) for v in violations] == [("DIALECT-1", ""), ("VERSION-1", "")]
+    assert [(v.requirement, v.pointer) for v in violations] == [
+        ("DIALECT-1", ""),
+        ("VERSION-1", ""),
+    ]
     version = violations[1].message
     assert "another protocol at its own protocol_version 1" in version and "\n" not in version
     assert "a breaking change that needs a new protocol_version" not in version
