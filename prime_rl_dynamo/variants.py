@@ -74,7 +74,7 @@ WEIGHT_TRANSFER_BACKEND = Variant(
 SMG = Variant(
     "smg",
     "the SMG gateway's /v1/rl/workers",
-    "is the SMG gateway's listing, not Dynamo's",
+    "is the SMG gateway's, not Dynamo's",
     other_protocol=True,
 )
 
