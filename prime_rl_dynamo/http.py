@@ -16,6 +16,7 @@ import httpx
 
 from prime_rl_dynamo._urls import url_host
 from prime_rl_dynamo.errors import ConfigError
+from prime_rl_dynamo.variants import SMG_ERROR_HEADER
 
 __all__ = [
     "authority",
@@ -74,8 +75,6 @@ def status_hint(status: int, headers: Mapping[str, str]) -> str:
     (lower-cased names; '' when they say nothing more): the SMG gateway's 404 (its
     ``x-smg-error-code`` header) when its RL routes are off, and a 401 that asks for a bearer
     token (``www-authenticate: Bearer``)."""
-    from prime_rl_dynamo.variants import SMG_ERROR_HEADER
-
     if status == 404 and SMG_ERROR_HEADER in headers:
         return (
             f"this 404 comes from the SMG gateway ({SMG_ERROR_HEADER}: "
