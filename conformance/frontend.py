@@ -29,7 +29,7 @@ from conformance._http import (
 )
 from conformance.registry import CheckError, Failed, Skipped, check, fail_on
 from conformance.runner import ListenerContext, RunContext, listener_profile
-from prime_rl_dynamo.http import tls_context
+from prime_rl_dynamo.http import status_hint, tls_context
 from prime_rl_dynamo.requirements import all_requirements
 from prime_rl_dynamo.text import plural
 from prime_rl_dynamo.violation import Violation
@@ -316,7 +316,7 @@ def check_dialect(ctx: FrontendContext) -> str | None:
         raise Failed(
             f"{ctx.url} serves the SMG gateway's dialect (fields such as total, engine, "
             "control_url), not Dynamo's /v1/rl/workers protocol; point the suite at Dynamo's RL "
-            "listener (DYN_RL_PORT). Body checks are skipped."
+            "listener (DYN_RL_PORT). Body checks and HTTP-4 are skipped."
         )
     if dialect != "dynamo-v1":
         # Neither Dynamo's markers (a namespace, its worker fields) nor SMG's: the body checks
@@ -380,8 +380,14 @@ def check_status(ctx: FrontendContext) -> str | None:
     if reply.parse_error:
         problems.append(f"expected a JSON body, found {reply.parse_error}")
     if problems:
-        raise Failed("; ".join(problems) + f"\n  {reply.describe()}")
+        raise Failed("; ".join(problems) + f"\n  {reply.describe()}" + _hint(reply))
     return f"{reply.status} {reply.content_type} in {reply.elapsed * 1000:.1f} ms"
+
+
+def _hint(reply: Reply) -> str:
+    """A line on what to do about a refused status, when its headers say (``status_hint``)."""
+    hint = status_hint(reply.status, reply.headers)
+    return f"\n  hint: {hint}" if hint else ""
 
 
 @frontend_check(
@@ -441,13 +447,25 @@ UNKNOWN_PATHS = ("/v1/rl/engine", "/v1/rl/unknown", "/v1/rl/workers/extra", "/v1
 
 @frontend_check("HTTP-4", "unknown-paths", "Unknown paths on the RL listener answer 404")
 def check_404(ctx: FrontendContext) -> str | None:
-    problems = []
+    if _serves_smg(ctx):  # its own /v1/rl/* routes are no Dynamo listener's (SPEC HTTP-4, §7)
+        raise Skipped("not judged: the target serves the SMG gateway's dialect (see DIALECT-1)")
+    problems, hints = [], []
     for path in UNKNOWN_PATHS:
         reply = ctx.get(path)
         if reply.status != 404:
             problems.append(f"GET {path}: expected 404, found {reply.status}")
-    fail_on(problems, ctx.base)
+            hints.append(_hint(reply))
+    if problems:
+        raise Failed(f"{ctx.base}: " + "; ".join(problems) + "".join(dict.fromkeys(hints)))
     return f"{len(UNKNOWN_PATHS)} unknown paths -> 404"
+
+
+def _serves_smg(ctx: FrontendContext) -> bool:
+    """Whether the first GET's listing is the SMG gateway's (False when there is none)."""
+    try:
+        return ctx.dialect() == "smg"
+    except (Skipped, CheckError):
+        return False
 
 
 @frontend_check(

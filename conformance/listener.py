@@ -6,7 +6,8 @@ and the run would read as "Dynamo is not conformant". ``not_a_listener`` decides
 on the wire, ``GET`` and (when that is no JSON) ``HEAD`` of the listing, and the run is
 inconclusive instead when:
 
-- ``GET /v1/rl/workers`` answers ``404``: nothing serves the path; or
+- ``GET /v1/rl/workers`` answers ``404``: nothing serves the path (the SMG gateway's 404, with
+  its ``x-smg-error-code`` header, says its RL routes are off: named, no further probe); or
 - neither probe answers JSON (no JSON media type, no body that parses as JSON): an HTML page, a
   plain-text banner, an empty reply.
 
@@ -23,6 +24,7 @@ from typing import Any
 import httpx
 
 from conformance._http import Reply, json_media, request
+from prime_rl_dynamo.http import status_hint
 from prime_rl_dynamo.wire import DISCOVERY_PATH
 
 __all__ = ["NotAListener", "not_a_listener"]
@@ -101,7 +103,10 @@ def not_a_listener(
     except httpx.HTTPError as exc:
         return None, exc
     if got.status == 404:
-        line = f"nothing serves {DISCOVERY_PATH} at {base} (HTTP 404): {_HINT}"
+        smg = status_hint(got.status, got.headers)  # the SMG gateway says who it is
+        line = f"nothing serves {DISCOVERY_PATH} at {base} (HTTP 404): {smg or _HINT}"
+        if smg:
+            return NotAListener(line), got
     elif _answers_json(got):
         return None, got
     else:

@@ -79,6 +79,15 @@ def _worst(results: Sequence[Result]) -> Status:
     return max((r.status for r in results), key=lambda s: s.rank)
 
 
+def _statuses(results: Sequence[Result]) -> str:
+    """A summary row's result: the one status its checks share, or each check's status in the
+    order of the checks column when they differ (``PASS+SKIP``, never a plain ``SKIP``)."""
+    shown = [r.status for r in results]
+    if len(set(shown)) == 1:
+        shown = shown[:1]
+    return "+".join(f"[{_STYLE[s]}]{s.value.upper()}[/]" for s in shown)
+
+
 _VERDICT = {
     Verdict.CONFORMANT: "[bold green]CONFORMANT[/]",
     Verdict.NOT_CONFORMANT: "[bold red]NOT CONFORMANT[/]",
@@ -161,7 +170,7 @@ def print_summary(report: Report, console: Any = None, *, verbose: bool = False)
             table.add_row(
                 req_id,
                 first.level,
-                f"[{_STYLE[worst]}]{worst.value.upper()}[/]",
+                _statuses(results),
                 ", ".join(f"{r.profile}:{r.check.split('::', 1)[1]}" for r in results),
                 escape(cut(line, 140)),  # worker labels are [bracketed]: not rich markup
             )

@@ -338,6 +338,8 @@ class DiscoveryClient(AsyncClosing):
                 violations=[Violation("HTTP-1", "", f"status {status}, expected 200")],
                 requirement="POLL-2",
                 body=response.body,
+                status_code=status,
+                headers=response.headers,
             )
         return response.body
 

@@ -99,7 +99,11 @@ class PolicyError(Refusal, _AtUrl):
 
 
 class ProtocolError(Refusal):
-    """The response breaks the contract; retrying will not help."""
+    """The response breaks the contract; retrying will not help.
+
+    A refused status (POLL-2) keeps the status and the response's headers (lower-cased names):
+    they say who answered and what it asks for, so that a command can add a hint
+    (``prime_rl_dynamo.http.status_hint``) without reading the message."""
 
     def __init__(
         self,
@@ -108,12 +112,16 @@ class ProtocolError(Refusal):
         violations: list[Violation] | None = None,
         requirement: str | None = None,
         body: bytes | None = None,
+        status_code: int | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.violations: list[Violation] = list(violations or [])
         if requirement is None and self.violations:
             requirement = self.violations[0].requirement
         super().__init__(message, requirement=requirement)
         self.body = body
+        self.status_code = status_code
+        self.headers: dict[str, str] = {k.lower(): v for k, v in (headers or {}).items()}
 
     @property
     def requirements(self) -> list[str]:

@@ -8,7 +8,7 @@ admin pool of a thousand engines does not spend most of a minute on it.
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -16,12 +16,14 @@ import httpx
 
 from prime_rl_dynamo._urls import url_host
 from prime_rl_dynamo.errors import ConfigError
+from prime_rl_dynamo.variants import SMG_ERROR_HEADER
 
 __all__ = [
     "authority",
     "origin_text",
     "parse_header",
     "parse_headers",
+    "status_hint",
     "tls_context",
     "verify_setting",
 ]
@@ -66,6 +68,27 @@ def tls_hint(failure: BaseException | None, verify: bool | str | ssl.SSLContext 
         f"the target's TLS certificate is not trusted ({reason}): pass its CA bundle with "
         "--cacert FILE (or --insecure for a test setup)"
     )
+
+
+def status_hint(status: int, headers: Mapping[str, str]) -> str:
+    """What to do about a refused listing status, from the status and the response's headers
+    (lower-cased names; '' when they say nothing more): the SMG gateway's 404 (its
+    ``x-smg-error-code`` header) when its RL routes are off, and a 401 that asks for a bearer
+    token (``www-authenticate: Bearer``)."""
+    if status == 404 and SMG_ERROR_HEADER in headers:
+        return (
+            f"this 404 comes from the SMG gateway ({SMG_ERROR_HEADER}: "
+            f"{headers[SMG_ERROR_HEADER][:40]}): started with --enable-rl it serves "
+            "/v1/rl/workers on this port, in its own dialect, not Dynamo's (DIALECT-1); a "
+            "Dynamo fleet is listed on Dynamo's RL listener (DYN_RL_PORT)"
+        )
+    scheme = headers.get("www-authenticate", "").split(" ", 1)[0]
+    if status == 401 and scheme.lower() == "bearer":
+        return (
+            "the target asks for a bearer token (www-authenticate: Bearer): pass "
+            "-H 'Authorization: Bearer ...'"
+        )
+    return ""
 
 
 def verify_setting(cacert: str | None, insecure: bool) -> bool | str:

@@ -41,7 +41,12 @@ from prime_rl_dynamo._urls import admin_key, url_host_problem
 from prime_rl_dynamo.errors import DialectError, ProtocolError
 from prime_rl_dynamo.resources import load_json
 from prime_rl_dynamo.text import clip
-from prime_rl_dynamo.variants import detect_dialect, may_be_variant, version_violations
+from prime_rl_dynamo.variants import (
+    detect_dialect,
+    dialect_violations,
+    may_be_variant,
+    version_violations,
+)
 from prime_rl_dynamo.violation import Violation, violation_of
 from prime_rl_dynamo.wire import (
     U64_MAX,
@@ -1426,9 +1431,10 @@ def _repeated_members(parsed: Any, entries: Iterable[int] | None = None) -> Iter
 def _exhaustive(parsed: object) -> tuple[list[Violation], Snapshot | None]:
     if depth(parsed) > MAX_DEPTH:
         return [too_deep()], None
+    dialect = dialect_violations(parsed)  # another protocol: refused as a whole, DIALECT-1 first
+    if dialect:
+        return dialect, None
     variants = version_violations(parsed)  # known v1 variants by name first (VERSION-1)
-    if detect_dialect(parsed) == "smg":
-        return [*variants, _dialect_violation(parsed)], None
     schema_violations, bad = _schema_violations(parsed, _validator().iter_errors(parsed))
     violations = schema_violations + list(_semantic_violations(parsed, bad))
     violations += _repeated_members(parsed)
@@ -1947,19 +1953,6 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> Iterator[
         scope if isinstance(scope, str) else None,
     )
     yield from _semantic(listing)
-
-
-def _dialect_violation(parsed: Any) -> Violation:
-    keys = sorted(k for k in parsed if isinstance(k, str))
-    return Violation(
-        "DIALECT-1",
-        "",
-        expected="a Dynamo discovery body (namespace; workers with component, instance_id, "
-        "transport, request_plane_url)",
-        found="the SMG gateway's shape (total; workers with id, engine, control_url, "
-        f"capabilities, health); top-level keys {keys}. This is another protocol served at the "
-        "same path, not a broken Dynamo body",
-    )
 
 
 @cache

@@ -16,9 +16,11 @@ from prime_rl_dynamo.violation import Violation
 
 __all__ = [
     "ALSO_BROKEN",
+    "SMG_ERROR_HEADER",
     "VARIANTS",
     "Variant",
     "detect_dialect",
+    "dialect_violations",
     "identify",
     "may_be_variant",
     "version_violations",
@@ -35,10 +37,19 @@ class Variant:
     name: str
     origin: str
     breaks: str  # "renames routes to system_routes", completed into the one-line diagnosis
+    #: Another protocol at its own version 1 (SMG's), not a branch of this one: its diagnosis
+    #: says so instead of calling it a breaking change (DIALECT-1 refuses it first).
+    other_protocol: bool = False
 
     def diagnosis(self, evidence: str = "") -> str:
         """The one-line diagnosis: what the listing claims, what it does and what that means."""
         where = f" ({evidence})" if evidence else ""
+        if self.other_protocol:
+            return (
+                f"this listing {self.breaks}{where}: another protocol at its own "
+                f"protocol_version 1, not a breaking change of this one (DIALECT-1 refuses it) "
+                f"[variant {self.name}: {self.origin}]"
+            )
         return (
             f"this listing says protocol_version 1 but {self.breaks}{where}: a breaking change "
             f"that needs a new protocol_version [variant {self.name}: {self.origin}]"
@@ -63,7 +74,8 @@ WEIGHT_TRANSFER_BACKEND = Variant(
 SMG = Variant(
     "smg",
     "the SMG gateway's /v1/rl/workers",
-    "serves the SMG gateway's shape (total; workers with id, engine, control_url), not Dynamo's",
+    "is the SMG gateway's, not Dynamo's",
+    other_protocol=True,
 )
 
 #: Every known variant, in the order they are reported.
@@ -74,6 +86,9 @@ VARIANTS: tuple[Variant, ...] = (SYSTEM_ROUTES, NULL_OPTIONALS, WEIGHT_TRANSFER_
 #: is reported under VERSION-1 too: any null optional (WORKER-6) and the SMG shape (DIALECT-1).
 ALSO_BROKEN: dict[str, tuple[str, ...]] = {"WORKER-6": ("VERSION-1",), "DIALECT-1": ("VERSION-1",)}
 
+
+#: The header the SMG gateway sets on its own error replies (a 404 when its RL routes are off).
+SMG_ERROR_HEADER = "x-smg-error-code"
 
 # Keys only the SMG gateway's shape of the discovery path carries (another protocol, same path).
 _SMG_TOP_KEYS = frozenset({"total"})
@@ -99,6 +114,32 @@ def detect_dialect(parsed: object) -> str:
     if _SMG_TOP_KEYS & parsed.keys() or worker_keys & _SMG_WORKER_KEYS:
         return "smg"
     return "unknown"
+
+
+def dialect_violations(parsed: Any) -> list[Violation]:
+    """An ``smg`` body refused as a whole: DIALECT-1 first, then its variant under VERSION-1 (no
+    field-level violations); empty for any other dialect."""
+    if detect_dialect(parsed) != "smg":
+        return []
+    return [_dialect_violation(parsed), *version_violations(parsed)]
+
+
+def _dialect_violation(parsed: Mapping[str, Any]) -> Violation:
+    keys = sorted(k for k in parsed if isinstance(k, str))
+    workers = parsed.get("workers")
+    if isinstance(workers, list) and workers:
+        shape = "workers with id, engine, control_url, capabilities, health"
+    else:  # SMG's empty fleet: nothing but its top level says who it is
+        shape = "a top-level total beside an empty workers list"
+    return Violation(
+        "DIALECT-1",
+        "",
+        expected="a Dynamo discovery body (namespace; workers with component, instance_id, "
+        "transport, request_plane_url)",
+        found=f"the SMG gateway's /v1/rl/workers ({shape}); top-level keys {keys}. This is "
+        "another protocol served at the same path, not a broken Dynamo body: point the client "
+        "at Dynamo's RL listener (DYN_RL_PORT)",
+    )
 
 
 def with_variants(requirement: str) -> set[str]:

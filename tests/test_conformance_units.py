@@ -81,11 +81,12 @@ def test_a_pass_keeps_the_checks_note() -> None:
     assert (result.status, result.message) == (Status.PASS, "200 in 3 ms")
 
 
-def _report(*statuses: Status) -> Report:
+def _report(*statuses: Status, requirement: str | None = None) -> Report:
+    """One result per status, each of its own requirement (or each a check of ``requirement``)."""
     results = [
         Result(
-            check=f"HTTP-{i + 1}::x",
-            requirement=f"HTTP-{i + 1}",
+            check=f"{requirement}::check-{i}" if requirement else f"HTTP-{i + 1}::x",
+            requirement=requirement or f"HTTP-{i + 1}",
             level="MUST",
             profile="frontend",
             title="t",
@@ -153,6 +154,25 @@ def test_terminal_summary_names_the_broken_requirement_and_how_to_reproduce() ->
     assert "NOT CONFORMANT" in text
     assert "failed requirements: HTTP-2" in text
     assert reproduce_command(_report()) in text.replace("\n", " ") or "--seed 42" in text
+
+
+def _row(*statuses: Status) -> str:
+    from rich.console import Console
+
+    console = Console(record=True, width=200, color_system=None)
+    print_summary(_report(*statuses, requirement="HTTP-1"), console, verbose=True)
+    (row,) = [line for line in console.export_text().splitlines() if "│ HTTP-1 " in line]
+    return row
+
+
+def test_the_summary_row_shows_each_check_s_status_when_they_differ() -> None:
+    assert "│ PASS+SKIP " in _row(Status.PASS, Status.SKIP)
+    assert "│ SKIP+FAIL+PASS " in _row(Status.SKIP, Status.FAIL, Status.PASS)
+
+
+def test_the_summary_row_shows_one_status_when_the_checks_agree() -> None:
+    assert "│ SKIP " in _row(Status.SKIP, Status.SKIP)
+    assert "+" not in _row(Status.PASS, Status.PASS).split("│")[3]
 
 
 def test_options_default_profiles() -> None:

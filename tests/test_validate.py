@@ -142,8 +142,8 @@ def test_smg_shape_is_one_dialect_violation() -> None:
     assert detect_dialect(smg) == "smg"
     with pytest.raises(DialectError) as info:
         validate_body(json.dumps(smg))
-    assert [v.requirement for v in info.value.violations] == ["VERSION-1", "DIALECT-1"]
-    assert "variant smg" in info.value.violations[0].message
+    assert [v.requirement for v in info.value.violations] == ["DIALECT-1", "VERSION-1"]
+    assert "variant smg" in info.value.violations[1].message
     assert "SMG" in info.value.violations[1].message
 
 

@@ -18,9 +18,9 @@ from conformance.options import add_gateway_arguments
 from prime_rl_dynamo.cli._groups import add_command
 from prime_rl_dynamo.cli.plan import add_common_arguments, components_of, render
 from prime_rl_dynamo.cli.validate import positive_int
-from prime_rl_dynamo.errors import NotReadyError, PrimeRLDynamoError
+from prime_rl_dynamo.errors import NotReadyError, PrimeRLDynamoError, ProtocolError
 from prime_rl_dynamo.exitcodes import ExitCode
-from prime_rl_dynamo.http import parse_headers, tls_hint, verify_setting
+from prime_rl_dynamo.http import parse_headers, status_hint, tls_hint, verify_setting
 
 
 def add_parser(subparsers: Any) -> None:
@@ -93,8 +93,17 @@ def run(args: argparse.Namespace) -> int:
 
 def refusal(args: argparse.Namespace, exc: PrimeRLDynamoError) -> list[str]:
     """What ``discover`` says of a refusal (a ``ConfigError`` is said as it is, exit 2): not ready,
-    with a hint when the TLS handshake failed (``http.tls_hint``), or refused (exit 1 either way)."""
+    with a hint when the TLS handshake failed (``http.tls_hint``), or refused, with a hint when
+    the refused status says more (``http.status_hint``; exit 1 either way)."""
     if not isinstance(exc, NotReadyError):
-        return [f"refused: {exc}"]
+        return [f"refused: {exc}", *_status_hint(exc)]
     hint = tls_hint(exc.failure, args.cacert or not args.insecure)
     return [f"not ready: {exc}"] + ([hint] if hint else [])
+
+
+def _status_hint(exc: PrimeRLDynamoError) -> list[str]:
+    """The hint of a refused status (POLL-2), from its status and headers, as lines."""
+    if not isinstance(exc, ProtocolError) or exc.status_code is None:
+        return []
+    hint = status_hint(exc.status_code, exc.headers)
+    return [hint] if hint else []

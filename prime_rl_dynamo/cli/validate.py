@@ -2,8 +2,9 @@
 
 Checks one discovery body (protocol_version 1) against the bundled schema and the semantic rules
 and prints every violation (requirement ID, JSON pointer, worker, message) or a one-line summary
-of the valid snapshot. An http(s) URL is fetched with the client's bounded, same-origin GET. Exit
-0 valid, 1 invalid (including text that is not JSON: BODY-1), 2 unreadable input.
+of the valid snapshot. An http(s) URL is fetched with the client's bounded, same-origin GET
+(``-H``, ``--cacert`` and ``--insecure`` reach a listener behind a gateway). Exit 0 valid, 1
+invalid (including text that is not JSON: BODY-1), 2 unreadable input.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def add_parser(subparsers: Any) -> None:
         metavar="S",
         help="deadline of the GET of a URL, connect to last byte (default 30)",
     )
+    from conformance.options import add_gateway_arguments
+
+    add_gateway_arguments(parser)
 
 
 def positive_int(text: str) -> int:
@@ -94,14 +98,22 @@ def read_input(file: str, command: str, max_bytes: int | None = None) -> bytes |
 
 
 def fetch_input(
-    url: str, command: str, *, max_bytes: int | None, timeout: float
+    url: str,
+    command: str,
+    *,
+    max_bytes: int | None,
+    timeout: float,
+    headers: dict[str, str] | None = None,
+    verify: bool | str = True,
 ) -> tuple[str, bytes] | None:
     """The discovery URL and the body of one GET of it, as the client fetches (size cap,
-    same-origin redirects only, no proxy, one deadline); None once the reason is printed."""
+    same-origin redirects only, no proxy, one deadline); None once the reason is printed (with
+    ``http.status_hint``'s hint when the refused status says more)."""
     import asyncio
 
     from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
-    from prime_rl_dynamo.errors import PrimeRLDynamoError
+    from prime_rl_dynamo.errors import PrimeRLDynamoError, ProtocolError
+    from prime_rl_dynamo.http import status_hint
 
     async def get() -> tuple[str, bytes]:
         async with DiscoveryClient(
@@ -111,6 +123,8 @@ def fetch_input(
             request_timeout=timeout,
             max_body_bytes=DEFAULT_MAX_BODY_BYTES if max_bytes is None else max_bytes,
             protocol="v1",  # this command checks a protocol_version 1 body: never ask for 2
+            headers=headers or {},
+            verify=verify,
         ) as client:
             return client.url, await client.fetch_body()
 
@@ -118,6 +132,10 @@ def fetch_input(
         return asyncio.run(get())
     except PrimeRLDynamoError as exc:
         complain(command, str(exc))
+        if isinstance(exc, ProtocolError) and exc.status_code is not None:
+            hint = status_hint(exc.status_code, exc.headers)
+            if hint:
+                complain(command, hint)
         return None
 
 
@@ -143,8 +161,15 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.validate import validate_body
 
     if is_url(args.file):
+        from prime_rl_dynamo.http import parse_headers, verify_setting
+
         fetched = fetch_input(
-            args.file, "validate", max_bytes=args.max_body_bytes, timeout=args.timeout
+            args.file,
+            "validate",
+            max_bytes=args.max_body_bytes,
+            timeout=args.timeout,
+            headers=dict(parse_headers(args.header)),  # a bad one: ConfigError, exit 2
+            verify=verify_setting(args.cacert, args.insecure),
         )
         if fetched is None:
             return ExitCode.USAGE
