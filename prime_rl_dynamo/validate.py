@@ -589,7 +589,9 @@ def _verdict(data: object) -> tuple[list[Violation], Snapshot | None]:
     if any(map(_for_jsonschema, *(columns[name] for name in _JSONSCHEMA_MEMBERS))):
         return _refuse_by_entries(raw)
     try:
-        return _judge(list(snapshot.workers), set(), snapshot.namespace, [], set(), []), None
+        return _judge(
+            list(snapshot.workers), set(), columns, snapshot.namespace, [], set(), []
+        ), None
     except _Fallback:
         return _exhaustive_text(raw)
 
@@ -609,23 +611,30 @@ def _text_holds_only(raw: bytes) -> bool:
 
 
 def _judge(
-    workers: list[Any], suspects: set[int], scope: Any, found: list[Violation],
-    bad: set[tuple[int, str]], after: Iterable[Violation],
+    workers: list[Any], suspects: set[int], columns: Mapping[str, Sequence[Any]], scope: Any,
+    found: list[Violation], bad: set[tuple[int, str]], after: Iterable[Violation],
 ) -> list[Violation]:  # fmt: skip
     """Every violation of the workers, sorted by pointer: ``found`` (and the members it refused,
-    ``bad``), the table's checks on each typed worker's members (each distinct value judged
-    once), jsonschema on the ``suspects`` (parsed), the semantic rules, then ``after``."""
-    for name in _CHECKS:
+    ``bad``), the table's checks on the typed workers' members (``columns``, each distinct value
+    judged once), jsonschema on the ``suspects`` (parsed), the semantic rules, then ``after``."""
+    typed = [i for i in range(len(workers)) if i not in suspects]
+    for name, (checks, items) in _CHECKS.items():
+        values = set(columns[name])
+        values.discard(None)
+        routes = list({r for value in values for r in value}) if items else []
+        if all(c.holds_all(list(values)) for c in checks if values) and all(
+            c.holds_all(routes) for c in items if routes
+        ):
+            continue  # every value holds every check
         memo: dict[Any, list[_Judged]] = {}
-        for i, w in enumerate(workers):
-            value = None if i in suspects else getattr(w, name)
-            judged = None if value is None else memo.get(value)
-            if judged is None and value is not None:
+        for i, value in zip(typed, columns[name], strict=True):
+            judged = () if value is None else memo.get(value)
+            if judged is None:
                 judged = memo[value] = _judged(name, value)
-            for requirement, tail, expected, text in judged or ():
+            for requirement, tail, expected, text in judged:
                 bad.add((i, name))
                 found.append(Violation(requirement, f"/workers/{i}/{name}{tail}", expected=expected,
-                                       found=text, worker=_label(w)))  # fmt: skip
+                                       found=text, worker=_label(workers[i])))  # fmt: skip
     for i in sorted(suspects):
         errors = _entry_validator().iter_errors(workers[i])
         entry_found, entry_bad = _schema_violations(workers[i], errors, head=["workers", i])
@@ -678,7 +687,7 @@ def _refuse_by_entries(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
         listed = {**body, "workers": workers}
         found, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
         after = _repeated_members(listed, sorted(suspects))
-        return _judge(workers, suspects, body["namespace"], found, bad, after), None
+        return _judge(workers, suspects, typed, body["namespace"], found, bad, after), None
     except (_Fallback, KeyError, *_DECODE_ERRORS):
         return _exhaustive_text(raw)
 
