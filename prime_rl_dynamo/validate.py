@@ -1,21 +1,12 @@
 """The discovery-body validator: bytes or parsed JSON -> an immutable typed Snapshot, or every violation.
 
-One table of rules, read by both paths: the bundled schema's keywords on each worker member (read
-from the schema once, into ``_CHECKS``), ``SEMANTIC_RULES`` (what JSON Schema cannot say, one
-function per requirement ID), and ``_for_jsonschema`` (the workers whose schema rules across
-members, transport's one key and an error or probed worker's, may break: jsonschema names those).
-
-Accepting: msgspec decodes the body into the generated models (the JSON types, and the keywords
-msgspec.Meta carries); the body is accepted when every other rule of the table holds over the
-decoded workers' columns and the text holds no string the snapshot does not account for.
-
-Refusing: the same table names every violation with its requirement ID, JSON pointer and worker.
-Workers msgspec can type are judged by the table; one it cannot type, or that is jsonschema's to
-judge, is parsed strictly and judged by jsonschema. Whatever the text could hide (unknown, repeated
-or null members, known variants, text errors) goes to the exhaustive reference: the strict text
-parser (``_strict_json``), jsonschema on the whole body (each error mapped to the ``x-requirement``
-of its subschema) and the same semantic rules. Hostile bodies cost time linear in their size, and
-every message quotes at most a clipped excerpt.
+One table, read by the accept path and the refusal path alike: the schema's keywords on each worker
+member (``_CHECKS``, read from the schema; msgspec carries some as it decodes), ``SEMANTIC_RULES``
+(one function per requirement ID) and ``_for_jsonschema`` (the rules across a worker's members,
+which jsonschema names). A body is accepted when msgspec decodes it, every rule holds over the
+decoded columns and the text holds no string the snapshot lacks; a refused one gets every
+violation (ID, JSON pointer, worker). What the text could hide goes to the exhaustive reference:
+the strict parser (``_strict_json``), jsonschema on the whole body and the same semantic rules.
 """
 
 from __future__ import annotations
@@ -42,20 +33,8 @@ from prime_rl_dynamo.variants import detect_dialect, may_be_variant, version_vio
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import WORKER_FIELDS, entry_label, request_plane_url
 
-__all__ = [
-    "MAX_DEPTH",
-    "PATTERNS",
-    "SCHEMA_NAME",
-    "SEMANTIC_RULES",
-    "Snapshot",
-    "Transport",
-    "Worker",
-    "check_body",
-    "check_body_exhaustive",
-    "detect_dialect",
-    "json_pointer",
-    "validate_body",
-]
+__all__ = ["MAX_DEPTH", "PATTERNS", "SCHEMA_NAME", "SEMANTIC_RULES", "Snapshot", "Transport", "Worker",
+           "check_body", "check_body_exhaustive", "detect_dialect", "json_pointer", "validate_body"]  # fmt: skip
 
 SCHEMA_NAME = "rl-workers.v1.schema.json"
 _ITEM_ERRORS = 20  # item errors of one routes array listed; the rest are counted in the last
@@ -93,10 +72,6 @@ def json_pointer(parts: Iterable[str | int]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-# --------------------------------------------------------------------------------------------
-# The models msgspec decodes into, and the columns the table reads
-
-
 def _unconstrained(kind: Any) -> Any:
     """``kind`` without its msgspec.Meta constraints (at any depth): the JSON types alone."""
     origin, args = typing.get_origin(kind), typing.get_args(kind)
@@ -119,12 +94,12 @@ def _typed_model(cls: Any, name: str, **types_: Any) -> Any:
 
 
 _TypedWorker = _typed_model(Worker, "TypedWorker")
-_TYPED_WORKERS = tuple.__class_getitem__((_TypedWorker, ...))
 _DECODER = msgspec.json.Decoder(Snapshot)
-_TYPED = msgspec.json.Decoder(_typed_model(Snapshot, "TypedSnapshot", workers=_TYPED_WORKERS))
 _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ENTRIES = msgspec.json.Decoder(list[msgspec.Raw])
 _ENTRY = msgspec.json.Decoder(_TypedWorker)
+_WORKERS = msgspec.json.Decoder(tuple.__class_getitem__((_TypedWorker, ...)))
+_NULL = re.compile(rb"[:\[,][ \t\r\n]*null")  # a null value: a variant's mark, or WORKER-6
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError)
 _FIELDS = {f.name: f for f in msgspec.structs.fields(_TypedWorker)}
 _OPTIONAL = {name for name, f in _FIELDS.items() if not f.required}
@@ -156,10 +131,6 @@ def _strings(columns: Mapping[str, Sequence[Any]]) -> int:
         elif str in (kind, *typing.get_args(kind)):
             total += present
     return total
-
-
-# --------------------------------------------------------------------------------------------
-# The table: the schema's keywords on each member, read from the schema once
 
 
 class _Check(NamedTuple):
@@ -329,9 +300,6 @@ def _members_hold(columns: Mapping[str, Sequence[Any]], canonical: bool) -> bool
             return False
     return not any(map(_for_jsonschema, *(columns[name] for name in _JSONSCHEMA_MEMBERS)))
 
-
-# --------------------------------------------------------------------------------------------
-# The table: the semantic rules, over each member's usable values
 
 # Admin URLs in the form LIST-6 compares (lower case, explicit port, no %, no trailing slash, no
 # punycode label, an IPv4 address or a name) and within the schema's pattern: Dynamo writes these,
@@ -547,10 +515,6 @@ def _semantic(workers: Sequence[Any], bad: set[tuple[int, str]], scope: Any) -> 
     return [v for rule in SEMANTIC_RULES.values() for v in rule(listing)]
 
 
-# --------------------------------------------------------------------------------------------
-# The accept path, then the refusal path
-
-
 def _verdict(data: object) -> tuple[list[Violation], Snapshot | None]:
     if isinstance(data, bytes | bytearray | memoryview):
         raw = bytes(data)
@@ -567,33 +531,22 @@ def _verdict(data: object) -> tuple[list[Violation], Snapshot | None]:
     else:
         return _exhaustive(data)
     try:
-        snapshot: Any = _DECODER.decode(raw)
-        accepted = True
+        snapshot = _DECODER.decode(raw)
     except _DECODE_ERRORS:
-        try:
-            snapshot, accepted = _TYPED.decode(raw), False
-        except _DECODE_ERRORS:
-            return _refuse_by_entries(raw)
+        return _refused(raw)
     columns = _columns(snapshot.workers)
+    listing = _Listing(columns, snapshot.namespace, snapshot.workers)
+    if not _members_hold(columns, listing.canonical) or any(
+        True for rule in SEMANTIC_RULES.values() for _ in rule(listing)
+    ):
+        return _refused(raw)
     # Every string of the text is one the snapshot holds (the body's 3 names and its namespace,
     # then the workers'): no unknown, repeated or null member, no variant's marker.
-    alone = raw.count(b'"') == 2 * (4 + _strings(columns))
-    listing = _Listing(columns, snapshot.namespace, snapshot.workers)
-    if (accepted and _members_hold(columns, listing.canonical)
-            and not any(True for rule in SEMANTIC_RULES.values() for _ in rule(listing))):  # fmt: skip
-        if alone or (_text_holds_only(raw) and not may_be_variant(raw)):
-            return [], snapshot
-        return _exhaustive_text(raw)
-    if not alone:
-        return _exhaustive_text(raw)
-    if any(map(_for_jsonschema, *(columns[name] for name in _JSONSCHEMA_MEMBERS))):
-        return _refuse_by_entries(raw)
-    try:
-        return _judge(
-            list(snapshot.workers), set(), columns, snapshot.namespace, [], set(), []
-        ), None
-    except _Fallback:
-        return _exhaustive_text(raw)
+    if raw.count(b'"') == 2 * (4 + _strings(columns)) or (
+        _text_holds_only(raw) and not may_be_variant(raw)
+    ):
+        return [], snapshot
+    return _exhaustive_text(raw)
 
 
 def _text_holds_only(raw: bytes) -> bool:
@@ -610,41 +563,11 @@ def _text_holds_only(raw: bytes) -> bool:
     )
 
 
-def _judge(
-    workers: list[Any], suspects: set[int], columns: Mapping[str, Sequence[Any]], scope: Any,
-    found: list[Violation], bad: set[tuple[int, str]], after: Iterable[Violation],
-) -> list[Violation]:  # fmt: skip
-    """Every violation of the workers, sorted by pointer: ``found`` (and the members it refused,
-    ``bad``), the table's checks on the typed workers' members (``columns``, each distinct value
-    judged once), jsonschema on the ``suspects`` (parsed), the semantic rules, then ``after``."""
-    typed = [i for i in range(len(workers)) if i not in suspects]
-    for name, (checks, items) in _CHECKS.items():
-        values = set(columns[name])
-        values.discard(None)
-        routes = list({r for value in values for r in value}) if items else []
-        if all(c.holds_all(list(values)) for c in checks if values) and all(
-            c.holds_all(routes) for c in items if routes
-        ):
-            continue  # every value holds every check
-        memo: dict[Any, list[_Judged]] = {}
-        for i, value in zip(typed, columns[name], strict=True):
-            judged = () if value is None else memo.get(value)
-            if judged is None:
-                judged = memo[value] = _judged(name, value)
-            for requirement, tail, expected, text in judged:
-                bad.add((i, name))
-                found.append(Violation(requirement, f"/workers/{i}/{name}{tail}", expected=expected,
-                                       found=text, worker=_label(workers[i])))  # fmt: skip
-    for i in sorted(suspects):
-        errors = _entry_validator().iter_errors(workers[i])
-        entry_found, entry_bad = _schema_violations(workers[i], errors, head=["workers", i])
-        found += entry_found
-        bad |= entry_bad
-    found += _semantic(workers, bad, scope)
-    found += after
-    if not found:
-        raise _Fallback  # nothing the table names: the reference decides
-    return sorted(found, key=lambda v: _pointer_sort_key(v.pointer))
+def _decoded(entry: msgspec.Raw) -> Any:
+    try:
+        return _ENTRY.decode(entry)
+    except _DECODE_ERRORS:
+        return None
 
 
 def _fragments(texts: list[bytes]) -> list[Any]:
@@ -657,43 +580,67 @@ def _fragments(texts: list[bytes]) -> list[Any]:
     return typing.cast(list[Any], parsed)
 
 
-def _refuse_by_entries(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
-    """The verdict on a body some of whose workers msgspec cannot type or are jsonschema's: those
-    are parsed strictly and judged by jsonschema, the others by the table; whatever the text
-    could hide goes to the exhaustive path."""
+def _refused(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
+    """Every violation of a body msgspec's models refuse or the table does: each worker msgspec
+    can type is judged by the table (each distinct value once, value by value only where its
+    column fails a check), and any other, or one jsonschema's to judge, is parsed strictly and
+    judged by jsonschema; then the semantic rules. Whatever the text could hide (an unknown,
+    repeated or null member, a variant's marker, a text error) goes to the exhaustive path."""
     try:
-        if b"system_routes" in raw or b"weight_transfer_backend" in raw:
-            raise _Fallback  # a variant's markers (VERSION-1): judged on the whole body
+        if b"system_routes" in raw or b"weight_transfer_backend" in raw or _NULL.search(raw):
+            raise _Fallback  # a variant's markers (VERSION-1), a null: judged on the whole body
         top = _TOP.decode(raw)
-        entries = _ENTRIES.decode(top.pop("workers"))
+        workers_text = top.pop("workers")
         others = [bytes(value) for value in top.values()]
         body = dict(zip(top, _fragments(others), strict=True))
-        workers: list[Any] = []
-        for entry in entries:
-            try:
-                w = _ENTRY.decode(entry)
-            except _DECODE_ERRORS:
-                w = None
-            columns = _columns([w]) if w is not None else {}
-            workers.append(None if w is None or _for_jsonschema(*(columns[n][0] for n in _JSONSCHEMA_MEMBERS)) else w)  # fmt: skip
-        suspects = {i for i, w in enumerate(workers) if w is None}
-        texts = [bytes(entries[i]) for i in sorted(suspects)]
-        typed = _columns([w for w in workers if w is not None])
-        for i, value in zip(sorted(suspects), _fragments(texts), strict=True):
+        try:  # every entry at once, else one by one (those msgspec cannot type are None)
+            workers: list[Any] = list(_WORKERS.decode(workers_text))
+            entries: list[msgspec.Raw] | None = None
+        except _DECODE_ERRORS:
+            entries = _ENTRIES.decode(workers_text)
+            workers = [_decoded(entry) for entry in entries]
+        typed = [i for i, w in enumerate(workers) if w is not None]
+        columns = _columns([workers[i] for i in typed])
+        theirs = list(map(_for_jsonschema, *(columns[n] for n in _JSONSCHEMA_MEMBERS)))
+        if any(theirs):  # jsonschema's to judge: parsed, as a worker msgspec cannot type
+            typed = [i for i, t in zip(typed, theirs, strict=True) if not t]
+            columns = _columns([workers[i] for i in typed])
+        suspects = sorted(set(range(len(workers))) - set(typed))
+        entries = entries if entries is not None or not suspects else _ENTRIES.decode(workers_text)
+        texts = [bytes(entries[i]) for i in suspects] if entries is not None else []
+        for i, value in zip(suspects, _fragments(texts), strict=True):
             workers[i] = value
         quotes = 2 * (len(top) + 1) + sum(t.count(b'"') for t in [*others, *texts])
-        if "namespace" not in body or quotes + 2 * _strings(typed) != raw.count(b'"'):
+        if "namespace" not in body or quotes + 2 * _strings(columns) != raw.count(b'"'):
             raise _Fallback  # a string the typed entries do not account for: unknown or repeated
         listed = {**body, "workers": workers}
         found, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
-        after = _repeated_members(listed, sorted(suspects))
-        return _judge(workers, suspects, typed, body["namespace"], found, bad, after), None
+        for name, (checks, items) in _CHECKS.items():
+            values = list(set(columns[name]) - {None})
+            routes = list({r for value in values for r in value}) if items else []
+            if all(c.holds_all(values) for c in checks if values) and all(
+                c.holds_all(routes) for c in items if routes
+            ):
+                continue  # every value holds every check
+            failing = set(values) if items else {v for c in checks for v in filter(c.fails, values)}
+            memo = {value: _judged(name, value) for value in failing}
+            for i, value in zip(typed, columns[name], strict=True):
+                for requirement, tail, expected, text in memo.get(value, ()):
+                    bad.add((i, name))
+                    found.append(Violation(requirement, f"/workers/{i}/{name}{tail}", expected=expected,
+                                           found=text, worker=_label(workers[i])))  # fmt: skip
+        for i in suspects:
+            errors = _entry_validator().iter_errors(workers[i])
+            entry_found, entry_bad = _schema_violations(workers[i], errors, head=["workers", i])
+            found += entry_found
+            bad |= entry_bad
+        found += _semantic(workers, bad, body["namespace"])
+        found += _repeated_members(listed, suspects)
+        if not found:
+            raise _Fallback  # nothing the table names: the reference decides
+        return sorted(found, key=lambda v: _pointer_sort_key(v.pointer)), None
     except (_Fallback, KeyError, *_DECODE_ERRORS):
         return _exhaustive_text(raw)
-
-
-# --------------------------------------------------------------------------------------------
-# The exhaustive reference
 
 
 def _exhaustive_text(raw: bytes | str) -> tuple[list[Violation], Snapshot | None]:
@@ -732,45 +679,32 @@ _DEFINED = {"": frozenset({"protocol_version", "namespace", "workers"}),
 
 def _repeated_members(parsed: Any, entries: Iterable[int] | None = None) -> Iterator[Violation]:
     """BODY-6: a member this document defines written twice in one of its objects (the body, a
-    worker, a transport). Names inside unknown members are not judged (BODY-5), as serde does.
-    ``entries``: only these workers' objects (the others are known clean)."""
-
-    def check(obj: Any, defined: frozenset[str], path: list[str | int]) -> Iterator[Violation]:
-        if isinstance(obj, Object):
-            names = {n: c for n, c in obj.repeated.items() if n in defined}
-            if names:
-                listed = ", ".join(f"{n!r} {c} times" for n, c in sorted(names.items()))
-                yield Violation(
-                    "BODY-6",
-                    json_pointer(path),
-                    expected="each member name once per object",
-                    found=f"{clip(listed)} (a parser keeps one value silently: which one "
-                    "differs between parsers)",
-                    worker=entry_label(obj) if path else None,
-                )
-
-    yield from check(parsed, _DEFINED[""], [])
+    worker, a transport; ``entries``: only these workers'). Names inside unknown members are not
+    judged (BODY-5), as serde does."""
     workers = parsed.get("workers") if isinstance(parsed, dict) else None
-    if isinstance(workers, list):
-        for i in range(len(workers)) if entries is None else entries:
-            w = workers[i]
-            yield from check(w, _DEFINED["worker"], ["workers", i])
-            if isinstance(w, dict):
-                transport = w.get("transport")
-                yield from check(transport, _DEFINED["transport"], ["workers", i, "transport"])
+    workers = workers if isinstance(workers, list) else []
+    objects: list[tuple[Any, frozenset[str], list[Any]]] = [(parsed, _DEFINED[""], [])]
+    for i in range(len(workers)) if entries is None else entries:
+        w = workers[i]
+        objects.append((w, _DEFINED["worker"], ["workers", i]))
+        if isinstance(w, dict):
+            objects.append((w.get("transport"), _DEFINED["transport"], ["workers", i, "transport"]))
+    for obj, defined, path in objects:
+        names = {n: c for n, c in obj.repeated.items() if n in defined} if isinstance(obj, Object) else {}  # fmt: skip
+        if names:
+            listed = ", ".join(f"{n!r} {c} times" for n, c in sorted(names.items()))
+            found = f"{clip(listed)} (a parser keeps one value silently: which one differs between parsers)"  # fmt: skip
+            yield Violation("BODY-6", json_pointer(path), expected="each member name once per object",
+                            found=found, worker=entry_label(obj) if path else None)  # fmt: skip
 
 
 def _dialect_violation(parsed: Any) -> Violation:
     keys = sorted(k for k in parsed if isinstance(k, str))
-    return Violation(
-        "DIALECT-1",
-        "",
-        expected="a Dynamo discovery body (namespace; workers with component, instance_id, "
-        "transport, request_plane_url)",
-        found="the SMG gateway's shape (total; workers with id, engine, control_url, "
-        f"capabilities, health); top-level keys {keys}. This is another protocol served at the "
-        "same path, not a broken Dynamo body",
-    )
+    expected = "a Dynamo discovery body (namespace; workers with component, instance_id, transport, request_plane_url)"  # fmt: skip
+    found = ("the SMG gateway's shape (total; workers with id, engine, control_url, capabilities, "
+             f"health); top-level keys {keys}. This is another protocol served at the same path, "
+             "not a broken Dynamo body")  # fmt: skip
+    return Violation("DIALECT-1", "", expected=expected, found=found)
 
 
 def _error_items(error: Any, path: list[Any]) -> list[tuple[str, list[Any], str, str]]:
@@ -827,17 +761,12 @@ def _entry_validator() -> Any:
 def _validator() -> Any:
     from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 
-    def is_integer(_checker: object, instance: object) -> bool:
-        # JSON Schema: a number with a zero fractional part is an integer (1.0 included).
-        if isinstance(instance, bool):
-            return False
-        if isinstance(instance, int):
-            return True
-        if isinstance(instance, float):
-            return instance.is_integer()
-        if isinstance(instance, Decimal):
-            return instance.is_finite() and instance == instance.to_integral_value()
-        return False
+    def is_integer(_checker: object, value: object) -> bool:  # a zero fraction (1.0) too
+        if isinstance(value, float):
+            return value.is_integer()
+        if isinstance(value, Decimal):
+            return value.is_finite() and value == value.to_integral_value()
+        return isinstance(value, int) and not isinstance(value, bool)
 
     # format "uint64" (instance_id) asserts an integer literal: 1.0 and 1e0 are integral numbers, but
     # a u64 written as a float is what WORKER-2 forbids (a parser may round it through binary64).
@@ -885,15 +814,9 @@ def _to_snapshot(parsed: Any) -> Snapshot:
     return msgspec.convert({**ints(parsed, "protocol_version"), "workers": workers}, Snapshot)
 
 
-# --------------------------------------------------------------------------------------------
-# Helpers
-
-
 def _integral(value: Any) -> int | None:
     """The value of an integral JSON number (``7``, ``7.0``, ``7e0``), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
     # adjusted() bounds the work: 1e999999 is integral, but no identity needs its million digits.
     finite = isinstance(value, Decimal) and value.is_finite() and value.adjusted() < 40
