@@ -11,6 +11,7 @@ the strict parser (``_strict_json``), jsonschema on the whole body and the same 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import operator
 import re
@@ -60,8 +61,7 @@ def check_body(data: object) -> list[Violation]:
 
 
 def check_body_exhaustive(data: object) -> list[Violation]:
-    """``check_body`` by the exhaustive reference alone (the strict parser, jsonschema on the whole
-    body, the semantic rules): slow, and the same verdict."""
+    """``check_body`` by the exhaustive reference alone (slow; the same verdict)."""
     if isinstance(data, bytes | bytearray | memoryview | str):
         return _exhaustive_text(data if isinstance(data, str) else bytes(data))[0]
     return _exhaustive(data)[0]
@@ -84,12 +84,9 @@ def _unconstrained(kind: Any) -> Any:
     return kind
 
 
-def _typed_model(cls: Any, name: str, **types_: Any) -> Any:
+def _typed_model(cls: Any, name: str) -> Any:
     """``cls`` with the same fields in the same order, each of its JSON type whatever its value."""
-    fields = [
-        (f.name, types_.get(f.name, _unconstrained(f.type)), *(() if f.required else (f.default,)))
-        for f in msgspec.structs.fields(cls)
-    ]
+    fields = [(f.name, _unconstrained(f.type), *(() if f.required else (f.default,))) for f in msgspec.structs.fields(cls)]  # fmt: skip
     return msgspec.defstruct(name, fields, kw_only=True, frozen=True, gc=False)
 
 
@@ -108,8 +105,7 @@ _COUNT_NONE = operator.methodcaller("count", None)
 
 
 def _columns(workers: Sequence[Any]) -> dict[str, Sequence[Any]]:
-    """The typed workers' members by name, a column each (None where absent; a transport as the
-    tuple of its tcp, nats_tcp and http)."""
+    """The typed workers' members by name (None where absent; a transport as a tuple)."""
     rows = zip(*map(_ROW, workers), strict=True) if workers else [()] * len(_FIELDS)
     columns: dict[str, Sequence[Any]] = dict(zip(_FIELDS, rows, strict=True))
     columns["transport"] = tuple(map(_ROW, columns["transport"]))
@@ -117,8 +113,7 @@ def _columns(workers: Sequence[Any]) -> dict[str, Sequence[Any]]:
 
 
 def _strings(columns: Mapping[str, Sequence[Any]]) -> int:
-    """How many JSON strings (member names included) the typed workers were read from: each
-    member's name, a string's value, each route, a transport's key and its address."""
+    """How many JSON strings (member names included) the typed workers were read from."""
     total = 0
     for name, column in columns.items():
         kind = _FIELDS[name].type
@@ -144,10 +139,8 @@ class _Check(NamedTuple):
 
 
 def _pattern(pattern: str) -> tuple[Callable[[Any], bool], Callable[[Sequence[Any]], bool]]:
-    """A schema pattern's check on one value, and on many at once: joined by newlines, matched in
-    one call (a call per value is most of the price of a short match). The schema's patterns are
-    anchored at the start and, but ``^dyn://``, at the end, and no class of theirs takes a
-    newline: the joined text matches exactly when every value does."""
+    """A schema pattern's check on one value, and on many at once, joined by newlines in one match
+    (the schema's patterns are anchored and no class of theirs takes a newline)."""
     search = re.compile(pattern).search
     end = r"(?![\s\S])"
     body = pattern.removeprefix("^").removesuffix(end)
@@ -192,8 +185,7 @@ _ANNOTATIONS = {"title", "description", "$comment", "x-requirement", "x-python-n
 
 
 def _target(schema: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The subschema a present, non-null member is judged by (references followed, the null
-    branch of ``if``/``then``/``else`` passed over)."""
+    """The subschema a present, non-null member is judged by."""
     defs = load_json(SCHEMA_NAME)["$defs"]
     while "$ref" in schema or "else" in schema:
         schema = defs[schema["$ref"][8:]] if "$ref" in schema else schema["else"]
@@ -206,15 +198,11 @@ def _checks(schema: Mapping[str, Any], kind: Any) -> tuple[list[_Check], list[_C
     if unknown or schema.get("format", "uint64") not in ("uint64", "uint32"):
         raise ImportError(f"validate.py does not judge {sorted(unknown)}: adapt _KEYWORDS")
     origin = typing.get_origin(kind)
-    args = (
-        (kind,) if origin is typing.Annotated else () if origin is tuple else typing.get_args(kind)
-    )
+    args = (kind,) if origin is typing.Annotated else () if origin is tuple else typing.get_args(kind)  # fmt: skip
     metas = [m for a in args if typing.get_origin(a) is typing.Annotated for m in a.__metadata__]
-    checks = []
-    for k, v in schema.items():
-        if k in _KEYWORDS:
-            fails, holds_all = _KEYWORDS[k][0](v)
-            checks.append(_Check(k, fails, holds_all, schema["x-requirement"], schema.get("description", "")))  # fmt: skip
+    req, text = schema.get("x-requirement", ""), schema.get("description", "")
+    built: list[tuple[str, Any, Any]] = [(k, *_KEYWORDS[k][0](v)) for k, v in schema.items() if k in _KEYWORDS]  # fmt: skip
+    checks = [_Check(k, fails, holds_all, req, text) for k, fails, holds_all in built]
     carried = {k for k, (_, attr) in _KEYWORDS.items() if any(getattr(m, attr or "", None) is not None for m in metas)}  # fmt: skip
     return checks, [c for c in checks if c.keyword not in carried]
 
@@ -223,8 +211,7 @@ _Checks = dict[str, tuple[list[_Check], list[_Check]]]
 
 
 def _member_checks() -> tuple[_Checks, _Checks]:
-    """Each worker member's checks and its items' (in the schema's order), and of those the ones
-    msgspec does not carry (the accept path judges those)."""
+    """Each member's checks and its items', and of those the ones msgspec does not carry."""
     kinds = {f.name: f.type for f in msgspec.structs.fields(Worker)}
     every: _Checks = {}
     uncarried: _Checks = {}
@@ -232,10 +219,8 @@ def _member_checks() -> tuple[_Checks, _Checks]:
         if name != "transport":  # its oneOf is _for_jsonschema's
             target, kind = _target(sub), kinds[name]
             item = typing.get_args(kind)[0] if typing.get_origin(kind) is tuple else None
-            (checks, mine), (items, items_mine) = (
-                _checks(target, kind), _checks(_target(target.get("items", {})), item)
-            )  # fmt: skip
-            every[name], uncarried[name] = (checks, items), (mine, items_mine)
+            (checks, mine), (items, its) = _checks(target, kind), _checks(_target(target.get("items", {})), item)  # fmt: skip
+            every[name], uncarried[name] = (checks, items), (mine, its)
     return every, uncarried
 
 
@@ -244,8 +229,7 @@ _Judged = tuple[str, str, str, str]  # requirement, pointer tail, expected, foun
 
 
 def _judged(name: str, value: Any) -> list[_Judged]:
-    """The violations of member ``name``'s ``value``: its first failing check, then each item's
-    (_Fallback past _ITEM_ERRORS of those: jsonschema counts the rest)."""
+    """A value's violations: its first failing check, then each item's (at most _ITEM_ERRORS)."""
     checks, items = _CHECKS[name]
     as_json = list(value) if type(value) is tuple else value
     found = []
@@ -269,10 +253,9 @@ _JSONSCHEMA_MEMBERS = ("instance_id", "transport", "routes", "system_url", "admi
 def _for_jsonschema(
     iid: int, transport: Any, routes: Sequence[str], system: Any, admin: Any, size: Any, error: Any
 ) -> bool:
-    """Whether a typed worker is jsonschema's to judge: it may break a schema rule across its
-    members (not exactly one transport key, WORKER-3; an error worker with routes, URLs or
-    world_size, WORKER-11; admin_base_url without world_size, WORKER-10), or an integer is too
-    large to render here."""
+    """Whether a typed worker is jsonschema's to judge: a transport without exactly one key
+    (WORKER-3), an error worker with routes, URLs or world_size (WORKER-11), admin_base_url without
+    world_size (WORKER-10), or an integer too large to render here."""
     if transport.count(None) != 2 or not -_MAX_PART < iid < _MAX_PART:
         return True
     if size is not None and not -_MAX_PART < size < _MAX_PART:
@@ -283,8 +266,7 @@ def _for_jsonschema(
 
 
 def _members_hold(columns: Mapping[str, Sequence[Any]], canonical: bool) -> bool:
-    """Whether the decoded workers hold every check msgspec does not carry, and none is
-    jsonschema's (admin URLs all in LIST-6's form, ``canonical``, match the schema's pattern)."""
+    """Whether the decoded columns hold every check msgspec does not carry, and none is jsonschema's."""
     for name, (checks, items) in _UNCARRIED.items():
         column = columns[name]
         if (canonical and name == "admin_base_url") or not (checks or items):
@@ -329,10 +311,12 @@ class _Fallback(Exception):
     """The refusal path cannot vouch for this body: the exhaustive path decides."""
 
 
+def _increase(keys: list[Any]) -> bool:
+    return all(map(operator.lt, keys, islice(keys, 1, None)))
+
+
 class _Listing:
-    """The workers as the semantic rules read them: each member's usable value by column (None
-    where it is absent, of another JSON type, or refused by the schema: one defect, one
-    violation), the body's namespace (None when it is not a string) and each worker's label."""
+    """The workers as the semantic rules read them: each member's usable value by column."""
 
     def __init__(self, columns: Mapping[str, Sequence[Any]], scope: Any, workers: Sequence[Any]):
         self.columns, self.workers = columns, workers
@@ -358,15 +342,10 @@ class _Listing:
 
     @cached_property
     def increasing(self) -> bool:
-        """Whether the readable identities strictly increase (LIST-1 and LIST-2 hold): when every
-        identity, unreadable parts and all, increases, so does any part of them."""
-        try:
-            if all(map(operator.lt, self.keys, islice(self.keys, 1, None))):
-                return True
-        except TypeError:  # None against a part
-            pass
-        keys = [key for _, key in self.identities]
-        return all(map(operator.lt, keys, islice(keys, 1, None)))
+        """Whether the readable identities strictly increase (then LIST-1 and LIST-2 hold)."""
+        with contextlib.suppress(TypeError):  # None against a part
+            return all(map(operator.lt, self.keys, islice(self.keys, 1, None))) or _increase([k for _, k in self.identities])  # fmt: skip
+        return _increase([key for _, key in self.identities])
 
     @cached_property
     def present(self) -> list[tuple[int, str]]:
@@ -383,12 +362,8 @@ class _Listing:
     @cached_property
     def admins(self) -> list[tuple[int, str, str | None, str]]:
         """(index, admin_base_url, host problem or None, the endpoint LIST-6 compares)."""
-        return [
-            (i, a, None, a)
-            if self.canonical or _CANONICAL_ADMINS(a + "\n") is not None
-            else (i, a, url_host_problem(a), admin_key(a))
-            for i, a in self.present
-        ]
+        canonical = self.canonical
+        return [(i, a, None, a) if canonical or _CANONICAL_ADMINS(a + "\n") else (i, a, url_host_problem(a), admin_key(a)) for i, a in self.present]  # fmt: skip
 
 
 def _sorted_by_identity(listing: _Listing) -> Iterator[Violation]:
@@ -492,9 +467,7 @@ SEMANTIC_RULES: dict[str, Callable[[_Listing], Iterator[Violation]]] = {
 
 
 def _semantic(workers: Sequence[Any], bad: set[tuple[int, str]], scope: Any) -> list[Violation]:
-    """Every semantic rule over the workers (typed, or parsed JSON values), skipping the members
-    the schema refused (``bad``). instance_id is read even then (1.0 is integral): its value
-    still places the worker."""
+    """Every semantic rule over the workers, skipping members the schema refused (``bad``)."""
     rows = []
     for w in workers:
         if isinstance(w, msgspec.Struct):
@@ -516,20 +489,15 @@ def _semantic(workers: Sequence[Any], bad: set[tuple[int, str]], scope: Any) -> 
 
 
 def _verdict(data: object) -> tuple[list[Violation], Snapshot | None]:
-    if isinstance(data, bytes | bytearray | memoryview):
-        raw = bytes(data)
-    elif isinstance(data, str):
-        try:
-            raw = data.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: only the exhaustive path can say more
-            return _exhaustive_text(data)
-    elif isinstance(data, Mapping):
-        try:
-            raw = json.dumps(data, allow_nan=False).encode("ascii")
-        except (TypeError, ValueError):  # not JSON-native values: let the schema name them
+    try:  # a lone surrogate, or values that are not JSON's: only the exhaustive path can say more
+        if isinstance(data, bytes | bytearray | memoryview | str):
+            raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        elif isinstance(data, Mapping):
+            raw = json.dumps(data, allow_nan=False).encode()
+        else:
             return _exhaustive(data)
-    else:
-        return _exhaustive(data)
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+        return _exhaustive_text(data) if isinstance(data, str) else _exhaustive(data)
     try:
         snapshot = _DECODER.decode(raw)
     except _DECODE_ERRORS:
@@ -550,9 +518,7 @@ def _verdict(data: object) -> tuple[list[Violation], Snapshot | None]:
 
 
 def _text_holds_only(raw: bytes) -> bool:
-    """Whether a text whose known members the snapshot holds (and more strings: unknown members,
-    escaped quotes) parses strictly, repeats no member it defines and has no null in one (msgspec
-    reads a null optional member as absent)."""
+    """Whether the text parses strictly, repeats no defined member and has no null in one."""
     parsed = parse(raw)
     if isinstance(parsed, Violation) or next(_repeated_members(parsed), None) is not None:
         return False
@@ -581,11 +547,9 @@ def _fragments(texts: list[bytes]) -> list[Any]:
 
 
 def _refused(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
-    """Every violation of a body msgspec's models refuse or the table does: each worker msgspec
-    can type is judged by the table (each distinct value once, value by value only where its
-    column fails a check), and any other, or one jsonschema's to judge, is parsed strictly and
-    judged by jsonschema; then the semantic rules. Whatever the text could hide (an unknown,
-    repeated or null member, a variant's marker, a text error) goes to the exhaustive path."""
+    """Every violation of a body the models or the table refuse: the workers msgspec types by the
+    table, the others (and those jsonschema's to judge) parsed and judged by jsonschema; what the
+    text could hide (unknown, repeated or null members, variants, text errors) exhaustively."""
     try:
         if b"system_routes" in raw or b"weight_transfer_backend" in raw or _NULL.search(raw):
             raise _Fallback  # a variant's markers (VERSION-1), a null: judged on the whole body
@@ -678,9 +642,8 @@ _DEFINED = {"": frozenset({"protocol_version", "namespace", "workers"}),
 
 
 def _repeated_members(parsed: Any, entries: Iterable[int] | None = None) -> Iterator[Violation]:
-    """BODY-6: a member this document defines written twice in one of its objects (the body, a
-    worker, a transport; ``entries``: only these workers'). Names inside unknown members are not
-    judged (BODY-5), as serde does."""
+    """BODY-6: a defined member written twice in the body, a worker or a transport (``entries``:
+    only these workers'); names inside unknown members are not judged (BODY-5), as serde does."""
     workers = parsed.get("workers") if isinstance(parsed, dict) else None
     workers = workers if isinstance(workers, list) else []
     objects: list[tuple[Any, frozenset[str], list[Any]]] = [(parsed, _DEFINED[""], [])]
@@ -708,29 +671,23 @@ def _dialect_violation(parsed: Any) -> Violation:
 
 
 def _error_items(error: Any, path: list[Any]) -> list[tuple[str, list[Any], str, str]]:
-    """(requirement, path, expected, found) of each violation jsonschema's ``error`` at ``path``
-    stands for: one per missing property of a ``required`` error, else one."""
+    """(requirement, path, expected, found) of each violation a jsonschema error stands for."""
     schema = error.schema if isinstance(error.schema, dict) else {}
     requirement = schema.get("x-requirement") or "BODY-1"
     description = schema.get("description", "a value the schema allows")
     if error.validator == "required":
         instance = error.instance if isinstance(error.instance, Mapping) else {}
         missing = [p for p in error.validator_value if p not in instance]
-        return [
-            (requirement, [*path, p], f"property {p!r} ({description})", "it missing")
-            for p in missing
-        ]
-    found = _render(error.instance, error.validator)
+        return [(requirement, [*path, p], f"property {p!r} ({description})", "it missing") for p in missing]  # fmt: skip
     more = getattr(error, "more_items", 0)
-    found += f" (and {more} more such items after it, not listed)" if more else ""
-    return [(requirement, path, description, found)]
+    rest = f" (and {more} more such items after it, not listed)" if more else ""
+    return [(requirement, path, description, _render(error.instance, error.validator) + rest)]
 
 
 def _schema_violations(
     parsed: object, errors: Iterable[Any], head: Sequence[str | int] = ()
 ) -> tuple[list[Violation], set[tuple[int, str]]]:
-    """The violations of jsonschema's ``errors`` about ``parsed`` (found at ``head`` in the body),
-    and the (worker index, member) pairs they touch."""
+    """jsonschema's ``errors`` about ``parsed`` (at ``head``) as violations, and the members refused."""
     out: list[Violation] = []
     seen: set[tuple[str, str]] = set()
     bad: set[tuple[int, str]] = set()
@@ -775,8 +732,7 @@ def _validator() -> Any:
 
     def unique_items(validator: Any, unique: Any, instance: Any, _schema: Any) -> Iterator[Any]:
         # jsonschema compares unsortable items pairwise (quadratic); JSON equality keys are linear.
-        if unique and validator.is_type(instance, "array") and _repeated(instance):
-            yield ValidationError("has repeated items", validator="uniqueItems")
+        yield from [ValidationError("has repeated items", validator="uniqueItems")] if unique and validator.is_type(instance, "array") and _repeated(instance) else []  # fmt: skip
 
     every_item = Draft202012Validator.VALIDATORS["items"]
 
@@ -825,60 +781,46 @@ def _integral(value: Any) -> int | None:
 
 def _label_at(parsed: Any, path: Sequence[Any]) -> str | None:
     """The label of the worker ``path`` lies in."""
-    if len(path) >= 2 and path[0] == "workers" and isinstance(parsed, Mapping):
-        workers = parsed.get("workers")
-        i = path[1]
-        if isinstance(workers, list) and isinstance(i, int) and i < len(workers):
-            return entry_label(workers[i])
-    return None
+    workers = parsed.get("workers") if isinstance(parsed, Mapping) and path[:1] == ["workers"] else None  # fmt: skip
+    i = path[1] if len(path) > 1 else None
+    ok = isinstance(workers, list) and isinstance(i, int) and i < len(workers)
+    return entry_label(workers[i]) if ok else None  # type: ignore[index]
 
 
 _JSON_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.dumps's, built once
 
 
 def _render(value: Any, keyword: str) -> str:
-    if type(value) is int:
-        return clip(str(value))
-    if value is None:
-        return "null"
-    if isinstance(value, Number | BigInt):
-        return clip(value.text)
-    if isinstance(value, Decimal):
-        return clip(str(value))
-    text = clip(_JSON_TEXT(value))
+    if isinstance(value, Number | BigInt) or value is None:
+        return "null" if value is None else clip(value.text)
+    text = clip(str(value) if isinstance(value, int | Decimal) and not isinstance(value, bool) else _JSON_TEXT(value))  # fmt: skip
     if keyword == "uniqueItems" and isinstance(value, list):
         dupes = _repeated(value)
         shown = ", ".join(clip(json.dumps(v, default=str), 60) for v in dupes[:5])
-        more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
-        return f"{text} (repeated: {shown}{more})"
+        return (
+            f"{text} (repeated: {shown}{f' and {len(dupes) - 5} more' if len(dupes) > 5 else ''})"
+        )
     return text
 
 
 def _json_key(value: Any) -> Any:
-    """A hashable key equal for equal JSON values: 1, 1.0 and 1e0 alike, true unlike 1 (Python's
-    numeric hashes agree across int, float and Decimal). Depth is bounded by MAX_DEPTH."""
-    if isinstance(value, bool) or value is None:
-        return (0, value)
-    if isinstance(value, int | float | Decimal):
-        return (1, value)
-    if isinstance(value, str):
-        return (2, value)
+    """A hashable key equal for equal JSON values (1, 1.0 and 1e0 alike; true unlike 1)."""
     if isinstance(value, list | tuple):
         return (3, tuple(map(_json_key, value)))
     if isinstance(value, Mapping):
         return (4, frozenset((k, _json_key(v)) for k, v in value.items()))
-    return (5, id(value))
+    kinds = ((bool | None, 0), (int | float | Decimal, 1), (str, 2))
+    return next(
+        ((k, value) for t, k in kinds if isinstance(value, t) or value is None), (5, id(value))
+    )
 
 
 def _repeated(items: list[Any]) -> list[Any]:
     """The items that occur more than once (first occurrence each, in order); linear time."""
-    counts: dict[Any, int] = {}
-    first: dict[Any, Any] = {}
+    first: dict[Any, list[Any]] = {}
     for item in items:
-        key = _json_key(item)
-        counts[key] = counts.get(key, 0) + 1
-        first.setdefault(key, item)
-    return [first[k] for k, n in counts.items() if n > 1]
+        first.setdefault(_json_key(item), []).append(item)
+    return [same[0] for same in first.values() if len(same) > 1]
 
 
 def _pointer_sort_key(pointer: str) -> list[tuple[int, Any]]:
