@@ -62,9 +62,8 @@ def check_body(data: object) -> list[Violation]:
 
 def check_body_exhaustive(data: object) -> list[Violation]:
     """``check_body`` by the exhaustive reference alone (slow; the same verdict)."""
-    if isinstance(data, bytes | bytearray | memoryview | str):
-        return _exhaustive_text(data if isinstance(data, str) else bytes(data))[0]
-    return _exhaustive(data)[0]
+    text = isinstance(data, bytes | bytearray | memoryview | str)
+    return (_exhaustive_text(data if isinstance(data, str) else bytes(data)) if text else _exhaustive(data))[0]  # type: ignore[call-overload]  # fmt: skip
 
 
 def json_pointer(parts: Iterable[str | int]) -> str:
@@ -529,6 +528,14 @@ def _text_holds_only(raw: bytes) -> bool:
     )
 
 
+def _holds_top(body: dict[str, Any]) -> bool:
+    """Whether the body's members but workers hold the model (then the schema too)."""
+    try:
+        return bool(msgspec.convert({**body, "workers": ()}, Snapshot))
+    except msgspec.ValidationError:
+        return False
+
+
 def _decoded(entry: msgspec.Raw) -> Any:
     try:
         return _ENTRY.decode(entry)
@@ -551,7 +558,11 @@ def _refused(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
     table, the others (and those jsonschema's to judge) parsed and judged by jsonschema; what the
     text could hide (unknown, repeated or null members, variants, text errors) exhaustively."""
     try:
-        if b"system_routes" in raw or b"weight_transfer_backend" in raw or _NULL.search(raw):
+        if (
+            b"system_routes" in raw
+            or b"weight_transfer_backend" in raw
+            or (b"null" in raw and _NULL.search(raw))
+        ):
             raise _Fallback  # a variant's markers (VERSION-1), a null: judged on the whole body
         top = _TOP.decode(raw)
         workers_text = top.pop("workers")
@@ -578,7 +589,8 @@ def _refused(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
         if "namespace" not in body or quotes + 2 * _strings(columns) != raw.count(b'"'):
             raise _Fallback  # a string the typed entries do not account for: unknown or repeated
         listed = {**body, "workers": workers}
-        found, bad = _schema_violations(listed, _validator().iter_errors({**body, "workers": []}))
+        top_errors = [] if _holds_top(body) else _validator().iter_errors({**body, "workers": []})
+        found, bad = _schema_violations(listed, top_errors)
         for name, (checks, items) in _CHECKS.items():
             values = list(set(columns[name]) - {None})
             routes = list({r for value in values for r in value}) if items else []
@@ -609,9 +621,7 @@ def _refused(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
 
 def _exhaustive_text(raw: bytes | str) -> tuple[list[Violation], Snapshot | None]:
     parsed = parse(raw)
-    if isinstance(parsed, Violation):
-        return [parsed], None
-    return _exhaustive(parsed)
+    return ([parsed], None) if isinstance(parsed, Violation) else _exhaustive(parsed)
 
 
 def _exhaustive(parsed: object) -> tuple[list[Violation], Snapshot | None]:
