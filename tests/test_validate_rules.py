@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from _body_support import worker
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -15,19 +16,12 @@ from prime_rl_dynamo.validate import check_body, check_body_exhaustive, validate
 
 
 def _worker(i: int, **changes: Any) -> dict[str, Any]:
-    w: dict[str, Any] = {
-        "namespace": "dynamo",
-        "component": "backend",
-        "endpoint": "rl",
-        "instance_id": 10 + i,
-        "transport": {"tcp": f"10.0.0.{i}:4000"},
-        "request_plane_url": "dyn://dynamo.backend.rl",
-        "routes": ["pause_generation", "resume_generation"],
-        "admin_base_url": f"http://10.1.0.{i}:9000/engine/{i}",
-        "world_size": 2,
-    }
-    w.update(changes)
-    return {k: v for k, v in w.items() if v is not None}
+    """A ``dynamo.backend.rl`` worker with its own admin path; a member set to None is dropped."""
+    fields = {"component": "backend", "request_plane_url": "dyn://dynamo.backend.rl",
+              "admin_base_url": f"http://10.1.0.{i}:9000/engine/{i}", "world_size": 2, **changes}  # fmt: skip
+    entry = worker(10 + i, port=4000 + i)
+    entry.update((k, ... if v is None else v) for k, v in fields.items())
+    return {k: v for k, v in entry.items() if v is not ...}
 
 
 def _body(*workers: dict[str, Any], scope: str = "dynamo") -> bytes:
