@@ -13,7 +13,7 @@ CI_JOBS ?= 1
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh hatch_build.py prime_rl_dynamo/_speedups.c
+$(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

@@ -27,35 +27,28 @@ _ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|.)", re.DOTALL)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class _NotJSON(ValueError):
-    pass
-
-
 def _reject_constant(name: str) -> Any:
-    raise _NotJSON(f"{name} is not a JSON value")
+    raise ValueError(f"{name} is not a JSON value")
 
 
-class Number(Decimal):
-    """A JSON number written with a fraction or an exponent, exact, remembering how it was written
-    (``1.0e19`` is integral, yet not an integer literal: WORKER-2 says how it must be written)."""
+class _Exact(Decimal):
+    """A JSON number kept exactly, remembering its text."""
 
     text: str
 
-    def __new__(cls, text: str) -> Number:
+    def __new__(cls, text: str) -> Any:
         number = super().__new__(cls, text)
         number.text = text
         return number
 
 
-class BigInt(Decimal):
-    """An integer literal longer than int() takes, exact, remembering its text."""
+class Number(_Exact):
+    """A number written with a fraction or an exponent (``1.0e19`` is integral, yet not an
+    integer literal: WORKER-2 says how it must be written)."""
 
-    text: str
 
-    def __new__(cls, text: str) -> BigInt:
-        number = super().__new__(cls, text)
-        number.text = text
-        return number
+class BigInt(_Exact):
+    """An integer literal longer than int() takes."""
 
 
 class Object(dict[str, Any]):
@@ -92,9 +85,7 @@ def parse(raw: bytes | str, *, shallow: bool = False) -> Any:
         if raw[:3] == b"\xef\xbb\xbf":
             return _parse_error("a UTF-8 byte order mark at byte offset 0 (not allowed)")
         if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in raw[:4]:
-            return _parse_error(
-                "UTF-16 or UTF-32 text (a zero byte or byte order mark at the start)"
-            )
+            return _parse_error("UTF-16 or UTF-32 text (a zero byte or byte order mark at the start)")  # fmt: skip
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -102,30 +93,18 @@ def parse(raw: bytes | str, *, shallow: bool = False) -> Any:
             return _parse_error(f"bytes {bad} at byte offset {exc.start}, which are not UTF-8")
     else:
         text = raw
-        lone = _SURROGATE.search(text)
-        if lone is not None:
-            return _parse_error(
-                f"a lone surrogate U+{ord(lone.group()):04X} at character offset {lone.start()}"
-            )
+        if (lone := _SURROGATE.search(text)) is not None:
+            return _parse_error(f"a lone surrogate U+{ord(lone.group()):04X} at character offset {lone.start()}")  # fmt: skip
     if "\\u" in text and (problem := _lone_escape(text)) is not None:
         return _parse_error(problem)
     try:
-        parsed = json.loads(
-            text,
-            parse_float=Number,
-            parse_int=_int,
-            parse_constant=_reject_constant,
-            object_pairs_hook=_object,
-        )
+        hooks: dict[str, Any] = {"parse_float": Number, "parse_int": _int, "parse_constant": _reject_constant}  # fmt: skip
+        parsed = json.loads(text, object_pairs_hook=_object, **hooks)
     except RecursionError:
         return too_deep()
     except ValueError as exc:
-        return Violation(
-            "BODY-1",
-            "",
-            expected="a JSON document",
-            found=f"text that does not parse ({clip(str(exc))}): {text[:60]!r}",
-        )
+        found = f"text that does not parse ({clip(str(exc))}): {text[:60]!r}"
+        return Violation("BODY-1", "", expected="a JSON document", found=found)
     # Fewer openers than the limit cannot nest deeper (the common case: one count, no walk).
     if shallow:
         return parsed

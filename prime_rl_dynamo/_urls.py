@@ -63,8 +63,10 @@ def _split(url: str) -> _Parts | None:
 def host_problem(host: str) -> str | None:
     """Why ``host`` (as written in a URL, IPv6 in brackets) cannot be connected to, or None.
 
-    The checks a pattern cannot make: every ``xn--`` label must be valid punycode (httpx raises
-    ``idna.IDNAError`` when it reads such a host) and a bracketed host must be an IPv6 address.
+    The checks a pattern cannot make: a name with a punycode label (one that starts with
+    ``xn--``, in any case) must be valid IDNA (httpx raises ``idna.IDNAError`` when it reads such
+    a host) and a bracketed host must be an IPv6 address. ``xn--`` inside a label (``a_xn--b``)
+    does not make it punycode: one endpoint, however spelt, gets one verdict.
     """
     if host.startswith("["):
         try:
@@ -72,7 +74,7 @@ def host_problem(host: str) -> str | None:
         except ValueError:
             return f"{host} is not an IPv6 address"
         return None if host.endswith("]") else f"{host} lacks its closing bracket"
-    if "xn--" not in host.lower():
+    if not any(label.startswith("xn--") for label in host.lower().split(".")):
         return None
     import idna
 

@@ -107,7 +107,7 @@ def test_measure_reports_every_goal_with_the_defective_bodies_and_strict_pydanti
     assert set(goals) == {goal for goal, _, _, bars in validation.GOALS if 64 in bars}
     for goal in goals.values():
         assert goal["ok"] == (goal["ratio"]["median"] <= goal["bar"])
-    assert "goal valid body / orjson.loads" in validation.format_table(report)
+    assert "goal one defective worker / valid body" in validation.format_table(report)
     parse = validation.strict_pydantic_parser()
     doc = json.loads(validation.make_body(2))
     doc["workers"][0]["instance_id"] = "1"  # strict: no coercion
@@ -127,3 +127,15 @@ def test_a_partial_run_replaces_its_section_only_and_says_where_it_came_from() -
     assert merged["validation"]["run"]["command"] == "bench --only validation"
     with pytest.raises(ValueError):
         merge_section(report, {"validation": {"status": "skipped"}}, "validation")
+
+
+def test_linearity_compares_each_shapes_cost_per_byte_across_sizes() -> None:
+    def entry(workers: int, per_byte: dict[str, float]) -> dict[str, object]:
+        return {"workers": workers, "bodies": {k: {"us_per_byte": v} for k, v in per_byte.items()}}
+
+    small = entry(64, {"valid": 1.0, "flat": 2.0, "growing": 2.0})
+    large = entry(1024, {"valid": 1.1, "flat": 2.2, "growing": 9.0})
+    verdicts = {g["shape"]: g for g in validation.linearity([small, large])}
+    assert verdicts["flat"]["ok"] and verdicts["flat"]["per_byte_growth"] == pytest.approx(1.1)
+    assert not verdicts["growing"]["ok"]  # the counterpart: a cost per byte that grows fails
+    assert validation.linearity([small]) == []

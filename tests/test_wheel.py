@@ -70,6 +70,20 @@ def test_wheel_carries_schema_and_suite(wheel: Path) -> None:
     assert not missing, f"wheel {wheel.name} lacks {missing}"
 
 
+def test_the_wheel_is_pure_python(wheel: Path) -> None:
+    # No compiled code whatever the build machine has: one wheel for every platform.
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    names = zipfile.ZipFile(wheel).namelist()
+    compiled = [n for n in names if n.endswith((".so", ".pyd", ".c", ".dylib"))]
+    assert not compiled, compiled
+    assert (
+        "Root-Is-Purelib: true"
+        in zipfile.ZipFile(wheel)
+        .read(next(n for n in names if n.endswith(".dist-info/WHEEL")))
+        .decode()
+    )
+
+
 def test_wheel_ships_the_library_and_the_suite_and_nothing_else(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names if ".dist-info/" not in name}

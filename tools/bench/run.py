@@ -73,7 +73,8 @@ class BenchConfig:
         scale = self.scale and replace(
             self.scale, frontends=tuple(f for f in self.scale.frontends if f != "dynamo")
         )
-        return replace(self, discovery=discovery, suite=suite, scale=scale)
+        validation = self.validation and replace(self.validation, dynamo_engines=())
+        return replace(self, validation=validation, discovery=discovery, suite=suite, scale=scale)
 
 
 def full_config() -> BenchConfig:
@@ -102,7 +103,11 @@ def quick_config() -> BenchConfig:
         mode="quick",
         # Pure-Python jsonschema is left out: even the 1-worker body costs seconds per sample.
         validation=ValidationConfig(
-            repetitions=5, large_repetitions=5, jsonschema_max_workers=0, hostile_sizes=(1024,)
+            repetitions=5,
+            large_repetitions=5,
+            jsonschema_max_workers=0,
+            hostile_sizes=(1024,),
+            dynamo_engines=(),
         ),
         discovery=DiscoveryConfig(sizes=(1, 8, 64), requests=30, ready_repetitions=3, warmup=2),
         # The default run takes minutes; --quick times its frontend and workers profiles only.

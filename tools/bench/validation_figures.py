@@ -25,9 +25,16 @@ class ValidationConfig:
     large_repetitions: int = 5
     # Pure-Python jsonschema takes seconds per 1,024-worker body (tens at 8,192).
     jsonschema_max_workers: int = 8192
-    # Hostile bodies timed next to the valid body of each of these sizes (none by default).
-    hostile_sizes: tuple[int, ...] = ()
-    hostile_repetitions: int = 3
+    # Hostile bodies timed next to the valid body of each of these sizes: linear time is judged
+    # from the smallest to the largest.
+    hostile_sizes: tuple[int, ...] = (64, 1024)
+    hostile_repetitions: int = 7
+    # Real Dynamo fleets (the harness, stub engines) whose own listing GET the validator's time is
+    # a share of, in the same run; () leaves them out.
+    dynamo_engines: tuple[int, ...] = (64, 128, 256)
+    # The thread's CPU clock: on a machine shared with other work it measures each contender's
+    # cost without its wait for a core (the wall clock when False).
+    cpu_time: bool = True
 
 
 def _ratio_of_medians(times: dict[str, Any], numerator: str, denominator: str) -> dict[str, Any]:
@@ -83,17 +90,23 @@ def run_validation(
             config.repetitions if size <= 1024 else config.large_repetitions,
             jsonschema_max_workers=config.jsonschema_max_workers,
             on_progress=phase.note,
+            cpu_time=config.cpu_time,
         )
         entries.extend(result["sizes"])
         phase.advance()
     hostile = (
         validation.measure_hostile(
-            config.hostile_sizes, config.hostile_repetitions, on_progress=phase.note
+            config.hostile_sizes,
+            config.hostile_repetitions,
+            on_progress=phase.note,
+            cpu_time=config.cpu_time,
         )
         if config.hostile_sizes
         else []
     )
+    dynamo = validation.measure_dynamo_share(config.dynamo_engines, 20, on_progress=phase.note)
     phase.done()
+    linear = validation.linearity(hostile)
 
     validator, yardstick, pydantic = validation.VALIDATOR, validation.YARDSTICK, validation.PYDANTIC
     contenders: list[str] = []
@@ -103,22 +116,39 @@ def run_validation(
     ratio_columns = [key for p in points for key in p["ratios"]]
     ratio_columns = list(dict.fromkeys(ratio_columns))
     verdict = validation.verdict(entries)
-    verdicts = [
-        f"{check['workers']:,} workers: {validator} = {check['over_json_loads']:.2f}x json.loads "
-        f"(bar <= {validation.CRITERIA['max_over_json_loads']}x), "
-        + (
-            f"{check['over_pydantic']:.2f}x the pydantic parser (bar < 1.0x)"
-            if check["over_pydantic"] is not None
-            else "pydantic not measured"
-        )
-        + f": {'met' if check['ok'] else 'NOT met'}"
-        for check in verdict["checks"]
-    ] + [
-        f"{p['workers']:,} workers, goal {goal['goal']}: {goal['ratio']['median']:.2f}x "
-        f"(bar <= {goal['bar']}x): {'met' if goal['ok'] else 'NOT met'}"
-        for p in points
-        for goal in p["goals"]
-    ]
+    verdicts = (
+        [
+            f"{check['workers']:,} workers: {validator} = {check['over_json_loads']:.2f}x json.loads "
+            f"(bar <= {validation.CRITERIA['max_over_json_loads']}x), "
+            + (
+                f"{check['over_pydantic']:.2f}x the pydantic parser (bar < 1.0x)"
+                if check["over_pydantic"] is not None
+                else "pydantic not measured"
+            )
+            + f": {'met' if check['ok'] else 'NOT met'}"
+            for check in verdict["checks"]
+        ]
+        + [
+            f"{p['workers']:,} workers, goal {goal['goal']}: {goal['ratio']['median']:.2f}x "
+            f"(bar <= {goal['bar']}x): {'met' if goal['ok'] else 'NOT met'}"
+            for p in points
+            for goal in p["goals"]
+        ]
+        + [
+            f"hostile body {g['shape']!r}: {g['per_byte_growth']:.2f}x the cost per byte at "
+            f"{g['to_workers']:,} workers as at {g['from_workers']:,} (bar <= {g['bar']}x, linear): "
+            f"{'met' if g['ok'] else 'NOT met'}"
+            for g in linear
+        ]
+        + [
+            f"real Dynamo, {d['engines']} engines: {validator} = {d['share']:.2%} of its listing GET "
+            f"({d['validate_s']['median'] * 1e3:.2f} ms of {d['get_s']['median'] * 1e3:.0f} ms; "
+            f"bar < {d['bar']:.0%}): {'met' if d['ok'] else 'NOT met'}"
+            if d["status"] == "ok"
+            else f"real Dynamo, {d['engines']} engines: not measured ({d['reason']})"
+            for d in dynamo
+        ]
+    )
     curves = {
         name: [
             {
@@ -136,6 +166,8 @@ def run_validation(
         "status": "ok",
         "source": "bench.validation.measure",
         "hostile": hostile,
+        "linearity": linear,
+        "dynamo_share": dynamo,
         "config": asdict(config),
         "validator": validator,
         "yardstick": yardstick,
@@ -149,5 +181,7 @@ def run_validation(
         },
         "verdict": verdict,
         "verdicts": verdicts,
-        "goals_met": all(goal["ok"] for p in points for goal in p["goals"]),
+        "goals_met": all(goal["ok"] for p in points for goal in p["goals"])
+        and all(g["ok"] for g in linear)
+        and all(d.get("ok", False) for d in dynamo),
     }
