@@ -69,7 +69,7 @@ NCCL_READY = "NCCL_READY"
 ADMIN_APIS = ("prime", "vllm")
 
 #: Who initialises vLLM's native weight-transfer engine under ``vllm-native-nccl``: the trainer
-#: (Prime-RL's latest generation; the pool only pauses, signals and waits for the version) or the
+#: (Prime-RL 73164c322; the pool only pauses, signals and waits for the version) or the
 #: orchestrator's pool (init through ``/collective_rpc``, then the native start/update/finish).
 NATIVE_NCCL_OWNERS = ("trainer", "orchestrator")
 
@@ -452,7 +452,7 @@ class DynamoInferencePool:
     ) -> None:
         """The NCCL group, per ``nccl_convention``: Prime's broadcaster (``/init_broadcaster``
         with each engine's offset, RANK-3), or vLLM's native engine (RANK-4). Native and owned by
-        the trainer (Prime-RL's latest generation): nothing is sent; W, the fleet (TOPO-1) and every
+        the trainer (Prime-RL 73164c322): nothing is sent; W, the fleet (TOPO-1) and every
         engine's native routes are checked, and ``timeout`` becomes the budget of each step's wait
         for the weight version. Owned by the orchestrator: ``/collective_rpc``
         ``init_weight_transfer_engine`` with each engine's offset."""
