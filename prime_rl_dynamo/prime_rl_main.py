@@ -34,7 +34,7 @@ from prime_rl_dynamo.client import Discovery, DiscoveryClient
 from prime_rl_dynamo.credentials import Credentials
 from prime_rl_dynamo.defaults import ADMIN_TIMEOUT, POLL_INTERVAL, UPDATE_TIMEOUT
 from prime_rl_dynamo.errors import AdminError, ConfigError
-from prime_rl_dynamo.plan import BroadcastPlan, Convention, EnginePlan, check_rendezvous
+from prime_rl_dynamo.plan import BroadcastPlan, Convention, EnginePlan, Rendezvous
 from prime_rl_dynamo.prime_rl import wait_healthy
 from prime_rl_dynamo.prime_rl_config import (
     admin_settings_from_prime_rl,
@@ -350,15 +350,8 @@ class DynamoAdminPlane:
                     "start; restart the inference engines before initialising again"
                 )
             try:
-                await self._init(
-                    Convention.PRIME_NCCL,
-                    host,
-                    port,
-                    timeout,
-                    inference_world_size,
-                    quantize_in_weight_transfer,
-                    None,
-                )
+                meet = Rendezvous(host, port, timeout, None, quantize_in_weight_transfer)
+                await self._init(Convention.PRIME_NCCL, inference_world_size, meet)
             except BaseException:
                 self._nccl = "terminal"
                 self._terminal = "the NCCL initialisation failed"
@@ -379,9 +372,8 @@ class DynamoAdminPlane:
         if not isinstance(session_id, str) or not session_id:
             raise ConfigError("NIXL init needs a non-empty session_id shared by every engine")
         async with self._lock:
-            await self._init(
-                Convention.NIXL, host, port, timeout, inference_world_size, False, session_id
-            )
+            meet = Rendezvous(host, port, timeout, session_id)
+            await self._init(Convention.NIXL, inference_world_size, meet)
 
     async def update_weights(
         self,
@@ -451,33 +443,20 @@ class DynamoAdminPlane:
         """The plan of the last initialisation (None before any)."""
         return self._pool.plan if self._pool is not None else None
 
-    async def _init(
-        self,
-        convention: Convention,
-        host: str,
-        port: int,
-        timeout: float,
-        inference_world_size: int,
-        quantize: bool,
-        session_id: str | None,
-    ) -> None:
+    async def _init(self, convention: Convention, world: int, meet: Rendezvous) -> None:
         pool = self._require_pool()
-        check_rendezvous(host, port, timeout)
         await self._verify()
         assert self._discovery is not None
         # Refused before any request unless the listing sums to W and covers [0, W) once.
-        plan = self._discovery.plan(convention, inference_world_size=inference_world_size)
+        plan = self._discovery.plan(convention, inference_world_size=world)
         self._engines = {e.label: e for e in plan.engines}
-        bodies = {
-            e.label: self._init_request(e, plan, host, port, timeout, quantize, session_id)
-            for e in plan.engines
-        }
-        path = next(iter(bodies.values()))[0]
+        requests = {e.label: self._init_request(e, plan, meet) for e in plan.engines}
+        path = next(iter(requests.values()))[0]
         results = await pool.call_each(
             "init_broadcast",
             path,
-            {label: body for label, (_, body) in bodies.items()},
-            timeout=max(ADMIN_TIMEOUT, float(timeout) + 30.0),
+            {label: body for label, (_, body) in requests.items()},
+            timeout=max(ADMIN_TIMEOUT, float(meet.timeout) + 30.0),
             check=False,
         )
         failed = self._failures(results, path)
@@ -486,32 +465,30 @@ class DynamoAdminPlane:
         pool.plan = plan
 
     def _init_request(
-        self,
-        engine: EnginePlan,
-        plan: BroadcastPlan,
-        host: str,
-        port: int,
-        timeout: float,
-        quantize: bool,
-        session_id: str | None,
+        self, engine: EnginePlan, plan: BroadcastPlan, meet: Rendezvous
     ) -> tuple[str, dict[str, Any]]:
         """Main's call forms: positional args bound to main's worker signature, or fields by name."""
         fields: dict[str, Any] = {
-            "host": host,
-            "port": port,
+            "host": meet.host,
+            "port": meet.port,
             "rank_offset": engine.rank_offset,
             "inference_world_size": plan.inference_world_size,
-            "timeout": timeout,
-            "quantize_in_weight_transfer": quantize,
+            "timeout": meet.timeout,
+            "quantize_in_weight_transfer": meet.quantize_in_weight_transfer,
         }
-        if session_id is not None:
-            fields["session_id"] = session_id
+        if meet.session_id is not None:
+            fields["session_id"] = meet.session_id
         if self.admin_api == "vllm":
             args = [fields[name] for name, _ in WORKER_INIT_BROADCASTER if name in fields]
-            body = {"method": "init_broadcaster", "args": args, "kwargs": {}, "timeout": timeout}
-            return "/collective_rpc", body
+            rpc = {
+                "method": "init_broadcaster",
+                "args": args,
+                "kwargs": {},
+                "timeout": meet.timeout,
+            }
+            return "/collective_rpc", rpc
         if self.admin_api == "engine_routes":
-            named = {**fields, "session_id": session_id or "default"}
+            named = {**fields, "session_id": meet.session_id or "default"}
             return "/engine/init_weights_update_group", {"engine_rpc": "init_broadcaster", **named}
         return "/init_broadcaster", fields
 

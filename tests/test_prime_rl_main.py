@@ -8,10 +8,11 @@ once per step while every engine is paused and before any update."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -244,25 +245,29 @@ def test_prime_server_routes_by_field_name(fleet: Any, tmp_path: Path) -> None:
     }
 
 
-async def _ready_plane(fleet: Any, **options: Any) -> DynamoAdminPlane:
+@contextlib.asynccontextmanager
+async def ready_plane(fleet: Any, **options: Any) -> AsyncIterator[DynamoAdminPlane]:
+    """The plane over ``fleet`` once ready; it and its transport (if given) closed afterwards."""
     plane = DynamoAdminPlane(main_client(fleet), MODEL, environ=ENV, **options)
-    await plane.wait_for_ready(MODEL)
-    return plane
+    try:
+        await plane.wait_for_ready(MODEL)
+        yield plane
+    finally:
+        await plane.aclose()
+        if "transport" in options:
+            await options["transport"].aclose()
 
 
 @pytest.mark.integration
 def test_a_world_size_the_listing_does_not_sum_to_sends_nothing(fleet: Any) -> None:
     async def main() -> None:
-        plane = await _ready_plane(fleet)
-        try:
+        async with ready_plane(fleet) as plane:
             with pytest.raises(TopologyError) as info:
                 await plane.initialize_nccl(**RENDEZVOUS, inference_world_size=W + 1)
             assert info.value.requirement in ("RANK-2", "RANK-6")
             # Terminal, as main's: the broadcaster is initialised once per engine start.
             with pytest.raises(ConfigError, match="terminal"):
                 await plane.initialize_nccl(**RENDEZVOUS, inference_world_size=W)
-        finally:
-            await plane.aclose()
 
     asyncio.run(main())
     assert not [r for r in fleet.recorder.requests(server="admin") if _is_init(r)]
@@ -296,8 +301,7 @@ def test_a_failed_nccl_update_leaves_every_engine_paused_and_the_plane_terminal(
     failing = FailUpdatesOn(port)
 
     async def main() -> None:
-        plane = await _ready_plane(fleet, transport=failing)
-        try:
+        async with ready_plane(fleet, transport=failing) as plane:
             await plane.initialize_nccl(**RENDEZVOUS, inference_world_size=W)
             acks: list[int] = []
             with pytest.raises(AdminError, match="paused; restart required"):
@@ -307,9 +311,6 @@ def test_a_failed_nccl_update_leaves_every_engine_paused_and_the_plane_terminal(
             assert acks == [1]
             with pytest.raises(ConfigError, match="terminal"):
                 await plane.update_weights(tmp_path, transport="filesystem", step=2)
-        finally:
-            await plane.aclose()
-            await failing.aclose()
 
     asyncio.run(main())
     assert failing.failed == 1, "an NCCL update is a collective: it is never retried"
@@ -325,13 +326,9 @@ def test_a_failed_path_update_is_retried_then_every_engine_is_resumed(
     failing = FailUpdatesOn(urlsplit(victim.admin_base_url).port)
 
     async def main() -> None:
-        plane = await _ready_plane(fleet, transport=failing, poll_interval=0.01)
-        try:
+        async with ready_plane(fleet, transport=failing, poll_interval=0.01) as plane:
             with pytest.raises(AdminError, match="every engine resumed"):
                 await plane.update_weights(tmp_path, transport="filesystem", step=1)
-        finally:
-            await plane.aclose()
-            await failing.aclose()
 
     asyncio.run(main())
     assert failing.failed == 10, "main retries a 5xx path update 10 times"
@@ -341,15 +338,14 @@ def test_a_failed_path_update_is_retried_then_every_engine_is_resumed(
 @pytest.mark.integration
 def test_an_answer_that_will_not_heal_is_not_retried(fleet: Any, tmp_path: Path) -> None:
     async def main() -> None:
-        plane = await _ready_plane(fleet, poll_interval=0.01)
-        victim = fleet.engines[0]
-        victim.admin_redirect_path = "/moved"  # a 307: never followed, never retried
-        try:
-            with pytest.raises(AdminError, match="pause failed on 1 engine"):
-                await plane.update_weights(tmp_path, transport="filesystem", step=1)
-        finally:
-            victim.admin_redirect_path = None
-            await plane.aclose()
+        async with ready_plane(fleet, poll_interval=0.01) as plane:
+            victim = fleet.engines[0]
+            victim.admin_redirect_path = "/moved"  # a 307: never followed, never retried
+            try:
+                with pytest.raises(AdminError, match="pause failed on 1 engine"):
+                    await plane.update_weights(tmp_path, transport="filesystem", step=1)
+            finally:
+                victim.admin_redirect_path = None
 
     asyncio.run(main())
     pauses = [r for r in fleet.recorder.requests(server="admin") if r.path == "/pause"]

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from prime_rl_dynamo.errors import ConfigError
-from prime_rl_dynamo.plan import Convention, plan_broadcast
+from prime_rl_dynamo.plan import Convention, Rendezvous, plan_broadcast
 from prime_rl_dynamo.prime_rl_config import (
     PRIME_RL_MAIN_WAIT_FOR_READY_TIMEOUT,
     admin_settings_from_prime_rl,
@@ -209,9 +209,8 @@ def test_the_rpc_init_binds_to_mains_worker(nixl: bool, count: int) -> None:
     workers = listing.workers
     convention = Convention.NIXL if nixl else Convention.PRIME_NCCL
     plan = plan_broadcast(workers, 7, convention)
-    bodies = [
-        plane._init_request(e, plan, "h", 1, 60, False, "s" if nixl else None) for e in plan.engines
-    ]
+    meet = Rendezvous("h", 1, 60, "s" if nixl else None)
+    bodies = [plane._init_request(e, plan, meet) for e in plan.engines]
     for path, rpc in bodies:
         assert path == "/collective_rpc" and rpc["kwargs"] == {}
         assert len(rpc["args"]) == count
@@ -219,7 +218,7 @@ def test_the_rpc_init_binds_to_mains_worker(nixl: bool, count: int) -> None:
         assert bound["inference_world_size"] == 7
     assert [b["args"][2] for _, b in bodies] == [0, 2, 6]
     plane.admin_api = "prime"
-    path, named = plane._init_request(plan.engines[1], plan, "h", 1, 60, False, None)
+    path, named = plane._init_request(plan.engines[1], plan, Rendezvous("h", 1, 60))
     assert path == "/init_broadcaster" and "engine_world_size" not in named
     assert set(named) <= set(FACTS["worker"]["init_broadcaster_route_fields"])
     asyncio.run(plane.aclose())
