@@ -26,6 +26,7 @@ from prime_rl_dynamo.prime_rl_main import (
     ADMIN_PLANE_SURFACE,
     MAIN_RECEIVERS,
     MAIN_STARTUP,
+    WORKER_INIT_BROADCASTER,
     DynamoAdminPlane,
 )
 from tests.test_prime_rl_main_facts import ClientConfig, DynamoConfig
@@ -43,6 +44,12 @@ SENDER_READY, RECEIVER_READY, STARTED, FINISHED = (
     ".started",
     ".finished",
 )
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Main reads the API key from the process environment (client.api_key_var)."""
+    monkeypatch.setenv("VLLM_API_KEY", KEY)
 
 
 @pytest.fixture()
@@ -109,15 +116,16 @@ def run_main(fleet: Any, transport: str, root: Path, **plane_options: Any) -> di
     seen: dict[str, Any] = {"on_paused": [], "calls": []}
 
     def updates_so_far() -> int:
-        return sum(1 for r in fleet.recorder.requests(server="admin") if _is_update(r))
+        return sum(1 for r in fleet.recorder.requests() if _is_update(r))
 
     async def orchestrator() -> None:
         plane = None
         for call in MAIN_STARTUP:
             seen["calls"].append(call)
             if call == "setup_admin_plane":
-                # What the patched setup_admin_plane returns for client.dynamo.enabled.
-                plane = DynamoAdminPlane(main_client(fleet), MODEL, environ=ENV, **plane_options)
+                # What the patched setup_admin_plane returns for client.dynamo.enabled, built as
+                # it builds it (the API key from the process environment, as main reads it).
+                plane = DynamoAdminPlane(main_client(fleet), MODEL, **plane_options)
             else:
                 assert plane is not None
                 await getattr(plane, call)(MODEL)
@@ -169,12 +177,18 @@ def run_main(fleet: Any, transport: str, root: Path, **plane_options: Any) -> di
 
 def _is_update(request: Any) -> bool:
     body = request.json if isinstance(request.json, dict) else {}
-    return request.path == "/update_weights" or body.get("method") == "update_weights_from_path"
+    return (
+        request.path in ("/update_weights", "/engine/update_weights_from_distributed")
+        or body.get("method") == "update_weights_from_path"
+    )
 
 
 def _is_init(request: Any) -> bool:
     body = request.json if isinstance(request.json, dict) else {}
-    return request.path == "/init_broadcaster" or body.get("method") == "init_broadcaster"
+    return (
+        request.path in ("/init_broadcaster", "/engine/init_weights_update_group")
+        or body.get("method") == "init_broadcaster"
+    )
 
 
 def _step(request: Any) -> str:
@@ -231,6 +245,66 @@ def test_mains_whole_run_on_engines_of_world_sizes_2_4_1(
             assert {a[6] for a in args} == {SESSION}
     assert seen["calls"][: len(MAIN_STARTUP)] == list(MAIN_STARTUP)
     assert seen["calls"][-1] == "aclose"
+    # Main's handshake has no NCCL_READY marker: nothing but the four stages and the weights.
+    for step in (1, 2):
+        written = {p.name for p in (tmp_path / f"step_{step}").iterdir()}
+        assert written == {SENDER_READY, RECEIVER_READY, STARTED, FINISHED, "model.safetensors"}
+
+
+#: The reference fleet [2, 4, 1] as Dynamo's Python workers: no admin URL, the engine routes
+#: main's later dynamo.py drives on each system_url.
+PYTHON_WORKERS: dict[str, Any] = {
+    **PINNED_TOPOLOGY,
+    "engines": [
+        {
+            **group,
+            "admin": False,
+            "routes": [
+                "init_weights_update_group",
+                "pause_generation",
+                "resume_generation",
+                "update_weights_from_distributed",
+            ],
+        }
+        for group in PINNED_TOPOLOGY["engines"]
+    ],
+}
+
+
+@pytest.mark.integration
+def test_the_python_workers_engine_routes_carry_the_credentials(tmp_path: Path) -> None:
+    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    with start_reference_fleet(topology_from_dict(PYTHON_WORKERS)) as python_fleet:
+        python_fleet.wait_ready()
+        seen = run_main(python_fleet, "nccl", tmp_path, admin_api="engine_routes")
+        calls = python_fleet.recorder.requests(server="system")
+        assert not python_fleet.recorder.requests(server="admin")
+    assert [(all(paused), before) for _, paused, before in seen["on_paused"]] == [
+        (True, 0),
+        (True, 3),
+    ]
+    assert calls and all(r.headers.get("authorization") == f"Bearer {KEY}" for r in calls)
+    for engine in python_fleet.engines:
+        mine = [r for r in calls if r.engine == engine.key]
+        routes = [r.path.removeprefix("/engine/") for r in mine]
+        step_once = ["pause_generation", "update_weights_from_distributed", "resume_generation"]
+        assert routes == ["/health", "init_weights_update_group", *step_once, *step_once]
+        assert mine[2].json == {"mode": "keep", "clear_cache": False}
+        updates = [r.json for r in mine if _is_update(r)]
+        assert updates == [
+            {
+                "engine_rpc": "update_weights_from_path",
+                "weight_dir": str(tmp_path / f"step_{s}"),
+                "weight_version": s,
+            }
+            for s in (1, 2)
+        ]
+    inits = sorted((r.json["rank_offset"], r.json["engine_rpc"]) for r in calls if _is_init(r))
+    assert inits == [(0, "init_broadcaster"), (2, "init_broadcaster"), (6, "init_broadcaster")]
+    init_fields = {k for r in calls if _is_init(r) for k in r.json} - {"engine_rpc"}
+    assert init_fields == {n for n, _ in WORKER_INIT_BROADCASTER}
 
 
 @pytest.mark.integration
