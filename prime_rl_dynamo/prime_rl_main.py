@@ -349,12 +349,13 @@ class DynamoAdminPlane:
                     f"NCCL is {self._nccl}: Prime's broadcaster is initialised once per engine "
                     "start; restart the inference engines before initialising again"
                 )
+            meet = Rendezvous(host, port, timeout, None, quantize_in_weight_transfer)
+            # A refused plan or a changed fleet sends nothing: the plane stays usable.
+            plan = await self._plan(Convention.PRIME_NCCL, inference_world_size)
             try:
-                meet = Rendezvous(host, port, timeout, None, quantize_in_weight_transfer)
-                await self._init(Convention.PRIME_NCCL, inference_world_size, meet)
+                await self._send_init(plan, meet)
             except BaseException:
-                self._nccl = "terminal"
-                self._terminal = "the NCCL initialisation failed"
+                self._terminate("the NCCL initialisation failed")
                 raise
             self._nccl = "ready"
 
@@ -373,7 +374,7 @@ class DynamoAdminPlane:
             raise ConfigError("NIXL init needs a non-empty session_id shared by every engine")
         async with self._lock:
             meet = Rendezvous(host, port, timeout, session_id)
-            await self._init(Convention.NIXL, inference_world_size, meet)
+            await self._send_init(await self._plan(Convention.NIXL, inference_world_size), meet)
 
     async def update_weights(
         self,
@@ -443,12 +444,15 @@ class DynamoAdminPlane:
         """The plan of the last initialisation (None before any)."""
         return self._pool.plan if self._pool is not None else None
 
-    async def _init(self, convention: Convention, world: int, meet: Rendezvous) -> None:
-        pool = self._require_pool()
+    async def _plan(self, convention: Convention, world: int) -> BroadcastPlan:
+        """TOPO-1, then the plan: refused unless the listing sums to W and covers [0, W) once."""
+        self._require_pool()
         await self._verify()
         assert self._discovery is not None
-        # Refused before any request unless the listing sums to W and covers [0, W) once.
-        plan = self._discovery.plan(convention, inference_world_size=world)
+        return self._discovery.plan(convention, inference_world_size=world)
+
+    async def _send_init(self, plan: BroadcastPlan, meet: Rendezvous) -> None:
+        pool = self._require_pool()
         self._engines = {e.label: e for e in plan.engines}
         requests = {e.label: self._init_request(e, plan, meet) for e in plan.engines}
         path = next(iter(requests.values()))[0]

@@ -333,18 +333,22 @@ async def ready_plane(fleet: Any, **options: Any) -> AsyncIterator[DynamoAdminPl
 
 
 @pytest.mark.integration
-def test_a_world_size_the_listing_does_not_sum_to_sends_nothing(fleet: Any) -> None:
+def test_a_world_size_the_listing_does_not_sum_to_sends_nothing_and_init_runs_once(
+    fleet: Any,
+) -> None:
     async def main() -> None:
         async with ready_plane(fleet) as plane:
             with pytest.raises(TopologyError) as info:
                 await plane.initialize_nccl(**RENDEZVOUS, inference_world_size=W + 1)
             assert info.value.requirement in ("RANK-2", "RANK-6")
-            # Terminal, as main's: the broadcaster is initialised once per engine start.
-            with pytest.raises(ConfigError, match="terminal"):
+            assert not [r for r in fleet.recorder.requests(server="admin") if _is_init(r)]
+            # Nothing was sent, so the plane is not spent; the right W initialises once.
+            await plane.initialize_nccl(**RENDEZVOUS, inference_world_size=W)
+            with pytest.raises(ConfigError, match="once per engine start"):
                 await plane.initialize_nccl(**RENDEZVOUS, inference_world_size=W)
 
     asyncio.run(main())
-    assert not [r for r in fleet.recorder.requests(server="admin") if _is_init(r)]
+    assert len([r for r in fleet.recorder.requests(server="admin") if _is_init(r)]) == 3
 
 
 class FailUpdatesOn(httpx.AsyncBaseTransport):
