@@ -510,6 +510,7 @@ class DynamoAdminPlane:
                 "method": "update_weights_from_path",
                 "args": [directory],
                 "kwargs": {},
+                "timeout": pool.update_timeout,
             }
         elif self.admin_api == "engine_routes":
             path = "/engine/update_weights_from_distributed"

@@ -265,6 +265,13 @@ def test_the_patch_adds_only_the_planes_import_and_the_nixl_delegation() -> None
     assert removed == ["        from prime_rl.inference.dynamo import DynamoAdminPlane"]
 
 
+def test_the_docs_show_the_patch_as_shipped() -> None:
+    doc = (DOCS.parent / "prime-rl.md").read_text(encoding="utf-8")
+    shown = doc.split("```diff\n", 1)[1].split("```", 1)[0]
+    shipped = PATCH.read_text(encoding="utf-8")
+    assert shown == shipped[shipped.index("@@") :]
+
+
 @pytest.mark.integration
 @pytest.mark.skipif(
     not os.environ.get("PRIME_RL_MAIN_CHECKOUT"),
