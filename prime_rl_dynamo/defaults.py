@@ -17,7 +17,9 @@ __all__ = [
 #: Cap on a discovery body (POLL-3): about 30x the size of a 256-engine listing. The suite's
 #: ``--max-body-bytes`` defaults to it too.
 MAX_BODY_BYTES = 8 * 1024 * 1024
-#: How long a wait for a ready fleet may take, seconds (Prime-RL's ``client.wait_for_ready_timeout``).
+#: How long a wait for a ready fleet may take, seconds: the package's own default, and Prime-RL
+#: 73164c322's ``client.wait_for_ready_timeout``. Prime-RL main's is 3600; its config reader
+#: (``prime_rl_config.PRIME_RL_MAIN_WAIT_FOR_READY_TIMEOUT``) applies that to main's configs.
 DISCOVERY_TIMEOUT = 1800.0
 #: Deadline of one discovery GET, seconds.
 REQUEST_TIMEOUT = 30.0

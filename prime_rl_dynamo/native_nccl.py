@@ -1,6 +1,6 @@
 """vLLM's native NCCL weight transfer over Dynamo's engine routes: the trainer's group, and the calls.
 
-Prime-RL's latest generation divides vLLM's native weight transfer between two processes. The
+Prime-RL 73164c322 (PR #3296's branch) divides vLLM's native weight transfer between two processes. The
 **trainer** owns vLLM's weight-transfer engine: it discovers the engines, gives each its rank offset,
 and calls ``{system_url}/engine/update/init_weight_transfer_engine`` once, then for every step
 ``update/start_weight_update``, ``update/update_weights``, ``update/finish_weight_update`` and

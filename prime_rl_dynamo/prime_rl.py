@@ -69,7 +69,7 @@ NCCL_READY = "NCCL_READY"
 ADMIN_APIS = ("prime", "vllm")
 
 #: Who initialises vLLM's native weight-transfer engine under ``vllm-native-nccl``: the trainer
-#: (Prime-RL's latest generation; the pool only pauses, signals and waits for the version) or the
+#: (Prime-RL 73164c322; the pool only pauses, signals and waits for the version) or the
 #: orchestrator's pool (init through ``/collective_rpc``, then the native start/update/finish).
 NATIVE_NCCL_OWNERS = ("trainer", "orchestrator")
 
@@ -445,25 +445,14 @@ class DynamoInferencePool:
             deadline = now + self.config.discovery_timeout
         self._deadline = None
         await self.admin.verify_topology(timeout=self._budget(deadline))
-        while True:
-            try:
-                await self.admin.health()
-                return
-            except AdminError as exc:
-                # Only "not up yet" is waited out; a redirect, a 4xx or a bad reply will not heal.
-                failed = [r for by in exc.results.values() for r in by.values() if not r.ok]
-                if any(not _transient(r) for r in failed):
-                    raise
-                if time.monotonic() + self.config.poll_interval >= deadline:
-                    raise
-            await asyncio.sleep(self.config.poll_interval)
+        await wait_healthy(self.admin, deadline, self.config.poll_interval)
 
     async def init_nccl_broadcast(
         self, host: str, port: int, timeout: float, inference_world_size: int | None = None
     ) -> None:
         """The NCCL group, per ``nccl_convention``: Prime's broadcaster (``/init_broadcaster``
         with each engine's offset, RANK-3), or vLLM's native engine (RANK-4). Native and owned by
-        the trainer (Prime-RL's latest generation): nothing is sent; W, the fleet (TOPO-1) and every
+        the trainer (Prime-RL 73164c322): nothing is sent; W, the fleet (TOPO-1) and every
         engine's native routes are checked, and ``timeout`` becomes the budget of each step's wait
         for the weight version. Owned by the orchestrator: ``/collective_rpc``
         ``init_weight_transfer_engine`` with each engine's offset."""
@@ -824,6 +813,24 @@ def _engine_routes(
             )
         )
     return EngineRoutes(engines, **options)
+
+
+async def wait_healthy(admin: AdminPool, deadline: float, poll_interval: float) -> None:
+    """Every engine's health 2xx (ADMIN-1), retried until ``deadline`` (monotonic) while engines
+    do not answer or answer 5xx, 408, 409 or 429; any other failure (a redirect, another 4xx, a
+    reply that is not a JSON object) raises AdminError at once."""
+    while True:
+        try:
+            await admin.health()
+            return
+        except AdminError as exc:
+            # Only "not up yet" is waited out; a redirect, a 4xx or a bad reply will not heal.
+            failed = [r for by in exc.results.values() for r in by.values() if not r.ok]
+            if any(not _transient(r) for r in failed):
+                raise
+            if time.monotonic() + poll_interval >= deadline:
+                raise
+        await asyncio.sleep(poll_interval)
 
 
 def _transient(result: EngineResult) -> bool:

@@ -8,9 +8,12 @@ Shared by ``prime_rl_dynamo.prime_rl`` (the orchestrator's pool) and
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from collections.abc import Mapping
 from typing import Any
+
+import httpx
 
 from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.defaults import API_KEY_VAR, DISCOVERY_TIMEOUT
@@ -20,15 +23,25 @@ from prime_rl_dynamo.redaction import shown_url
 
 __all__ = [
     "PRIME_RL_API_KEY_VAR",
+    "PRIME_RL_MAIN_WAIT_FOR_READY_TIMEOUT",
     "PRIME_RL_WAIT_FOR_READY_TIMEOUT",
+    "admin_settings_from_prime_rl",
     "client_config_from_prime_rl",
+    "discovery_url_from_prime_rl",
+    "is_main_dynamo",
     "nccl_convention_from_prime_rl",
     "trainer_config_from_prime_rl",
 ]
 
-#: Prime-RL's default for ``client.wait_for_ready_timeout`` and ``client.api_key_var``.
+_log = logging.getLogger(__name__)
+
+#: Prime-RL's default for ``client.wait_for_ready_timeout`` at 73164c322 (the package's own
+#: discovery default too) and for ``client.api_key_var``.
 PRIME_RL_WAIT_FOR_READY_TIMEOUT = DISCOVERY_TIMEOUT
 PRIME_RL_API_KEY_VAR = API_KEY_VAR
+#: Prime-RL main's default for ``client.wait_for_ready_timeout`` (ClientConfig in
+#: packages/prime-rl-configs/src/prime_rl/configs/shared.py; docs/prime-rl/main-*.facts.json).
+PRIME_RL_MAIN_WAIT_FOR_READY_TIMEOUT = 3600.0
 
 #: Prime-RL's ``weight_broadcast.type`` -> this package's ``DynamoClientConfig.weight_broadcast``.
 _BROADCAST_TYPES = {"nccl": "nccl", "nixl": "nixl", "filesystem": "filesystem"}
@@ -81,32 +94,15 @@ def client_config_from_prime_rl(
 ) -> DynamoClientConfig:
     """This package's validated config from Prime-RL's ``client`` (and ``weight_broadcast``) config.
 
-    Read by duck typing from objects or mappings: ``dynamo.discovery_url`` (latest Prime-RL) or
-    ``dynamo_discovery_url`` (older), ``api_key_var`` (its value ``EMPTY`` or unset: no key),
+    Read by duck typing from objects or mappings: the discovery URL as
+    ``discovery_url_from_prime_rl`` finds it, ``api_key_var`` (its value ``EMPTY`` or unset: no key),
     ``headers``, ``headers_from_env`` (header -> environment variable), ``wait_for_ready_timeout``;
     ``weight_broadcast.inference_world_size`` and ``weight_broadcast.type``. Plain keyword
     arguments win: ``discovery_url`` and any ``DynamoClientConfig`` field (``api_key``,
     ``admin_allowed_hosts``, ``poll_interval``, ...). ConfigError names what is missing.
     """
     settings = dict(settings)
-    urls = {
-        "discovery_url (keyword)": settings.pop("discovery_url", None),
-        "client.dynamo.discovery_url": _get(_get(client_config, "dynamo"), "discovery_url"),
-        "client.dynamo_discovery_url": _get(client_config, "dynamo_discovery_url"),
-    }
-    given = {k: _url_text(v, k) for k, v in urls.items() if v is not None}
-    if not given:
-        raise ConfigError(
-            "no Dynamo discovery URL: set client.dynamo.discovery_url (latest Prime-RL), "
-            "client.dynamo_discovery_url (older) or pass discovery_url=..."
-        )
-    if "discovery_url (keyword)" not in given and len(set(given.values())) > 1:
-        raise ConfigError(
-            "client.dynamo.discovery_url and client.dynamo_discovery_url disagree: "
-            + ", ".join(f"{k}={shown_url(v)!r}" for k, v in given.items())
-            + " (user info and queries are not shown)"
-        )
-    url = next(iter(given.values()))
+    url = discovery_url_from_prime_rl(client_config, settings.pop("discovery_url", None))
     world = inference_world_size
     if world is None:
         world = _get(weight_broadcast, "inference_world_size")
@@ -123,6 +119,26 @@ def client_config_from_prime_rl(
         raise ConfigError(
             f"weight_broadcast.type must be one of {sorted(_BROADCAST_TYPES)}; found {found}"
         )
+    values: dict[str, Any] = {
+        "dynamo_discovery_url": url,
+        "inference_world_size": world,
+        "model": model_name,
+        "weight_broadcast": _BROADCAST_TYPES[kind] if kind is not None else "nccl",
+        **admin_settings_from_prime_rl(client_config),
+    }
+    values.update(settings)
+    try:
+        return DynamoClientConfig(**values)
+    except TypeError as exc:  # an unknown keyword: say which settings exist
+        known = ", ".join(sorted(DynamoClientConfig.__dataclass_fields__))
+        raise ConfigError(f"{exc}; the settings are: discovery_url, {known}") from None
+
+
+def admin_settings_from_prime_rl(client_config: Any, *, main: bool | None = None) -> dict[str, Any]:
+    """The credentials and the wait of a Prime-RL ``client`` config, checked: ``api_key_var``,
+    ``headers``, ``headers_from_env``, ``discovery_timeout`` (``wait_for_ready_timeout``, else
+    the generation's default: main's when ``main`` or the config has main's shape) and, when set,
+    ``admin_allowed_hosts`` (the package's extra, on ``client`` or ``client.dynamo``)."""
     api_key_var = _get(client_config, "api_key_var")
     if api_key_var is not None and not isinstance(api_key_var, str):
         raise ConfigError(
@@ -140,44 +156,116 @@ def client_config_from_prime_rl(
         raise ConfigError(
             f"client.wait_for_ready_timeout must be a number of seconds > 0; found {found}"
         )
+    if main is None:
+        main = is_main_dynamo(client_config)
+    default = PRIME_RL_MAIN_WAIT_FOR_READY_TIMEOUT if main else PRIME_RL_WAIT_FOR_READY_TIMEOUT
     values: dict[str, Any] = {
-        "dynamo_discovery_url": url,
-        "inference_world_size": world,
-        "model": model_name,
-        "weight_broadcast": _BROADCAST_TYPES[kind] if kind is not None else "nccl",
         "api_key_var": PRIME_RL_API_KEY_VAR if api_key_var is None else api_key_var,
         "headers": _mapping(_get(client_config, "headers"), "client.headers"),
         "headers_from_env": _mapping(
             _get(client_config, "headers_from_env"), "client.headers_from_env"
         ),
-        "discovery_timeout": PRIME_RL_WAIT_FOR_READY_TIMEOUT if timeout is None else timeout,
+        "discovery_timeout": default if timeout is None else timeout,
     }
     allowed = _get(client_config, "admin_allowed_hosts")
-    if allowed is None:  # the patch of docs/prime-rl/ adds it to Prime-RL's DynamoConfig
+    if allowed is None:  # the patch of docs/prime-rl/73164c322.patch adds it to DynamoConfig
         allowed = _get(_get(client_config, "dynamo"), "admin_allowed_hosts")
     if allowed is not None:
         values["admin_allowed_hosts"] = allowed
-    values.update(settings)
+    return values
+
+
+def is_main_dynamo(client_config: Any) -> bool:
+    """Whether ``client.dynamo`` has Prime-RL main's shape (``DynamoConfig`` with ``enabled``)."""
+    dynamo = _get(client_config, "dynamo")
+    if dynamo is None:
+        return False
+    if isinstance(dynamo, Mapping):
+        return "enabled" in dynamo
+    return hasattr(dynamo, "enabled")
+
+
+def discovery_url_from_prime_rl(client_config: Any, given: Any = None) -> str:
+    """The Dynamo discovery URL of a Prime-RL ``client`` config: ``given`` (a keyword) wins, then
+    ``client.dynamo.discovery_url`` or the older ``client.dynamo_discovery_url`` (they must agree);
+    with neither, Prime-RL main's rule: ``client.base_url`` with its port + 1 (path, query and
+    user info dropped), logged with a warning. ``client.dynamo.enabled = false`` is refused."""
+    dynamo = _get(client_config, "dynamo")
+    if given is None and is_main_dynamo(client_config) and _get(dynamo, "enabled") is not True:
+        raise ConfigError(
+            "client.dynamo.enabled is "
+            f"{_get(dynamo, 'enabled')!r}: Dynamo discovery is off, so Prime-RL main uses its "
+            "own AdminPlane over client.admin_base_url; set client.dynamo.enabled = true"
+        )
+    urls = {
+        "discovery_url (keyword)": given,
+        "client.dynamo.discovery_url": _get(dynamo, "discovery_url"),
+        "client.dynamo_discovery_url": _get(client_config, "dynamo_discovery_url"),
+    }
+    found = {k: _url_text(v, k) for k, v in urls.items() if v is not None}
+    if "discovery_url (keyword)" in found:
+        return found["discovery_url (keyword)"]
+    if len(set(found.values())) > 1:
+        raise ConfigError(
+            "client.dynamo.discovery_url and client.dynamo_discovery_url disagree: "
+            + ", ".join(f"{k}={shown_url(v)!r}" for k, v in found.items())
+            + " (user info and queries are not shown)"
+        )
+    if found:
+        return next(iter(found.values()))
+    if is_main_dynamo(client_config):
+        return _derived_discovery_url(_get(client_config, "base_url"))
+    raise ConfigError(
+        "no Dynamo discovery URL: set client.dynamo.discovery_url (Prime-RL main and "
+        "73164c322), client.dynamo_discovery_url (older) or pass discovery_url=..."
+    )
+
+
+def _derived_discovery_url(base_url: Any) -> str:
+    """Prime-RL main's derivation: ``client.base_url`` with port + 1 and no path."""
+    text = _url_text(base_url if base_url is not None else "", "client.base_url")
     try:
-        return DynamoClientConfig(**values)
-    except TypeError as exc:  # an unknown keyword: say which settings exist
-        known = ", ".join(sorted(DynamoClientConfig.__dataclass_fields__))
-        raise ConfigError(f"{exc}; the settings are: discovery_url, {known}") from None
+        url = httpx.URL(text)
+    except httpx.InvalidURL:
+        url = None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        raise ConfigError(
+            "client.dynamo has no discovery_url and client.base_url is not an http(s) URL to "
+            f"derive it from (found {shown_url(text)!r}); set client.dynamo.discovery_url"
+        )
+    if url.port is None or url.port >= 65535:
+        raise ConfigError(
+            f"client.dynamo has no discovery_url and client.base_url {shown_url(text)!r} has no "
+            "port to add 1 to; set client.dynamo.discovery_url"
+        )
+    derived = str(
+        url.copy_with(port=url.port + 1, path="", query=None, fragment=None, userinfo=b"")
+    )
+    _log.warning(
+        "client.dynamo.discovery_url is unset: using %s (client.base_url's port + 1, Prime-RL "
+        "main's rule); Dynamo's docs advise setting the RL listener's URL explicitly rather "
+        "than deriving it",
+        derived,
+    )
+    return derived
 
 
 def nccl_convention_from_prime_rl(client_config: Any, given: Any = None) -> tuple[Convention, str]:
     """The NCCL convention and where it came from: the keyword ``given``, else
-    ``client.dynamo.nccl_convention`` (the field the patch of docs/prime-rl/ adds), else the
-    generation's own: ``vllm-native-nccl`` for the latest generation's config shape
-    (``client.dynamo``: its Dynamo NCCL is vLLM's native engine, owned by the trainer), else
-    ``prime-nccl`` (older generations' ``client.dynamo_discovery_url``, or no Prime-RL config)."""
+    ``client.dynamo.nccl_convention`` (the field the patch of docs/prime-rl/73164c322.patch adds),
+    else the generation's own: ``prime-nccl`` for Prime-RL main's shape (``client.dynamo`` with
+    ``enabled``: its Dynamo NCCL is Prime's own broadcaster), ``vllm-native-nccl`` for
+    73164c322's (``client.dynamo`` without ``enabled``: vLLM's native engine, owned by the
+    trainer), else ``prime-nccl`` (``client.dynamo_discovery_url``, or no Prime-RL config)."""
     field = _get(_get(client_config, "dynamo"), "nccl_convention")
     if given is not None:
         value, source = given, "nccl_convention="
     elif field is not None:
         value, source = field, "client.dynamo.nccl_convention"
+    elif is_main_dynamo(client_config):
+        value, source = Convention.PRIME_NCCL, "Prime-RL main's client.dynamo"
     elif _get(client_config, "dynamo") is not None:
-        value, source = Convention.VLLM_NATIVE_NCCL, "the latest generation's client.dynamo"
+        value, source = Convention.VLLM_NATIVE_NCCL, "73164c322's client.dynamo"
     else:
         value, source = Convention.PRIME_NCCL, "the default"
     try:
