@@ -39,7 +39,6 @@ from conformance.client_runs import (
 from conformance.client_scenarios import (
     BACKOFF_FAILURES,
     MOVED_PATH,
-    POLL_INTERVAL_S,
     RETRY_AFTER_S,
     SCENARIOS,
     Scenario,
@@ -128,7 +127,8 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
     n_generated = max(1, opts.topologies) if "rank" in wanted else 0
     n_scenarios = sum(1 for s in SCENARIOS if s.id in wanted)
     run.notes.append(
-        f"client profile: {client.description} ({', '.join(declared)}) against reference fleets "
+        f"client profile: {client.description} ({', '.join(declared)}), judged at its pace "
+        f"({ctx.pace.describe()}), against reference fleets "
         f"(the pinned [2, 4, 1] fleet per convention, {n_scenarios} pinned scenarios and "
         f"{n_generated} generated topologies, seed {run.seed})"
     )
@@ -899,7 +899,7 @@ def check_retry(ctx: ClientContext) -> str | None:
             problems.append(
                 Problem(backoff, "no-retry", f"only {len(gaps)} poll(s) followed a 503")
             )
-    elif gaps[-1] < max(2 * gaps[0], POLL_INTERVAL_S):
+    elif gaps[-1] < max(2 * gaps[0], ctx.pace.poll_interval):
         # SPEC §10's bounds: the waits grow at least fourfold over four failures, jitter of up to
         # the backoff itself included, and the last is at least the poll interval.
         problems.append(
@@ -907,7 +907,7 @@ def check_retry(ctx: ClientContext) -> str | None:
                 backoff,
                 "backoff-not-growing",
                 f"waits after {len(gaps)} consecutive 503s without Retry-After: {shown} s "
-                f"(expected the last >= twice the first and >= {POLL_INTERVAL_S:g} s)",
+                f"(expected the last >= twice the first and >= {ctx.pace.poll_interval:g} s)",
             )
         )
     return _verdict(

@@ -36,9 +36,8 @@ from conformance.client_scenarios import (
     MAX_BODY_BYTES,
     PINNED_NATIVE_TOPOLOGY,
     PINNED_TOPOLOGY,
-    PLAN_S,
-    POLL_INTERVAL_S,
     SCENARIOS,
+    Pace,
     Scenario,
     heterogeneous,
     plain,
@@ -58,7 +57,6 @@ __all__ = [
     "CONVENTIONS",
     "GRACE_S",
     "HANG_LIMIT",
-    "RANK_TIMEOUT_S",
     "REAL_DYNAMO",
     "ClientContext",
     "ClientRun",
@@ -81,9 +79,9 @@ HANG_LIMIT = 2
 #: to its grace, since its own deadline counts from when it is up.
 COMMAND_START_S = 5.0
 HUNG_TIMEOUT_S, HUNG_GRACE_S = 0.5, 0.5
-#: The deadline of a rank run: a fleet that is ready from the start needs two polls, the inits
-#: and one update (a plan, PLAN_S), on up to a dozen engines: twice a scenario's.
-RANK_TIMEOUT_S = 2 * PLAN_S
+#: A rank run's deadline, in plans: a fleet that is ready from the start needs two polls, the inits
+#: and one update (a plan, ``Pace.plan``), on up to a dozen engines: twice a scenario's.
+RANK_PLANS = 2
 #: The deadlines of the real Dynamo runs: a plan on a fleet that is ready (the real frontend probes
 #: every worker on each poll), and a run during which the harness kills, restarts or resizes an
 #: engine (the change itself takes seconds).
@@ -187,6 +185,10 @@ class ClientContext(ProfileContext):
         self.run = run
         self.client = client
         self.conventions = conventions
+        #: The pace the client really has (--client-poll-interval): every deadline derives from it.
+        self.pace = Pace(
+            float(run.options.client_poll_interval), bool(run.options.client_whole_seconds)
+        )
         self.runs: list[ClientRun] = []
         #: Composite scenario id -> why it was not run (a part failed alone).
         self.not_run: dict[str, str] = {}
@@ -241,6 +243,7 @@ def call_client(
     extra_env: dict[str, str] | None = None,
     *,
     grace: float = GRACE_S,
+    poll_interval: float | None = None,
 ) -> None:
     """Run the client once (either form) and record its exit, result and error text in ``run``;
     a client still running ``grace`` seconds past its deadline is stopped and marked ``hung``."""
@@ -257,7 +260,7 @@ def call_client(
             timeout,
             max_body_bytes=MAX_BODY_BYTES,
             result_file=result_file,
-            poll_interval=POLL_INTERVAL_S,
+            poll_interval=poll_interval,
         )
         run.started = time.time()
         if client.command is not None:
@@ -440,6 +443,11 @@ class Runner:
             stop.join()
         self._stopping.clear()
 
+    def _plans(self, count: int) -> float:
+        """The deadline of ``count`` plans at the client's pace."""
+        pace = self.ctx.pace
+        return pace.deadline(count * pace.plan)
+
     @property
     def _timeout(self) -> float:
         return float(self.ctx.run.options.client_timeout)
@@ -469,6 +477,7 @@ class Runner:
             deadline,
             extra_env=extra_env,
             grace=grace,
+            poll_interval=self.ctx.pace.poll_interval,
         )
         client_run.elapsed = time.monotonic() - started
         client_run.outcome += f" in {client_run.elapsed:.1f} s"
@@ -543,8 +552,8 @@ class Runner:
                 for name, conv, told, kind in plans:
                     run = _new_run(self.rng, name, kind, conv, told, engines=ready, others=others)
                     # The refusal waits out its whole deadline (READY-3): a plan's is enough.
-                    timeout = PLAN_S if kind == "refusal" else RANK_TIMEOUT_S
-                    self.one(fleet, run, model=pinned.model, timeout=timeout)
+                    count = 1 if kind == "refusal" else RANK_PLANS
+                    self.one(fleet, run, model=pinned.model, timeout=self._plans(count))
 
     def generated_runs(
         self,
@@ -585,7 +594,7 @@ class Runner:
                     engines=ready,
                     others=others,
                 )
-                self.one(fleet, client_run, model=topology.model, timeout=RANK_TIMEOUT_S)
+                self.one(fleet, client_run, model=topology.model, timeout=self._plans(RANK_PLANS))
 
     # -- the scenarios ------------------------------------------------------------------------
 
@@ -610,7 +619,9 @@ class Runner:
         """One scenario; the plan the client should have reached is read after it ends."""
         from prime_rl_dynamo.topology import topology_from_dict
 
-        topology = topology_from_dict(scenario.topology, source=f"scenario {scenario.id}")
+        pace = self.ctx.pace
+        ready_after = scenario.ready_after(pace)
+        topology = topology_from_dict(scenario.fleet(pace), source=f"scenario {scenario.id}")
         with self.fleet(topology, faults=scenario.faults) as fleet:
             for key, attribute, value in scenario.engine_setup:
                 setattr(fleet.engine(key), attribute, value)
@@ -626,7 +637,7 @@ class Runner:
                 pending_listings=scenario.pending_listings,
                 parts=scenario.parts,
             )
-            if scenario.ready_after is not None:
+            if ready_after is not None:
                 # The schedule counts from the client's first listing request.
                 fleet.frontend.started = float("inf")
                 fleet.frontend.schedule_from_first_listing = True
@@ -641,14 +652,14 @@ class Runner:
                 fleet,
                 client_run,
                 model=topology.model,
-                timeout=scenario.timeout,
+                timeout=scenario.timeout(pace),
                 url=url,
                 extra_env=extra_env,
             )
-            if scenario.ready_after is not None:
+            if ready_after is not None:
                 first = client_run.listing_calls[0].time if client_run.listing_calls else None
-                client_run.ready_at = None if first is None else first + scenario.ready_after
-                _schedule_done(fleet, client_run.ready_at, scenario.ready_after)
+                client_run.ready_at = None if first is None else first + ready_after
+                _schedule_done(fleet, client_run.ready_at, ready_after)
             if scenario.proxy:
                 client_run.foreign = other.recorder.requests()
             else:

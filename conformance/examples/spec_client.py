@@ -286,12 +286,15 @@ class _Client:
 
     def wait_ready(self) -> tuple[list[dict[str, Any]], int]:
         previous: list[Any] | None = None
-        backoff, polls, last = 0.05, 0, "no listing read"
+        interval = self.call.poll_interval or POLL_INTERVAL
+        # SPEC §10: a base of half the poll interval, doubling, capped at eight times the base.
+        base = interval / 2
+        backoff, polls, last = base, 0, "no listing read"
         while True:
             if time.monotonic() >= self.deadline and "no-deadline" not in self.bugs:
                 raise self._deadline(polls, last)
             polls += 1
-            wait = self.call.poll_interval or POLL_INTERVAL
+            wait = interval
             try:
                 body = self._get()
             except _Retry as exc:
@@ -302,8 +305,8 @@ class _Client:
                 if exc.wait is None and "retries-at-once" in self.bugs:
                     wait = 0.0
                 elif exc.wait is None and "fixed-interval-retry" in self.bugs:
-                    wait = self.call.poll_interval or POLL_INTERVAL
-                backoff = min(backoff * 2, 1.0)
+                    wait = interval
+                backoff = min(backoff * 2, 8 * base)
             else:
                 matching, reasons, width = self._assess(body)
                 if reasons:
