@@ -90,10 +90,42 @@ def _check(
 
     def register(func: CheckFunction) -> CheckFunction:
         named = title or (func.__doc__ or slug).strip().rstrip(".")
-        NEEDS[f"{requirement_id}::{slug}"] = needs
-        return check("client", requirement_id, slug, named)(func)
+        check_id = f"{requirement_id}::{slug}"
+        NEEDS[check_id] = needs
+
+        def judged(ctx: ClientContext) -> str | None:
+            return _one_cause(ctx, check_id, func)
+
+        judged.__name__, judged.__doc__ = func.__name__, func.__doc__
+        check("client", requirement_id, slug, named)(judged)
+        return func
 
     return register
+
+
+#: The checks that name a root cause themselves: the others report "not judged" with it.
+_BASELINE_CHECK = "RANK-2::refuse-wrong-sum"
+_PACE_CHECK = "POLL-1::retry-transient"
+
+
+def _one_cause(ctx: ClientContext, check_id: str, func: CheckFunction) -> str | None:
+    """One root cause, one failure. A client that never completed the conformant baseline fails
+    RANK-2 alone (a valid heterogeneous fleet must be accepted): without it a refusal elsewhere
+    proves nothing, so every other check is not judged. A client slower than its declared pace
+    fails POLL-1: another check's failure that rests only on runs it did not finish is not
+    judged (their deadlines were derived from the pace it declared)."""
+    cause = ctx.baseline_cause()
+    if cause is not None and check_id != _BASELINE_CHECK:
+        raise Skipped(f"not judged: {cause}")
+    try:
+        return func(ctx)
+    except Failed as failed:
+        cause = ctx.pace_cause() if check_id != _PACE_CHECK else None
+        kinds = set((failed.details or {}).get("runs", ()))
+        unfinished = {r.kind for r in ctx.runs if not r.returned}
+        if cause is not None and kinds and kinds <= unfinished:
+            raise Skipped(f"not judged: {cause}") from None
+        raise
 
 
 def checks_of_scenario(scenario_id: str) -> list[str]:
@@ -104,7 +136,8 @@ def checks_of_scenario(scenario_id: str) -> list[str]:
 def _wanted(run: RunContext) -> set[str]:
     """What the selected checks need, with every part of a needed composite."""
     chosen = {c.id for c in select_checks(run.options) if c.profile == "client"}
-    wanted = {need for check_id in chosen for need in NEEDS.get(check_id, ())}
+    # The baseline always runs: every verdict rests on it (_one_cause).
+    wanted = {"baseline"} | {need for check_id in chosen for need in NEEDS.get(check_id, ())}
     for s in SCENARIOS:
         if s.id in wanted:
             wanted.update(s.parts)
@@ -138,8 +171,7 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
     os.environ[SECRET_ENV] = secret
     runner = Runner(ctx, rng)
     try:
-        if "rank" in wanted or "refusal" in wanted:
-            runner.rank_runs(refusal="refusal" in wanted, with_plans="rank" in wanted)
+        runner.rank_runs(refusal="refusal" in wanted, with_plans="rank" in wanted)
         if "rank" in wanted:
             runner.generated_runs(n_generated, shape=native_lifecycle.shape_for)
         runner.scenarios(wanted, lambda s: _parts_failed(ctx, s))
@@ -471,13 +503,19 @@ def check_coordinates(ctx: ClientContext) -> str | None:
     return f"{judged} run(s): one set of group coordinates per run"
 
 
-@_check("RANK-2", "refuse-wrong-sum", needs=("refusal",))
+@_check("RANK-2", "refuse-wrong-sum", needs=("refusal", "baseline"))
 def check_refusal(ctx: ClientContext) -> str | None:
-    """A fleet whose world sizes do not sum to W is refused before any request."""
+    """A fleet whose world sizes sum to W is accepted; one that does not is refused before any
+    request."""
     refusals = [r for r in ctx.runs if r.expect_refusal]
     if not refusals:
         raise CheckError("no refusal run was made")
     problems: Problems = []
+    cause = ctx.baseline_cause()
+    if cause is not None:
+        # The refusal proves nothing when the right W is refused as well: no vacuous pass.
+        baseline = next(r for r in ctx.runs if r.kind == "rank")
+        problems.append(Problem(baseline, "refused-valid-fleet", cause))
     for run in refusals:
         total = sum(e["world_size"] for e in run.engines)
         if run.admin_calls:  # "before any request": any call to an engine, not only an init
@@ -910,6 +948,9 @@ def check_retry(ctx: ClientContext) -> str | None:
                 f"(expected the last >= twice the first and >= {ctx.pace.poll_interval:g} s)",
             )
         )
+    slow = ctx.pace_problem()
+    if slow is not None:
+        problems.append(Problem(backoff, "slower-than-declared", slow))
     return _verdict(
         problems,
         lambda: (

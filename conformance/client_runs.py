@@ -175,6 +175,17 @@ class ClientRun:
         ]
 
 
+#: A client keeps its declared pace when its median wait after a complete poll is at most this
+#: multiple of the pace, plus this slack (a loaded machine's scheduling).
+PACE_TOLERANCE, PACE_SLACK_S = 1.5, 0.1
+
+
+def _completed_baseline(run: ClientRun) -> bool:
+    """Whether the client returned from ``run`` with every planned engine initialised."""
+    inits = run.init_calls()
+    return run.returned and all(e["key"] in inits for e in run.engines)
+
+
 class ClientContext(ProfileContext):
     """Every client run of this profile (done in setup; the checks judge the records)."""
 
@@ -200,6 +211,56 @@ class ClientContext(ProfileContext):
             for r in self.runs
             if r.kind == "rank" and (convention is None or r.convention == convention)
         ]
+
+    def baseline_cause(self) -> str | None:
+        """Why no verdict can rest on this client: it never completed the conformant baseline
+        (the pinned heterogeneous fleet, told the right W, in its main convention), so a refusal
+        elsewhere proves nothing. None: it completed it (returned, every engine initialised)."""
+        baseline = [
+            r
+            for r in self.runs
+            if r.kind == "rank"
+            and r.convention == self.conventions[0]
+            and r.name.startswith("pinned")
+        ]
+        if not baseline or any(_completed_baseline(r) for r in baseline):
+            return None
+        run = baseline[0]
+        sizes = [e["world_size"] for e in run.engines]
+        initialised = len(run.init_calls())
+        return (
+            f"the client did not complete the conformant baseline, a valid heterogeneous fleet "
+            f"{sizes} told W={run.inference_world_size} ({run.convention}): client {run.outcome} "
+            f"after {len(run.listing_calls)} listing request(s), {initialised} of "
+            f"{len(run.engines)} engine(s) initialised (RANK-2)"
+        )
+
+    def pace_cause(self) -> str | None:
+        """Why a run the client did not finish says nothing of its own requirement: the client
+        polls a listing slower than the pace it declared (``--client-poll-interval``), so every
+        deadline derived from that pace is too short for it (POLL-1). None: it keeps its pace."""
+        slow = self.pace_problem()
+        return None if slow is None else f"{slow} (POLL-1)"
+
+    def pace_problem(self) -> str | None:
+        """The client's measured poll interval when slower than declared: the median wait after a
+        complete (200) listing that did not end its polling, over every run."""
+        gaps = sorted(
+            b.time - a.time
+            for r in self.runs
+            for a, b in zip(r.listing_calls, r.listing_calls[1:], strict=False)
+            if a.status == 200
+        )
+        if not gaps:
+            return None
+        median = gaps[len(gaps) // 2]
+        declared = self.pace.poll_interval
+        if median <= PACE_TOLERANCE * declared + PACE_SLACK_S:
+            return None
+        return (
+            f"the client polls a pending listing every {median:.2f} s (median of {len(gaps)} "
+            f"waits after a 200), slower than its declared pace of {declared:g} s"
+        )
 
     def scenario(self, scenario_id: str) -> ClientRun:
         """The run of one pinned scenario (CheckError when it was not run)."""
@@ -525,7 +586,9 @@ class Runner:
         ``refusal``, once told the wrong W."""
         from prime_rl_dynamo.topology import topology_from_dict
 
-        declared, main = self.ctx.conventions if with_plans else (), self.main
+        # Without plans, the main convention's plan alone: the conformant baseline every other
+        # verdict rests on (ClientContext.baseline_cause).
+        declared, main = self.ctx.conventions if with_plans else (self.main,), self.main
         native = Convention.VLLM_NATIVE_NCCL.value
         fleets = [
             (PINNED_TOPOLOGY, [c for c in declared if c != native], refusal and main != native),

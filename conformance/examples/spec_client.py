@@ -287,6 +287,8 @@ class _Client:
     def wait_ready(self) -> tuple[list[dict[str, Any]], int]:
         previous: list[Any] | None = None
         interval = self.call.poll_interval or POLL_INTERVAL
+        if "slow-pace" in self.bugs:  # slower than the pace it was given (and declared)
+            interval *= 3
         # SPEC §10: a base of half the poll interval, doubling, capped at eight times the base.
         base = interval / 2
         backoff, polls, last = base, 0, "no listing read"
