@@ -239,9 +239,6 @@ def _completed(run: ClientRun, gave_up: str) -> Problems:
     return _plan_problems(run, offsets=False) + _ended(run, gave_up)
 
 
-_KEYWORD_FORMS = ("init_broadcaster", "collective_rpc init_broadcaster, keywords")
-
-
 def _plan_problems(run: ClientRun, *, sizes: bool = True, offsets: bool = True) -> Problems:
     """Every planned engine got an accepted init; with ``offsets`` (and ``sizes``) its values.
 
@@ -305,6 +302,12 @@ def _size_problems(run: ClientRun, engine: dict[str, object], rec: object, label
             ]
         return []
     problems: Problems = []
+    if rec.binding_problem is not None:
+        # A keyword the worker lacks is a TypeError in the engine; a positional argument binds to
+        # the parameter at its position (main's sixth, "default", sets quantisation).
+        problems.append(
+            Problem(run, "unbound-argument", f"{label}: {rec.form} {rec.binding_problem}")
+        )
     if rec.inference_world_size != run.inference_world_size:
         problems.append(
             Problem(
@@ -314,14 +317,9 @@ def _size_problems(run: ClientRun, engine: dict[str, object], rec: object, label
                 f"found {rec.inference_world_size!r}",
             )
         )
-    # RANK-3: the keyword forms of prime-nccl carry engine_world_size (the positional layouts
-    # have no slot for it).
-    needed = run.convention == Convention.PRIME_NCCL.value and rec.form in _KEYWORD_FORMS
-    if rec.engine_world_size is None and needed:
-        problems.append(
-            Problem(run, "no-engine-world-size", f"{label}: {rec.form} without engine_world_size")
-        )
-    elif rec.engine_world_size is not None and rec.engine_world_size != engine["world_size"]:
+    # RANK-3: engine_world_size only where the target worker takes it; when sent, it is the
+    # engine's own (the rank math needs the offsets and W, which every form carries).
+    if rec.engine_world_size is not None and rec.engine_world_size != engine["world_size"]:
         problems.append(
             Problem(
                 run,

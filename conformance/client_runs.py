@@ -139,6 +139,11 @@ class ClientRun:
         value = (self.result or {}).get("requirement")
         return value if isinstance(value, str) else None
 
+    @property
+    def worker(self) -> str:
+        """The Prime worker a ``collective_rpc`` init reaches under this run's convention."""
+        return "nixl" if self.convention == Convention.NIXL.value else "nccl"
+
     def init_calls(self) -> dict[str, list[RecordedRequest]]:
         """Engine key -> the broadcast-init calls it received (every wire form)."""
         out: dict[str, list[RecordedRequest]] = {}
@@ -153,7 +158,7 @@ class ClientRun:
         for key, calls in self.init_calls().items():
             for call in calls:
                 try:
-                    out.setdefault(key, []).append(init_record(call))
+                    out.setdefault(key, []).append(init_record(call, self.worker))
                 except Uninterpretable as exc:
                     raise CheckError(
                         f"{self.name}: the suite cannot read this init call, so it judges "

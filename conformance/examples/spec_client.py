@@ -476,8 +476,6 @@ class _Client:
                 told = w["world_size"] if "nixl-w-per-engine" in bugs else width
                 told += 1 if "nixl-group-size" in bugs else 0
                 args: list[Any] = [host, port, first, told, timeout, session]
-                if "nixl-nccl-layout" in bugs:
-                    args = [host, port, first, told, timeout, False, "nccl"]
                 payload = {"method": "init_broadcaster", "timeout": timeout, "args": args}
                 if i and "timeout-first-engine-only" in bugs:  # the others take their default
                     args[4] = None
@@ -492,9 +490,12 @@ class _Client:
                     "timeout": timeout,
                     "quantize_in_weight_transfer": False,
                 }
-                if "no-engine-world-size" in bugs:
-                    del kwargs["engine_world_size"]
                 payload = {"method": "init_broadcaster", "kwargs": kwargs}
+                if "sixth-arg-default" in bugs:  # Prime-RL main's DynamoAdminPlane form
+                    head = [
+                        kwargs[k] for k in ("host", "port", "rank_offset", "inference_world_size")
+                    ]
+                    payload = {"method": "init_broadcaster", "args": [*head, timeout, "default"]}
             self.admin(w, "/collective_rpc", payload)
 
     def update(self, engines: list[dict[str, Any]], width: int) -> None:
