@@ -97,6 +97,14 @@ def _real() -> str:
     return f"{REAL_DYNAMO} {dynamo_release()}"
 
 
+LISTING_PATH = "/v1/rl/workers"
+
+
+def is_listing(r: RecordedRequest) -> bool:
+    """Whether a request on the RL listener is a listing request: ``GET /v1/rl/workers``."""
+    return r.method == "GET" and r.path == LISTING_PATH
+
+
 @dataclass
 class ClientRun:
     """One run of the client under test against one fleet, and what the fleet recorded."""
@@ -111,7 +119,8 @@ class ClientRun:
     engines: list[dict[str, Any]] = field(default_factory=list)  # the plan's engines, canonical
     others: list[dict[str, Any]] = field(default_factory=list)  # listed, outside the plan
     admin_calls: list[RecordedRequest] = field(default_factory=list)  # admin + engine routes
-    listing_calls: list[RecordedRequest] = field(default_factory=list)  # to the RL listener
+    listing_calls: list[RecordedRequest] = field(default_factory=list)  # GET /v1/rl/workers
+    other_listener_calls: list[RecordedRequest] = field(default_factory=list)  # the rest of it
     outcome: str = ""  # "returned" | "raised" | "exit N" | "timed out", for the report
     returned: bool = False
     hung: bool = False  # still running at its deadline plus GRACE_S (stopped)
@@ -550,7 +559,18 @@ class Runner:
         self._keep_log(client_run)
         calls = fleet.recorder.requests()
         client_run.admin_calls = [r for r in calls if r.server in ("admin", "system")]
-        client_run.listing_calls = [r for r in calls if r.server == "frontend"]
+        # Only GET /v1/rl/workers is a listing request; any other request on the listener (a
+        # health check, say) is kept apart and reported, never judged as a poll.
+        listener = [r for r in calls if r.server == "frontend"]
+        client_run.listing_calls = [r for r in listener if is_listing(r)]
+        client_run.other_listener_calls = [r for r in listener if not is_listing(r)]
+        if client_run.other_listener_calls:
+            seen = sorted({f"{r.method} {r.path}" for r in client_run.other_listener_calls})
+            self.ctx.run.notes.append(
+                f"client profile: {client_run.name}: {len(client_run.other_listener_calls)} "
+                f"request(s) on the listener other than GET {LISTING_PATH} (not judged as "
+                f"listing requests): {', '.join(seen[:5])}"
+            )
         failure = self._start_failure(client_run)
         if failure is not None:
             raise CheckError(
