@@ -1,0 +1,181 @@
+"""Prime-RL main's two admin planes (after August 2026), their call order and call forms as data,
+behind the suite's calling contract: what the client profile judges them on.
+
+Facts (no code) from Prime-RL's repository, read through the search tool's index (repo
+PrimeIntellect-ai/prime-rl): ``src/prime_rl/orchestrator/clients.py`` (``AdminPlane``, index commit
+009c030360dc), ``src/prime_rl/inference/dynamo.py`` (``DynamoAdminPlane``, PR #3491, squash
+``dad79d1ce``), ``packages/prime-rl-configs/src/prime_rl/configs/shared.py``; the worker side is in
+conformance/prime_rl_engines.py.
+
+* ``static_admin_plane`` (``AdminPlane``): one HTTP client per configured ``admin_base_url`` (the
+  operator's static list: here the model's listed engines, read once), credentials on every one
+  (headers, headers from the environment, ``Bearer`` unless the key is ``EMPTY``), httpx's default
+  ``trust_env`` (it follows the proxy environment); ``initialize_nccl`` posts ``/init_broadcaster``
+  with the even split ``i * (W // n)`` and swallows every non-404 error; one update is
+  pause -> ``/update_weights {"weight_dir", "version_uid"}`` -> resume.
+* ``dynamo_admin_plane`` (``DynamoAdminPlane``): polls ``/v1/rl/workers`` (``trust_env=False``) at a
+  fixed interval (4xx fatal, 5xx and transport retried) until two identical snapshots; exactly one
+  matching worker of world size 1 with a bare-origin ``admin_base_url`` on the discovery host, else
+  ``ValueError``; ``initialize_nccl`` refuses W != 1, then ``/collective_rpc``
+  ``{"method": "init_broadcaster", "args": [host, port, 0, 1, timeout, "default"]}``.
+
+Each polls at ``CONFORMANCE_POLL_INTERVAL`` in place of its fixed second, so the truth table runs at
+the suite's fast pace (the pace changes no verdict: tests/test_conformance_pace.py).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from conformance.examples._contract import ClientCall, contract_client
+from prime_rl_dynamo.defaults import NO_API_KEY
+
+__all__ = [
+    "DYNAMO_ADMIN_PLANE",
+    "STATIC_ADMIN_PLANE",
+    "AdminPlaneForms",
+    "dynamo_admin_plane",
+    "static_admin_plane",
+]
+
+
+@dataclass(frozen=True)
+class AdminPlaneForms:
+    """One admin plane's call order and call forms."""
+
+    discovery: str  # "static" (the operator's list, no readiness) or "two-identical-single-engine"
+    offsets: str  # "even": i * (W // n)
+    init: str  # "POST /init_broadcaster" or "collective_rpc positional"
+    init_fields: tuple[str, ...]  # the body's fields, or the positional args in order
+    swallows_init_errors: bool  # every non-404 error of the init is ignored
+    trust_env: bool  # the admin clients follow the proxy environment
+    update: tuple[str, ...]  # the update's calls, in order
+
+
+STATIC_ADMIN_PLANE = AdminPlaneForms(
+    discovery="static",
+    offsets="even",
+    init="POST /init_broadcaster",
+    init_fields=("host", "port", "rank_offset", "inference_world_size", "timeout",
+                 "quantize_in_weight_transfer"),
+    swallows_init_errors=True,
+    trust_env=True,
+    update=("POST /pause", "POST /update_weights", "POST /resume"),
+)  # fmt: skip
+DYNAMO_ADMIN_PLANE = AdminPlaneForms(
+    discovery="two-identical-single-engine",
+    offsets="even",  # one engine: offset 0
+    init="collective_rpc positional",
+    init_fields=("host", "port", "0", "1", "timeout", '"default"'),
+    swallows_init_errors=False,
+    trust_env=False,
+    update=("POST /pause?mode=keep&clear_cache=false", "collective_rpc update_weights_from_path",
+            "POST /resume"),
+)  # fmt: skip
+
+
+def _headers(call: ClientCall) -> dict[str, str]:
+    import os
+
+    creds = call.credentials
+    headers = dict(creds.headers)
+    headers.update({h: os.environ.get(var, "") for h, var in creds.headers_from_env.items()})
+    if creds.api_key and creds.api_key != NO_API_KEY:
+        headers["Authorization"] = f"Bearer {creds.api_key}"
+    return headers
+
+
+def _static(call: ClientCall) -> None:
+    # The operator's static list: the model's engines as listed (read once, outside Prime-RL).
+    listing = httpx.get(call.discovery_url, trust_env=False, timeout=5.0)
+    listing.raise_for_status()
+    urls = [
+        w["admin_base_url"]
+        for w in listing.json()["workers"]
+        if w.get("admin_base_url") and w.get("model") in (None, call.model)
+    ]
+    forms, width = STATIC_ADMIN_PLANE, call.inference_world_size
+    clients = [
+        httpx.Client(
+            base_url=u, headers=_headers(call), timeout=call.timeout, trust_env=forms.trust_env
+        )
+        for u in urls
+    ]
+    try:
+        share = width // max(1, len(clients))
+        for i, client in enumerate(clients):
+            body = {
+                "host": call.master_address,
+                "port": call.master_port,
+                "rank_offset": i * share,
+                "inference_world_size": width,
+                "timeout": call.timeout,
+                "quantize_in_weight_transfer": False,
+            }
+            try:
+                client.post("/init_broadcaster", json=body).raise_for_status()
+            except httpx.HTTPStatusError as exc:
+                if exc.response.status_code == 404:
+                    raise
+            except httpx.HTTPError:
+                pass  # swallowed, as AdminPlane.initialize_nccl does
+        for client in clients:
+            client.post("/pause").raise_for_status()
+        version = uuid.uuid4().hex
+        for client in clients:
+            client.post("/update_weights", json={"weight_dir": None, "version_uid": version})
+        for client in clients:
+            client.post("/resume").raise_for_status()
+    finally:
+        for client in clients:
+            client.close()
+
+
+def _single_engine(call: ClientCall) -> list[dict[str, Any]]:
+    interval = call.poll_interval or 1.0
+    deadline = time.monotonic() + call.timeout
+    previous: Any = None
+    with httpx.Client(trust_env=False, timeout=min(call.timeout, 10.0)) as http:
+        while time.monotonic() < deadline:
+            try:
+                response = http.get(call.discovery_url)
+            except httpx.TransportError:
+                response = None
+            if response is not None and 400 <= response.status_code < 500:
+                raise ValueError(f"discovery answered {response.status_code}")
+            if response is not None and response.status_code == 200:
+                workers = [w for w in response.json()["workers"] if w.get("model") == call.model]
+                if len(workers) != 1 or workers[0].get("world_size") != 1:
+                    raise ValueError("Dynamo discovery needs exactly one worker of world size 1")
+                ready = "error" not in workers[0] and workers[0].get("admin_base_url")
+                snapshot = (workers[0].get("instance_id"), workers[0].get("admin_base_url"))
+                if ready and snapshot == previous:
+                    return workers
+                previous = snapshot if ready else None
+            time.sleep(interval)
+    raise TimeoutError("Dynamo discovery did not become ready")
+
+
+def _dynamo(call: ClientCall) -> None:
+    workers = _single_engine(call)
+    if call.inference_world_size != 1:
+        raise ValueError("DynamoAdminPlane supports inference_world_size == 1 only")
+    admin = workers[0]["admin_base_url"]
+    args = [call.master_address, call.master_port, 0, 1, call.timeout, "default"]
+    with httpx.Client(base_url=admin, timeout=call.timeout, trust_env=False) as http:
+        rpc = {"method": "init_broadcaster", "args": args, "kwargs": {}}
+        reply = http.post("/collective_rpc", json=rpc)
+        reply.raise_for_status()
+        http.post("/pause", params={"mode": "keep", "clear_cache": "false"}).raise_for_status()
+        update = {"method": "update_weights_from_path", "args": [None], "kwargs": {}}
+        http.post("/collective_rpc", json=update).raise_for_status()
+        http.post("/resume").raise_for_status()
+
+
+static_admin_plane = contract_client(_static)
+dynamo_admin_plane = contract_client(_dynamo)
