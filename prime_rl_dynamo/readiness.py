@@ -107,7 +107,10 @@ class PollingPolicy:
         _check_seconds("timeout", self.timeout, minimum=0.0)
         if self.backoff_initial is None:
             _check_seconds("poll_interval", self.poll_interval, minimum=MIN_INTERVAL)
-            object.__setattr__(self, "backoff_initial", float(self.poll_interval) / 2)
+            half = max(
+                float(self.poll_interval) / 2, MIN_INTERVAL
+            )  # within [interval / 4, interval]
+            object.__setattr__(self, "backoff_initial", half)
         # Zero would poll or retry in a tight loop, and a zero request timeout fails every request
         # until the deadline: each needs at least a millisecond.
         for name in ("request_timeout", "poll_interval", "backoff_initial", "backoff_max"):
