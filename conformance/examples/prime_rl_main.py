@@ -3,15 +3,17 @@ behind the suite's calling contract: what the client profile judges them on.
 
 Facts (no code) from Prime-RL's repository, read through the search tool's index (repo
 PrimeIntellect-ai/prime-rl): ``src/prime_rl/orchestrator/clients.py`` (``AdminPlane``, index commit
-009c030360dc), ``src/prime_rl/inference/dynamo.py`` (``DynamoAdminPlane``, PR #3491, squash
+009c030360dc, id 68664415418: ``initialize_nccl``, ``setup_admin_clients``), ``src/prime_rl/inference/dynamo.py`` (``DynamoAdminPlane``, PR #3491, squash
 ``dad79d1ce``), ``packages/prime-rl-configs/src/prime_rl/configs/shared.py``; the worker side is in
 conformance/prime_rl_engines.py.
 
 * ``static_admin_plane`` (``AdminPlane``): one HTTP client per configured ``admin_base_url`` (the
   operator's static list: here the model's listed engines, read once), credentials on every one
   (headers, headers from the environment, ``Bearer`` unless the key is ``EMPTY``), httpx's default
-  ``trust_env`` (it follows the proxy environment); ``initialize_nccl`` posts ``/init_broadcaster``
-  with the even split ``i * (W // n)`` and swallows every non-404 error; one update is
+  ``trust_env`` (it follows the proxy environment); ``wait_for_ready`` is modelled with
+  ``skip_model_check`` (the engines' ``/health`` answers 404 here, which it reads as "no health
+  route"); ``initialize_nccl`` posts ``/init_broadcaster`` with the even split ``i * (W // n)`` and
+  swallows every error status (a 404 with a warning; transport errors propagate); one update is
   pause -> ``/update_weights {"weight_dir", "version_uid"}`` -> resume.
 * ``dynamo_admin_plane`` (``DynamoAdminPlane``): polls ``/v1/rl/workers`` (``trust_env=False``) at a
   fixed interval (4xx fatal, 5xx and transport retried) until two identical snapshots; exactly one
@@ -25,6 +27,7 @@ the suite's fast pace (the pace changes no verdict: tests/test_conformance_pace.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -117,13 +120,9 @@ def _static(call: ClientCall) -> None:
                 "timeout": call.timeout,
                 "quantize_in_weight_transfer": False,
             }
-            try:
+            # Every error status swallowed (a 404 with a warning), as initialize_nccl does.
+            with contextlib.suppress(httpx.HTTPStatusError):
                 client.post("/init_broadcaster", json=body).raise_for_status()
-            except httpx.HTTPStatusError as exc:
-                if exc.response.status_code == 404:
-                    raise
-            except httpx.HTTPError:
-                pass  # swallowed, as AdminPlane.initialize_nccl does
         for client in clients:
             client.post("/pause").raise_for_status()
         version = uuid.uuid4().hex
