@@ -7,6 +7,9 @@
   CRED-2), and so are BODY-5 and READY-5.
 * ``DynamoAdminPlane`` refuses every fleet but one engine of world size 1: one root-cause failure
   (RANK-2, a valid heterogeneous fleet must be accepted), every other check not judged.
+
+With ``PRIME_RL_CHECKOUT`` naming a Prime-RL checkout (its dependencies installed), the same
+expectations run on its own ``AdminPlane`` and ``DynamoAdminPlane``; skipped otherwise.
 """
 
 from __future__ import annotations
@@ -39,8 +42,23 @@ def _by_requirement(report: conformance.Report) -> dict[str, set[Status]]:
     return out
 
 
-def test_mains_static_admin_plane() -> None:
-    report = conformance.run(client=f"{MAIN}:static_admin_plane", **RUN)
+def _plane(name: str, real: bool) -> str:
+    if real:
+        from conformance.examples.prime_rl_main import real_code_unavailable
+
+        why = real_code_unavailable()
+        if why is not None:
+            pytest.skip(why)
+        return f"{MAIN}:real_{name}"
+    return f"{MAIN}:{name}"
+
+
+CODE = pytest.mark.parametrize("real", [False, True], ids=["model", "real code"])
+
+
+@CODE
+def test_mains_static_admin_plane(real: bool) -> None:
+    report = conformance.run(client=_plane("static_admin_plane", real), **RUN)
     failed = set(report.failed_requirements())
     assert {"RANK-3", "RANK-6", "RANK-2", "ADMIN-3", "POLL-4"} <= failed, failed
     assert not {"CRED-2", "BODY-5", "READY-5"} & failed, failed
@@ -52,8 +70,9 @@ def test_mains_static_admin_plane() -> None:
     assert "proxy" in poll4.message  # the evidence: what reached the proxy's origin
 
 
-def test_mains_dynamo_admin_plane_fails_one_root_cause_and_judges_nothing_else() -> None:
-    report = conformance.run(client=f"{MAIN}:dynamo_admin_plane", **RUN)
+@CODE
+def test_mains_dynamo_admin_plane_fails_one_root_cause_and_judges_nothing_else(real: bool) -> None:
+    report = conformance.run(client=_plane("dynamo_admin_plane", real), **RUN)
     failed = [r for r in report.results if r.status is Status.FAIL]
     assert [r.check for r in failed] == ["RANK-2::refuse-wrong-sum"]
     assert "refused-valid-fleet" in failed[0].details["reasons"]

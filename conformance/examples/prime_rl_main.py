@@ -28,6 +28,7 @@ the suite's fast pace (the pace changes no verdict: tests/test_conformance_pace.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -178,3 +179,102 @@ def _dynamo(call: ClientCall) -> None:
 
 static_admin_plane = contract_client(_static)
 dynamo_admin_plane = contract_client(_dynamo)
+
+
+# --- the real code, from a Prime-RL checkout (PRIME_RL_CHECKOUT) ---------------------------------
+
+#: The environment variable naming a Prime-RL checkout whose own admin planes are judged.
+CHECKOUT_ENV = "PRIME_RL_CHECKOUT"
+_KEY_VAR = "PRIME_RL_MAIN_EXAMPLE_API_KEY"
+_REAL_MODULES = (
+    "prime_rl.configs.shared",
+    "prime_rl.orchestrator.clients",
+    "prime_rl.inference.dynamo",
+)
+
+
+def _real(module: str, name: str) -> Any:
+    """``name`` of the checkout's ``module`` (real_code_unavailable put it on the path)."""
+    return getattr(importlib.import_module(module), name)
+
+
+def real_code_unavailable() -> str | None:
+    """Why the real planes cannot run here (None: they can): no checkout, or its imports fail."""
+    import os
+    import sys
+
+    root = os.environ.get(CHECKOUT_ENV)
+    if not root:
+        return f"{CHECKOUT_ENV} is not set"
+    for sub in ("src", "packages/prime-rl-configs/src"):
+        path = os.path.join(root, sub)
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    try:
+        for module in _REAL_MODULES:
+            importlib.import_module(module)
+    except Exception as exc:  # a checkout without its dependencies installed
+        return f"Prime-RL at {root} does not import: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _real_config(call: ClientCall, **fields: Any) -> Any:
+    import os
+
+    client_config = _real("prime_rl.configs.shared", "ClientConfig")
+    creds = call.credentials
+    if creds.api_key is not None:
+        os.environ[_KEY_VAR] = creds.api_key
+    return client_config(
+        api_key_var=_KEY_VAR,
+        headers=dict(creds.headers),
+        headers_from_env=dict(creds.headers_from_env),
+        skip_model_check=True,
+        wait_for_ready_timeout=max(1, int(call.timeout)),
+        **fields,
+    )
+
+
+async def _drive(plane: Any, call: ClientCall) -> None:
+    try:
+        await plane.wait_for_ready(call.model)
+        await plane.initialize_nccl(
+            host=call.master_address,
+            port=call.master_port,
+            timeout=max(1, int(call.timeout)),
+            inference_world_size=call.inference_world_size,
+        )
+        await plane.update_weights(None, transport="nccl", version_uid=uuid.uuid4().hex)
+    finally:
+        await plane.aclose()
+
+
+def _real_static(call: ClientCall) -> None:
+    import asyncio
+
+    admin_plane = _real("prime_rl.orchestrator.clients", "AdminPlane")
+    listing = httpx.get(call.discovery_url, trust_env=False, timeout=5.0).json()
+    urls = [
+        w["admin_base_url"]
+        for w in listing["workers"]
+        if w.get("admin_base_url") and w.get("model") in (None, call.model)
+    ]
+    config = _real_config(call, base_url=urls[0], admin_base_url=urls)
+    asyncio.run(_drive(admin_plane(config), call))
+
+
+def _real_dynamo(call: ClientCall) -> None:
+    import asyncio
+
+    dynamo_config = _real("prime_rl.configs.shared", "DynamoConfig")
+    dynamo_admin_plane = _real("prime_rl.inference.dynamo", "DynamoAdminPlane")
+
+    base = str(httpx.URL(call.discovery_url).copy_with(path="/v1", query=None))
+    config = _real_config(
+        call, base_url=base, dynamo=dynamo_config(discovery_url=call.discovery_url)
+    )
+    asyncio.run(_drive(dynamo_admin_plane(config, call.model), call))
+
+
+real_static_admin_plane = contract_client(_real_static)
+real_dynamo_admin_plane = contract_client(_real_dynamo)
