@@ -23,15 +23,12 @@ from conformance.results import Status
 
 pytestmark = pytest.mark.integration
 
-RUN: dict[str, Any] = {
-    "profiles": ["client"],
-    "topologies": 1,
-    "seed": 2,
-    "client_timeout": 20.0,
-    "client_poll_interval": 0.1,  # the models poll at CONFORMANCE_POLL_INTERVAL
-    "client_conventions": ("prime-nccl",),  # main's planes speak Prime's NCCL broadcaster only
-    "target": "reference",
-}
+#: Reference fleets, at the fast pace the models follow (CONFORMANCE_POLL_INTERVAL); main's planes
+#: speak Prime's NCCL broadcaster only.
+RUN: dict[str, Any] = dict(
+    profiles=["client"], topologies=1, seed=2, client_timeout=20.0, target="reference",
+    client_poll_interval=0.1, client_conventions=("prime-nccl",),
+)  # fmt: skip
 MAIN = "conformance.examples.prime_rl_main"
 
 
