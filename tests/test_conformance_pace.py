@@ -117,3 +117,15 @@ def test_a_client_slower_than_its_pace_fails_poll_1_only() -> None:
     poll = next(r for r in report.results if r.check == "POLL-1::retry-transient")
     assert "slower-than-declared" in poll.details["reasons"]
     assert os.environ.get(POLL_INTERVAL_ENV) is None  # the callable's environment was restored
+
+
+def test_no_real_dynamo_run_is_made_for_a_client_without_a_baseline() -> None:
+    # Every check a real Dynamo run feeds would be "not judged": the run is not made at all.
+    from conformance.client_profile import _decided
+
+    class WithoutBaseline:
+        def baseline_cause(self) -> str:
+            return "the client did not complete the conformant baseline"
+
+    for kind in ("dynamo:plan", "dynamo:error-then-ready", "dynamo:resize-after-init"):
+        assert _decided(WithoutBaseline(), kind) == WithoutBaseline().baseline_cause()  # type: ignore[arg-type]
