@@ -14,6 +14,7 @@ expectations run on its own ``AdminPlane`` and ``DynamoAdminPlane``; skipped oth
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -39,10 +40,17 @@ def _by_requirement(report: conformance.Report) -> dict[str, set[Status]]:
     return out
 
 
-def _plane(name: str, real: bool) -> str:
+def _plane(name: str, real: bool, monkeypatch: pytest.MonkeyPatch) -> str:
     if real:
-        from conformance.examples.prime_rl_main import real_code_unavailable
+        from conformance.examples.prime_rl_main import (
+            CHECKOUT_ENV,
+            CHECKOUT_PATHS,
+            real_code_unavailable,
+        )
 
+        root = os.environ.get(CHECKOUT_ENV)
+        for sub in CHECKOUT_PATHS if root else ():
+            monkeypatch.syspath_prepend(os.path.join(root or "", sub))
         why = real_code_unavailable()
         if why is not None:
             pytest.skip(why)
@@ -54,8 +62,8 @@ CODE = pytest.mark.parametrize("real", [False, True], ids=["model", "real code"]
 
 
 @CODE
-def test_mains_static_admin_plane(real: bool) -> None:
-    report = conformance.run(client=_plane("static_admin_plane", real), **RUN)
+def test_mains_static_admin_plane(real: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    report = conformance.run(client=_plane("static_admin_plane", real, monkeypatch), **RUN)
     failed = set(report.failed_requirements())
     assert {"RANK-3", "RANK-6", "RANK-2", "ADMIN-3", "POLL-4"} <= failed, failed
     assert not {"CRED-2", "BODY-5", "READY-5"} & failed, failed
@@ -68,8 +76,10 @@ def test_mains_static_admin_plane(real: bool) -> None:
 
 
 @CODE
-def test_mains_dynamo_admin_plane_fails_one_root_cause_and_judges_nothing_else(real: bool) -> None:
-    report = conformance.run(client=_plane("dynamo_admin_plane", real), **RUN)
+def test_mains_dynamo_admin_plane_fails_one_root_cause_and_judges_nothing_else(
+    real: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = conformance.run(client=_plane("dynamo_admin_plane", real, monkeypatch), **RUN)
     failed = [r for r in report.results if r.status is Status.FAIL]
     assert [r.check for r in failed] == ["RANK-2::refuse-wrong-sum"]
     assert "refused-valid-fleet" in failed[0].details["reasons"]

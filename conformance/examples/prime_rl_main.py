@@ -194,22 +194,22 @@ _REAL_MODULES = (
 
 
 def _real(module: str, name: str) -> Any:
-    """``name`` of the checkout's ``module`` (real_code_unavailable put it on the path)."""
+    """``name`` of the checkout's ``module``."""
     return getattr(importlib.import_module(module), name)
 
 
+#: Where a checkout keeps the packages the real planes import (the caller puts them on the path).
+CHECKOUT_PATHS = ("src", "packages/prime-rl-configs/src")
+
+
 def real_code_unavailable() -> str | None:
-    """Why the real planes cannot run here (None: they can): no checkout, or its imports fail."""
+    """Why the real planes cannot run here (None: they can): no checkout, or its modules do not
+    import (its ``CHECKOUT_PATHS`` not on the path, or its dependencies not installed)."""
     import os
-    import sys
 
     root = os.environ.get(CHECKOUT_ENV)
     if not root:
         return f"{CHECKOUT_ENV} is not set"
-    for sub in ("src", "packages/prime-rl-configs/src"):
-        path = os.path.join(root, sub)
-        if path not in sys.path:
-            sys.path.insert(0, path)
     try:
         for module in _REAL_MODULES:
             importlib.import_module(module)
