@@ -39,7 +39,6 @@ from conformance.client_runs import (
 from conformance.client_scenarios import (
     BACKOFF_FAILURES,
     MOVED_PATH,
-    POLL_INTERVAL_S,
     RETRY_AFTER_S,
     SCENARIOS,
     Scenario,
@@ -91,10 +90,42 @@ def _check(
 
     def register(func: CheckFunction) -> CheckFunction:
         named = title or (func.__doc__ or slug).strip().rstrip(".")
-        NEEDS[f"{requirement_id}::{slug}"] = needs
-        return check("client", requirement_id, slug, named)(func)
+        check_id = f"{requirement_id}::{slug}"
+        NEEDS[check_id] = needs
+
+        def judged(ctx: ClientContext) -> str | None:
+            return _one_cause(ctx, check_id, func)
+
+        judged.__name__, judged.__doc__ = func.__name__, func.__doc__
+        check("client", requirement_id, slug, named)(judged)
+        return func
 
     return register
+
+
+#: The checks that name a root cause themselves: the others report "not judged" with it.
+_BASELINE_CHECK = "RANK-2::refuse-wrong-sum"
+_PACE_CHECK = "POLL-1::retry-transient"
+
+
+def _one_cause(ctx: ClientContext, check_id: str, func: CheckFunction) -> str | None:
+    """One root cause, one failure. A client that never completed the conformant baseline fails
+    RANK-2 alone (a valid heterogeneous fleet must be accepted): without it a refusal elsewhere
+    proves nothing, so every other check is not judged. A client slower than its declared pace
+    fails POLL-1: another check's failure that rests only on runs it did not finish is not
+    judged (their deadlines were derived from the pace it declared)."""
+    cause = ctx.baseline_cause()
+    if cause is not None and check_id != _BASELINE_CHECK:
+        raise Skipped(f"not judged: {cause}")
+    try:
+        return func(ctx)
+    except Failed as failed:
+        cause = ctx.pace_cause() if check_id != _PACE_CHECK else None
+        kinds = set((failed.details or {}).get("runs", ()))
+        unfinished = {r.kind for r in ctx.runs if not r.returned}
+        if cause is not None and kinds and kinds <= unfinished:
+            raise Skipped(f"not judged: {cause}") from None
+        raise
 
 
 def checks_of_scenario(scenario_id: str) -> list[str]:
@@ -105,7 +136,8 @@ def checks_of_scenario(scenario_id: str) -> list[str]:
 def _wanted(run: RunContext) -> set[str]:
     """What the selected checks need, with every part of a needed composite."""
     chosen = {c.id for c in select_checks(run.options) if c.profile == "client"}
-    wanted = {need for check_id in chosen for need in NEEDS.get(check_id, ())}
+    # The baseline always runs: every verdict rests on it (_one_cause).
+    wanted = {"baseline"} | {need for check_id in chosen for need in NEEDS.get(check_id, ())}
     for s in SCENARIOS:
         if s.id in wanted:
             wanted.update(s.parts)
@@ -128,7 +160,8 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
     n_generated = max(1, opts.topologies) if "rank" in wanted else 0
     n_scenarios = sum(1 for s in SCENARIOS if s.id in wanted)
     run.notes.append(
-        f"client profile: {client.description} ({', '.join(declared)}) against reference fleets "
+        f"client profile: {client.description} ({', '.join(declared)}), judged at its pace "
+        f"({ctx.pace.describe()}), against reference fleets "
         f"(the pinned [2, 4, 1] fleet per convention, {n_scenarios} pinned scenarios and "
         f"{n_generated} generated topologies, seed {run.seed})"
     )
@@ -138,8 +171,7 @@ def _setup(run: RunContext) -> Iterator[ClientContext]:
     os.environ[SECRET_ENV] = secret
     runner = Runner(ctx, rng)
     try:
-        if "rank" in wanted or "refusal" in wanted:
-            runner.rank_runs(refusal="refusal" in wanted, with_plans="rank" in wanted)
+        runner.rank_runs(refusal="refusal" in wanted, with_plans="rank" in wanted)
         if "rank" in wanted:
             runner.generated_runs(n_generated, shape=native_lifecycle.shape_for)
         runner.scenarios(wanted, lambda s: _parts_failed(ctx, s))
@@ -207,9 +239,6 @@ def _completed(run: ClientRun, gave_up: str) -> Problems:
     return _plan_problems(run, offsets=False) + _ended(run, gave_up)
 
 
-_KEYWORD_FORMS = ("init_broadcaster", "collective_rpc init_broadcaster, keywords")
-
-
 def _plan_problems(run: ClientRun, *, sizes: bool = True, offsets: bool = True) -> Problems:
     """Every planned engine got an accepted init; with ``offsets`` (and ``sizes``) its values.
 
@@ -273,6 +302,12 @@ def _size_problems(run: ClientRun, engine: dict[str, object], rec: object, label
             ]
         return []
     problems: Problems = []
+    if rec.binding_problem is not None:
+        # A keyword the worker lacks is a TypeError in the engine; a positional argument binds to
+        # the parameter at its position (main's sixth, "default", sets quantisation).
+        problems.append(
+            Problem(run, "unbound-argument", f"{label}: {rec.form} {rec.binding_problem}")
+        )
     if rec.inference_world_size != run.inference_world_size:
         problems.append(
             Problem(
@@ -282,14 +317,9 @@ def _size_problems(run: ClientRun, engine: dict[str, object], rec: object, label
                 f"found {rec.inference_world_size!r}",
             )
         )
-    # RANK-3: the keyword forms of prime-nccl carry engine_world_size (the positional layouts
-    # have no slot for it).
-    needed = run.convention == Convention.PRIME_NCCL.value and rec.form in _KEYWORD_FORMS
-    if rec.engine_world_size is None and needed:
-        problems.append(
-            Problem(run, "no-engine-world-size", f"{label}: {rec.form} without engine_world_size")
-        )
-    elif rec.engine_world_size is not None and rec.engine_world_size != engine["world_size"]:
+    # RANK-3: engine_world_size only where the target worker takes it; when sent, it is the
+    # engine's own (the rank math needs the offsets and W, which every form carries).
+    if rec.engine_world_size is not None and rec.engine_world_size != engine["world_size"]:
         problems.append(
             Problem(
                 run,
@@ -471,13 +501,19 @@ def check_coordinates(ctx: ClientContext) -> str | None:
     return f"{judged} run(s): one set of group coordinates per run"
 
 
-@_check("RANK-2", "refuse-wrong-sum", needs=("refusal",))
+@_check("RANK-2", "refuse-wrong-sum", needs=("refusal", "baseline"))
 def check_refusal(ctx: ClientContext) -> str | None:
-    """A fleet whose world sizes do not sum to W is refused before any request."""
+    """A fleet whose world sizes sum to W is accepted; one that does not is refused before any
+    request."""
     refusals = [r for r in ctx.runs if r.expect_refusal]
     if not refusals:
         raise CheckError("no refusal run was made")
     problems: Problems = []
+    cause = ctx.baseline_cause()
+    if cause is not None:
+        # The refusal proves nothing when the right W is refused as well: no vacuous pass.
+        baseline = next(r for r in ctx.runs if r.kind == "rank")
+        problems.append(Problem(baseline, "refused-valid-fleet", cause))
     for run in refusals:
         total = sum(e["world_size"] for e in run.engines)
         if run.admin_calls:  # "before any request": any call to an engine, not only an init
@@ -899,7 +935,7 @@ def check_retry(ctx: ClientContext) -> str | None:
             problems.append(
                 Problem(backoff, "no-retry", f"only {len(gaps)} poll(s) followed a 503")
             )
-    elif gaps[-1] < max(2 * gaps[0], POLL_INTERVAL_S):
+    elif gaps[-1] < max(2 * gaps[0], ctx.pace.poll_interval):
         # SPEC §10's bounds: the waits grow at least fourfold over four failures, jitter of up to
         # the backoff itself included, and the last is at least the poll interval.
         problems.append(
@@ -907,9 +943,12 @@ def check_retry(ctx: ClientContext) -> str | None:
                 backoff,
                 "backoff-not-growing",
                 f"waits after {len(gaps)} consecutive 503s without Retry-After: {shown} s "
-                f"(expected the last >= twice the first and >= {POLL_INTERVAL_S:g} s)",
+                f"(expected the last >= twice the first and >= {ctx.pace.poll_interval:g} s)",
             )
         )
+    slow = ctx.pace_problem()
+    if slow is not None:
+        problems.append(Problem(backoff, "slower-than-declared", slow))
     return _verdict(
         problems,
         lambda: (
@@ -1267,6 +1306,9 @@ def _decided(ctx: ClientContext, kind: str) -> str | None:
     it. This keeps a client that misbehaves everywhere from waiting out real Dynamo's deadlines."""
     from conformance.registry import all_checks
 
+    cause = ctx.baseline_cause()
+    if cause is not None:  # every check it feeds is not judged
+        return cause
     funcs = {c.id: c.func for c in all_checks(["client"])}
     for check_id in _DYNAMO_FEEDS[kind]:
         try:

@@ -36,9 +36,8 @@ from conformance.client_scenarios import (
     MAX_BODY_BYTES,
     PINNED_NATIVE_TOPOLOGY,
     PINNED_TOPOLOGY,
-    PLAN_S,
-    POLL_INTERVAL_S,
     SCENARIOS,
+    Pace,
     Scenario,
     heterogeneous,
     plain,
@@ -58,7 +57,6 @@ __all__ = [
     "CONVENTIONS",
     "GRACE_S",
     "HANG_LIMIT",
-    "RANK_TIMEOUT_S",
     "REAL_DYNAMO",
     "ClientContext",
     "ClientRun",
@@ -81,9 +79,9 @@ HANG_LIMIT = 2
 #: to its grace, since its own deadline counts from when it is up.
 COMMAND_START_S = 5.0
 HUNG_TIMEOUT_S, HUNG_GRACE_S = 0.5, 0.5
-#: The deadline of a rank run: a fleet that is ready from the start needs two polls, the inits
-#: and one update (a plan, PLAN_S), on up to a dozen engines: twice a scenario's.
-RANK_TIMEOUT_S = 2 * PLAN_S
+#: A rank run's deadline, in plans: a fleet that is ready from the start needs two polls, the inits
+#: and one update (a plan, ``Pace.plan``), on up to a dozen engines: twice a scenario's.
+RANK_PLANS = 2
 #: The deadlines of the real Dynamo runs: a plan on a fleet that is ready (the real frontend probes
 #: every worker on each poll), and a run during which the harness kills, restarts or resizes an
 #: engine (the change itself takes seconds).
@@ -97,6 +95,14 @@ def _real() -> str:
     from conformance.runner import dynamo_release
 
     return f"{REAL_DYNAMO} {dynamo_release()}"
+
+
+LISTING_PATH = "/v1/rl/workers"
+
+
+def is_listing(r: RecordedRequest) -> bool:
+    """Whether a request on the RL listener is a listing request: ``GET /v1/rl/workers``."""
+    return r.method == "GET" and r.path == LISTING_PATH
 
 
 @dataclass
@@ -113,7 +119,8 @@ class ClientRun:
     engines: list[dict[str, Any]] = field(default_factory=list)  # the plan's engines, canonical
     others: list[dict[str, Any]] = field(default_factory=list)  # listed, outside the plan
     admin_calls: list[RecordedRequest] = field(default_factory=list)  # admin + engine routes
-    listing_calls: list[RecordedRequest] = field(default_factory=list)  # to the RL listener
+    listing_calls: list[RecordedRequest] = field(default_factory=list)  # GET /v1/rl/workers
+    other_listener_calls: list[RecordedRequest] = field(default_factory=list)  # the rest of it
     outcome: str = ""  # "returned" | "raised" | "exit N" | "timed out", for the report
     returned: bool = False
     hung: bool = False  # still running at its deadline plus GRACE_S (stopped)
@@ -141,6 +148,11 @@ class ClientRun:
         value = (self.result or {}).get("requirement")
         return value if isinstance(value, str) else None
 
+    @property
+    def worker(self) -> str:
+        """The Prime worker a ``collective_rpc`` init reaches under this run's convention."""
+        return "nixl" if self.convention == Convention.NIXL.value else "nccl"
+
     def init_calls(self) -> dict[str, list[RecordedRequest]]:
         """Engine key -> the broadcast-init calls it received (every wire form)."""
         out: dict[str, list[RecordedRequest]] = {}
@@ -155,7 +167,7 @@ class ClientRun:
         for key, calls in self.init_calls().items():
             for call in calls:
                 try:
-                    out.setdefault(key, []).append(init_record(call))
+                    out.setdefault(key, []).append(init_record(call, self.worker))
                 except Uninterpretable as exc:
                     raise CheckError(
                         f"{self.name}: the suite cannot read this init call, so it judges "
@@ -177,6 +189,17 @@ class ClientRun:
         ]
 
 
+#: A client keeps its declared pace when its median wait after a complete poll is at most this
+#: multiple of the pace, plus this slack (a loaded machine's scheduling).
+PACE_TOLERANCE, PACE_SLACK_S = 1.5, 0.1
+
+
+def _completed_baseline(run: ClientRun) -> bool:
+    """Whether the client returned from ``run`` with every planned engine initialised."""
+    inits = run.init_calls()
+    return run.returned and all(e["key"] in inits for e in run.engines)
+
+
 class ClientContext(ProfileContext):
     """Every client run of this profile (done in setup; the checks judge the records)."""
 
@@ -187,6 +210,10 @@ class ClientContext(ProfileContext):
         self.run = run
         self.client = client
         self.conventions = conventions
+        #: The pace the client really has (--client-poll-interval): every deadline derives from it.
+        self.pace = Pace(
+            float(run.options.client_poll_interval), bool(run.options.client_whole_seconds)
+        )
         self.runs: list[ClientRun] = []
         #: Composite scenario id -> why it was not run (a part failed alone).
         self.not_run: dict[str, str] = {}
@@ -198,6 +225,56 @@ class ClientContext(ProfileContext):
             for r in self.runs
             if r.kind == "rank" and (convention is None or r.convention == convention)
         ]
+
+    def baseline_cause(self) -> str | None:
+        """Why no verdict can rest on this client: it never completed the conformant baseline
+        (the pinned heterogeneous fleet, told the right W, in its main convention), so a refusal
+        elsewhere proves nothing. None: it completed it (returned, every engine initialised)."""
+        baseline = [
+            r
+            for r in self.runs
+            if r.kind == "rank"
+            and r.convention == self.conventions[0]
+            and r.name.startswith("pinned")
+        ]
+        if not baseline or any(_completed_baseline(r) for r in baseline):
+            return None
+        run = baseline[0]
+        sizes = [e["world_size"] for e in run.engines]
+        initialised = len(run.init_calls())
+        return (
+            f"the client did not complete the conformant baseline, a valid heterogeneous fleet "
+            f"{sizes} told W={run.inference_world_size} ({run.convention}): client {run.outcome} "
+            f"after {len(run.listing_calls)} listing request(s), {initialised} of "
+            f"{len(run.engines)} engine(s) initialised (RANK-2)"
+        )
+
+    def pace_cause(self) -> str | None:
+        """Why a run the client did not finish says nothing of its own requirement: the client
+        polls a listing slower than the pace it declared (``--client-poll-interval``), so every
+        deadline derived from that pace is too short for it (POLL-1). None: it keeps its pace."""
+        slow = self.pace_problem()
+        return None if slow is None else f"{slow} (POLL-1)"
+
+    def pace_problem(self) -> str | None:
+        """The client's measured poll interval when slower than declared: the median wait after a
+        complete (200) listing that did not end its polling, over every run."""
+        gaps = sorted(
+            b.time - a.time
+            for r in self.runs
+            for a, b in zip(r.listing_calls, r.listing_calls[1:], strict=False)
+            if a.status == 200
+        )
+        if not gaps:
+            return None
+        median = gaps[len(gaps) // 2]
+        declared = self.pace.poll_interval
+        if median <= PACE_TOLERANCE * declared + PACE_SLACK_S:
+            return None
+        return (
+            f"the client polls a pending listing every {median:.2f} s (median of {len(gaps)} "
+            f"waits after a 200), slower than its declared pace of {declared:g} s"
+        )
 
     def scenario(self, scenario_id: str) -> ClientRun:
         """The run of one pinned scenario (CheckError when it was not run)."""
@@ -241,6 +318,7 @@ def call_client(
     extra_env: dict[str, str] | None = None,
     *,
     grace: float = GRACE_S,
+    poll_interval: float | None = None,
 ) -> None:
     """Run the client once (either form) and record its exit, result and error text in ``run``;
     a client still running ``grace`` seconds past its deadline is stopped and marked ``hung``."""
@@ -257,7 +335,7 @@ def call_client(
             timeout,
             max_body_bytes=MAX_BODY_BYTES,
             result_file=result_file,
-            poll_interval=POLL_INTERVAL_S,
+            poll_interval=poll_interval,
         )
         run.started = time.time()
         if client.command is not None:
@@ -440,6 +518,11 @@ class Runner:
             stop.join()
         self._stopping.clear()
 
+    def _plans(self, count: int) -> float:
+        """The deadline of ``count`` plans at the client's pace."""
+        pace = self.ctx.pace
+        return pace.deadline(count * pace.plan)
+
     @property
     def _timeout(self) -> float:
         return float(self.ctx.run.options.client_timeout)
@@ -469,13 +552,25 @@ class Runner:
             deadline,
             extra_env=extra_env,
             grace=grace,
+            poll_interval=self.ctx.pace.poll_interval,
         )
         client_run.elapsed = time.monotonic() - started
         client_run.outcome += f" in {client_run.elapsed:.1f} s"
         self._keep_log(client_run)
         calls = fleet.recorder.requests()
         client_run.admin_calls = [r for r in calls if r.server in ("admin", "system")]
-        client_run.listing_calls = [r for r in calls if r.server == "frontend"]
+        # Only GET /v1/rl/workers is a listing request; any other request on the listener (a
+        # health check, say) is kept apart and reported, never judged as a poll.
+        listener = [r for r in calls if r.server == "frontend"]
+        client_run.listing_calls = [r for r in listener if is_listing(r)]
+        client_run.other_listener_calls = [r for r in listener if not is_listing(r)]
+        if client_run.other_listener_calls:
+            seen = sorted({f"{r.method} {r.path}" for r in client_run.other_listener_calls})
+            self.ctx.run.notes.append(
+                f"client profile: {client_run.name}: {len(client_run.other_listener_calls)} "
+                f"request(s) on the listener other than GET {LISTING_PATH} (not judged as "
+                f"listing requests): {', '.join(seen[:5])}"
+            )
         failure = self._start_failure(client_run)
         if failure is not None:
             raise CheckError(
@@ -516,7 +611,9 @@ class Runner:
         ``refusal``, once told the wrong W."""
         from prime_rl_dynamo.topology import topology_from_dict
 
-        declared, main = self.ctx.conventions if with_plans else (), self.main
+        # Without plans, the main convention's plan alone: the conformant baseline every other
+        # verdict rests on (ClientContext.baseline_cause).
+        declared, main = self.ctx.conventions if with_plans else (self.main,), self.main
         native = Convention.VLLM_NATIVE_NCCL.value
         fleets = [
             (PINNED_TOPOLOGY, [c for c in declared if c != native], refusal and main != native),
@@ -543,8 +640,8 @@ class Runner:
                 for name, conv, told, kind in plans:
                     run = _new_run(self.rng, name, kind, conv, told, engines=ready, others=others)
                     # The refusal waits out its whole deadline (READY-3): a plan's is enough.
-                    timeout = PLAN_S if kind == "refusal" else RANK_TIMEOUT_S
-                    self.one(fleet, run, model=pinned.model, timeout=timeout)
+                    count = 1 if kind == "refusal" else RANK_PLANS
+                    self.one(fleet, run, model=pinned.model, timeout=self._plans(count))
 
     def generated_runs(
         self,
@@ -585,7 +682,7 @@ class Runner:
                     engines=ready,
                     others=others,
                 )
-                self.one(fleet, client_run, model=topology.model, timeout=RANK_TIMEOUT_S)
+                self.one(fleet, client_run, model=topology.model, timeout=self._plans(RANK_PLANS))
 
     # -- the scenarios ------------------------------------------------------------------------
 
@@ -610,7 +707,9 @@ class Runner:
         """One scenario; the plan the client should have reached is read after it ends."""
         from prime_rl_dynamo.topology import topology_from_dict
 
-        topology = topology_from_dict(scenario.topology, source=f"scenario {scenario.id}")
+        pace = self.ctx.pace
+        ready_after = scenario.ready_after(pace)
+        topology = topology_from_dict(scenario.fleet(pace), source=f"scenario {scenario.id}")
         with self.fleet(topology, faults=scenario.faults) as fleet:
             for key, attribute, value in scenario.engine_setup:
                 setattr(fleet.engine(key), attribute, value)
@@ -626,7 +725,7 @@ class Runner:
                 pending_listings=scenario.pending_listings,
                 parts=scenario.parts,
             )
-            if scenario.ready_after is not None:
+            if ready_after is not None:
                 # The schedule counts from the client's first listing request.
                 fleet.frontend.started = float("inf")
                 fleet.frontend.schedule_from_first_listing = True
@@ -641,14 +740,14 @@ class Runner:
                 fleet,
                 client_run,
                 model=topology.model,
-                timeout=scenario.timeout,
+                timeout=scenario.timeout(pace),
                 url=url,
                 extra_env=extra_env,
             )
-            if scenario.ready_after is not None:
+            if ready_after is not None:
                 first = client_run.listing_calls[0].time if client_run.listing_calls else None
-                client_run.ready_at = None if first is None else first + scenario.ready_after
-                _schedule_done(fleet, client_run.ready_at, scenario.ready_after)
+                client_run.ready_at = None if first is None else first + ready_after
+                _schedule_done(fleet, client_run.ready_at, ready_after)
             if scenario.proxy:
                 client_run.foreign = other.recorder.requests()
             else:

@@ -7,14 +7,18 @@ of the call), so whatever a client does wrong in it has one cause: the scenario'
 composite (``parts``) combines single-variable scenarios and is run only after each part passed
 alone; its report names the parts.
 
-Every scenario has its own deadline (``Scenario.timeout``), derived from what it needs: a plan
-(``PLAN_S``) after the fleet heals (0.4 s, or a few pending polls, or a Retry-After), or one
-request to refuse (``REFUSE_S``). A client that waits out every deadline so costs the profile
-about a minute and a half on reference fleets; a conformant one a fraction of that.
+Every deadline and every schedule comes from the client's pace (``Pace``: the poll interval the
+client really has, ``--client-poll-interval``, and whether it takes its timeouts in whole
+seconds). Each scenario's deadline (``Scenario.timeout``) is derived from what it needs: a plan
+(``Pace.plan``) after the fleet heals (four poll intervals, a few pending polls, or a
+Retry-After), or one request to refuse (``REFUSE_S``). A fleet that heals does so after four of
+the client's poll intervals, so a client that plans on the first ready snapshot is caught at any
+pace.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,17 +28,18 @@ from prime_rl_dynamo.topology import ENGINE_ROUTE_VOCABULARY
 __all__ = [
     "BACKOFF_FAILURES",
     "BASE",
+    "DEFAULT_POLL_INTERVAL_S",
     "DYNAMO_TOPOLOGY",
+    "FAST_POLL_INTERVAL_S",
     "MAX_BODY_BYTES",
     "MOVED_PATH",
     "OTHER_MODEL",
     "PINNED_NATIVE_TOPOLOGY",
     "PINNED_TOPOLOGY",
-    "PLAN_S",
-    "POLL_INTERVAL_S",
     "REFUSE_S",
     "RETRY_AFTER_S",
     "SCENARIOS",
+    "Pace",
     "Scenario",
     "heterogeneous",
     "plain",
@@ -48,24 +53,63 @@ MAX_BODY_BYTES = 2 * 1024 * 1024
 #: Where the scenario admin-redirect-same-origin redirects engine-b's admin calls (same origin).
 MOVED_PATH = "/moved"
 
-#: The poll interval the calling contract passes (``CONFORMANCE_POLL_INTERVAL``): the deadlines
-#: below are derived from it.
-POLL_INTERVAL_S = 0.1
-#: What a conformant client needs to plan a fleet that is ready: two polls a poll interval apart,
-#: the inits and one weight update. The spec client takes 0.2 to 0.4 s at a load of 1.3 on two
-#: cores; the rest is room for a loaded machine.
-PLAN_S = 1.5
+#: The pace a trainer team's first run is judged at unless it declares another: what this
+#: package's pool and Prime-RL poll at (``defaults.POLL_INTERVAL``; Prime-RL has no poll interval).
+DEFAULT_POLL_INTERVAL_S = 1.0
+#: The fast pace, for clients that honour ``CONFORMANCE_POLL_INTERVAL`` (the suite's own tests).
+FAST_POLL_INTERVAL_S = 0.1
+#: What a plan needs beside its two polls: the inits and one weight update, and room for a loaded
+#: machine (the spec client takes 0.2 to 0.4 s at a load of 1.3 on two cores).
+_PLAN_ROOM_S = 1.3
 #: What it needs to refuse a listing after one request (the spec client: under 0.1 s).
 REFUSE_S = 1.0
-#: The Retry-After of the scenario "retryable", and what the backoff after its reset and its 503
-#: may add (a base interval with jitter, twice).
-RETRY_AFTER_S, _BACKOFF_S = 2.0, 0.5
+#: The Retry-After of the scenario "retryable" (the fleet's, whatever the pace).
+RETRY_AFTER_S = 2.0
+#: The scenario "retryable": what the backoff after its reset and its 503 may add, in poll
+#: intervals (a base interval of at most one poll interval with jitter, a few times).
+_BACKOFF_POLLS = 5
 #: The scenario "backoff": this many consecutive 503s without Retry-After before the listing is
 #: ready. SPEC §10 bounds the base interval to [poll interval / 4, poll interval] and the cap to at
 #: least 8 times the base, with jitter of at most the backoff itself: the four waits then grow at
 #: least fourfold, the last at least the poll interval, and sum to at most 2 * 15 poll intervals.
 BACKOFF_FAILURES = 4
-_BACKOFF_WAITS_S = 2 * 15 * POLL_INTERVAL_S
+_BACKOFF_WAITS_POLLS = 2 * 15
+#: When a fleet that is not ready becomes ready, in the client's poll intervals from its first
+#: listing request: a client that plans on its first two polls plans before it.
+HEAL_POLLS = 4
+
+
+@dataclass(frozen=True)
+class Pace:
+    """The pace the client under test really has: every deadline and schedule derives from it.
+
+    ``poll_interval``: seconds between its polls of a pending listing (``--client-poll-interval``,
+    passed as ``CONFORMANCE_POLL_INTERVAL`` for a client that can follow it); ``whole_seconds``:
+    it takes its timeouts in whole seconds (Prime-RL's ``wait_for_ready_timeout``), so every
+    deadline it is given is rounded up to one.
+    """
+
+    poll_interval: float = DEFAULT_POLL_INTERVAL_S
+    whole_seconds: bool = False
+
+    def polls(self, count: float) -> float:
+        """``count`` poll intervals, in seconds."""
+        return round(count * self.poll_interval, 3)
+
+    @property
+    def plan(self) -> float:
+        """What a conformant client needs to plan a fleet that is ready: two polls a poll interval
+        apart, the inits and one weight update."""
+        return round(_PLAN_ROOM_S + 2 * self.poll_interval, 2)
+
+    def deadline(self, seconds: float) -> float:
+        """The deadline the client is given for ``seconds`` of need (whole seconds: rounded up)."""
+        return float(math.ceil(seconds - 1e-9)) if self.whole_seconds else round(seconds, 2)
+
+    def describe(self) -> str:
+        """The pace as the report states it."""
+        whole = ", timeouts in whole seconds" if self.whole_seconds else ""
+        return f"polls every {self.poll_interval:g} s{whole}"
 
 
 @dataclass(frozen=True)
@@ -84,7 +128,8 @@ class Scenario:
     expect: str = "complete"
     faults: tuple[str, ...] = ()
     waits: float = 0.0  # what the fleet makes a conformant client wait (a Retry-After, say)
-    ready_after: float | None = None  # seconds after start (the topology's schedule)
+    wait_polls: float = 0.0  # and what its backoff may add, in poll intervals
+    heals: bool = False  # the topology's schedule makes it ready after HEAL_POLLS poll intervals
     ready_from_listing: int | None = None  # listing request number (a fault's :COUNT)
     pending_listings: tuple[int, ...] = ()  # listing request numbers that present it pending
     api_key: str | None = None  # None: a random key
@@ -94,16 +139,27 @@ class Scenario:
     engine_setup: tuple[tuple[str, str, Any], ...] = ()  # (engine key, attribute, value)
     parts: tuple[str, ...] = ()  # a composite: the single-variable scenarios it combines
 
-    @property
-    def timeout(self) -> float:
-        """The client's deadline in this scenario, derived from what a conformant client needs:
-        one request to refuse (``REFUSE_S``) or a plan (``PLAN_S``), after whatever the fleet
-        makes it wait (its schedule, its pending polls, a Retry-After)."""
-        base = REFUSE_S if self.expect == "fatal" else PLAN_S
-        pending = POLL_INTERVAL_S * max(
-            len(self.pending_listings), (self.ready_from_listing or 1) - 1
-        )
-        return round(base + self.waits + (self.ready_after or 0.0) + pending, 2)
+    def ready_after(self, pace: Pace) -> float | None:
+        """When the fleet becomes ready, seconds after the client's first listing request."""
+        return pace.polls(HEAL_POLLS) if self.heals else None
+
+    def fleet(self, pace: Pace) -> dict[str, Any]:
+        """The topology at ``pace``: its schedule's events happen once the fleet heals."""
+        at = self.ready_after(pace)
+        if at is None:
+            return self.topology
+        schedule = [{**event, "at": at} for event in self.topology["schedule"]]
+        return {**self.topology, "schedule": schedule}
+
+    def timeout(self, pace: Pace) -> float:
+        """The client's deadline in this scenario at ``pace``, derived from what a conformant
+        client needs: one request to refuse (``REFUSE_S``) or a plan (``Pace.plan``), after
+        whatever the fleet makes it wait (its schedule, its pending polls, a Retry-After, a
+        backoff)."""
+        base = REFUSE_S if self.expect == "fatal" else pace.plan
+        pending = max(len(self.pending_listings), (self.ready_from_listing or 1) - 1)
+        waits = self.waits + pace.polls(self.wait_polls + pending)
+        return pace.deadline(base + waits + (self.ready_after(pace) or 0.0))
 
 
 def _fleet(*engines: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -124,12 +180,13 @@ BASE = _fleet(_A, _B)
 _DEAD = {"reply_error": "engine is dead"}
 
 
-def _join(at: float, leave: str | None, join: str | None) -> list[dict[str, Any]]:
+def _join(leave: str | None, join: str | None) -> list[dict[str, Any]]:
+    # "at" is set by Scenario.fleet, from the pace.
     events = []
     if leave:
-        events.append({"at": at, "action": "leave", "engine": leave})
+        events.append({"at": 0.0, "action": "leave", "engine": leave})
     if join:
-        events.append({"at": at, "action": "join", "engine": join})
+        events.append({"at": 0.0, "action": "join", "engine": join})
     return events
 
 
@@ -144,18 +201,18 @@ def _pending_until_join(
     replaces: str | None = None,
 ) -> Scenario:
     """A fleet that is not ready for W while only ``listed`` is, until ``joining`` joins (and
-    ``replaces`` leaves) after 0.4 s."""
-    schedule = _join(0.4, replaces, f"dynamo.{joining['component']}#0")
+    ``replaces`` leaves) once the fleet heals."""
+    schedule = _join(replaces, f"dynamo.{joining['component']}#0")
     fleet = _fleet(*listed, {**joining, "present": False}, schedule=schedule)
-    return Scenario(id, requirement, what, fleet, w, ready_after=0.4)
+    return Scenario(id, requirement, what, fleet, w, heals=True)
 
 
 def _pending_until_leave(id: str, requirement: str, what: str, leaving: dict[str, Any]) -> Scenario:
-    """The baseline plus ``leaving`` (which keeps it pending), until it leaves after 0.4 s. The
-    rest sums to W all along, so a client that silently drops ``leaving`` plans 0.4 s early."""
-    schedule = _join(0.4, f"dynamo.{leaving['component']}#0", None)
+    """The baseline plus ``leaving`` (which keeps it pending), until it leaves once the fleet
+    heals. The rest sums to W all along, so a client that silently drops ``leaving`` plans early."""
+    schedule = _join(f"dynamo.{leaving['component']}#0", None)
     return Scenario(
-        id, requirement, what, _fleet(_A, _B, leaving, schedule=schedule), 3, ready_after=0.4
+        id, requirement, what, _fleet(_A, _B, leaving, schedule=schedule), 3, heals=True
     )
 
 
@@ -221,20 +278,20 @@ _SINGLE: tuple[Scenario, ...] = (
     Scenario("error-then-ready", "READY-1", "a matching worker carries error for the first 3 polls",
              BASE, 3, faults=("error-workers=1:3",), ready_from_listing=4),
     _pending_until_leave("error-then-gone", "READY-1",
-                         "a third matching worker carries error until it leaves after 0.4 s",
+                         "a third matching worker carries error until it leaves once the fleet heals",
                          {"component": "engine-c", "world_size": 1, "faults": _DEAD}),
     _pending_until_join("no-admin-then-ready", "READY-2",
-                        "a matching worker has no admin URL until it is replaced after 0.4 s", 4,
+                        "a matching worker has no admin URL until it is replaced once the fleet heals", 4,
                         [_A, _B, {"component": "engine-c", "world_size": 1, "admin": False}],
                         {"component": "engine-d", "world_size": 1}, replaces="dynamo.engine-c#0"),
     _pending_until_leave("no-admin-then-gone", "READY-2",
-                         "a third matching worker has no admin URL until it leaves after 0.4 s",
+                         "a third matching worker has no admin URL until it leaves once the fleet heals",
                          {"component": "engine-c", "world_size": 1, "admin": False}),
     _pending_until_join("sum-then-ready", "READY-3",
-                        "world sizes sum to 3 of W = 5 until an engine joins after 0.4 s", 5,
+                        "world sizes sum to 3 of W = 5 until an engine joins once the fleet heals", 5,
                         [_A, _B], {"component": "engine-d", "world_size": 2}),
     _pending_until_leave("sum-above-then-ready", "READY-3",
-                         "world sizes sum to 4 of W = 3 until a third engine leaves after 0.4 s",
+                         "world sizes sum to 4 of W = 3 until a third engine leaves once the fleet heals",
                          {"component": "engine-c", "world_size": 1}),
     Scenario("streak-broken", "READY-4", "the 2nd listing request answers 503; the others are "
              "complete and identical", BASE, 3, faults=("unavailable:2-2",)),
@@ -254,15 +311,15 @@ _SINGLE: tuple[Scenario, ...] = (
                              "admin": False}), 3),
     _pending_until_join("none-then-ready", "READY-6",
                         "only another model's worker (its world size W) is listed until the "
-                        "model's engine joins after 0.4 s", 2,
+                        "model's engine joins once the fleet heals", 2,
                         [{"component": "judge", "world_size": 2, "model": OTHER_MODEL}],
                         {"component": "engine-d", "world_size": 2}),
     Scenario("retryable", "POLL-1", "a connection reset, then 429 with Retry-After: 2, then 503",
              BASE, 3, faults=("reset:1", f"rate-limit={RETRY_AFTER_S:g}:2", "unavailable:3"),
-             ready_from_listing=4, waits=RETRY_AFTER_S + _BACKOFF_S),
+             ready_from_listing=4, waits=RETRY_AFTER_S, wait_polls=_BACKOFF_POLLS),
     Scenario("backoff", "POLL-1", f"{BACKOFF_FAILURES} consecutive 503s without Retry-After, "
              "then ready", BASE, 3, faults=(f"unavailable:1-{BACKOFF_FAILURES}",),
-             ready_from_listing=BACKOFF_FAILURES + 1, waits=_BACKOFF_WAITS_S),
+             ready_from_listing=BACKOFF_FAILURES + 1, wait_polls=_BACKOFF_WAITS_POLLS),
     Scenario("proxy-environment", "POLL-4", "HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name another "
              "origin", BASE, 3, proxy=True),
     Scenario("userinfo-url", "CRED-1", "the configured discovery URL carries user:password@",

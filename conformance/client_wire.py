@@ -56,6 +56,9 @@ class InitRecord:
     timeout: Any = None
     session_id: Any = None
     status: int = 0
+    #: Why the call binds to no Prime-RL worker's init_broadcaster of its family (a TypeError, or
+    #: a non-boolean quantize_in_weight_transfer); None: it binds (RANK-3, RANK-5).
+    binding_problem: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -141,27 +144,59 @@ def _record(r: RecordedRequest, family: str, values: dict[str, Any], form: str) 
     return InitRecord(engine=r.engine, form=form, family=family, status=r.status, **fields)
 
 
-def _positional(r: RecordedRequest, args: list[Any], timeout: Any) -> InitRecord:
-    """The two positional layouts of ``init_broadcaster``: NIXL (6 args) and NCCL (7 args)."""
-    names = ["host", "port", "rank_offset", "inference_world_size", "timeout"]
-    if len(args) == 6 and (args[5] is None or isinstance(args[5], str)):
-        form, names = "collective_rpc init_broadcaster, positional (NIXL)", [*names, "session_id"]
-    elif len(args) == 7:
-        form = "collective_rpc init_broadcaster, positional (NCCL)"
-        names = [*names, "quantize_in_weight_transfer", "backend"]
+def _binding(
+    worker: str, args: list[Any], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """Bind an ``init_broadcaster`` call to the ``worker`` (``"nccl"`` or ``"nixl"``) of every
+    Prime-RL generation: (what bound, None) at the first one it fits, with a boolean
+    ``quantize_in_weight_transfer``; else (what bound to the first, why it fits none)."""
+    from conformance.prime_rl_engines import GENERATIONS, bind
+
+    first: dict[str, Any] | None = None
+    why: list[str] = []
+    for generation in GENERATIONS.values():
+        parameters = generation.worker_init(worker)
+        if parameters is None:
+            continue
+        bound, error = bind(parameters, args, kwargs)
+        quantize = bound.get("quantize_in_weight_transfer", False)
+        if error is None and not isinstance(quantize, bool):
+            error = f"quantize_in_weight_transfer bound to {quantize!r}, not a boolean"
+        if error is None:
+            return bound, None
+        first = bound if first is None else first
+        why.append(f"{generation.name}: {error}")
+    return first or {}, f"fits no Prime-RL {worker} worker's init_broadcaster ({'; '.join(why)})"
+
+
+def _rpc_init(
+    r: RecordedRequest, args: list[Any], kwargs: dict[str, Any], timeout: Any, worker: str
+) -> InitRecord:
+    """``collective_rpc`` ``init_broadcaster``, positional or keywords, read as the target worker
+    binds it (a sixth positional argument of the NCCL worker is quantize_in_weight_transfer)."""
+    bound, problem = _binding(worker, args, kwargs)
+    if args:
+        layout = "NIXL" if worker == "nixl" else "NCCL"
+        form = f"collective_rpc init_broadcaster, positional ({layout})"
     else:
-        raise Uninterpretable(
-            f"{describe_call(r)}: positional args of length {len(args)} match neither layout "
-            "of init_broadcaster (6: host, port, rank_offset, inference_world_size, timeout, "
-            "session_id; 7: ..., timeout, quantize_in_weight_transfer, backend)"
-        )
-    fields = dict(zip(names, args, strict=True))
-    fields.setdefault("timeout", timeout)
-    return _record(r, "prime", fields, form)
+        form = "collective_rpc init_broadcaster, keywords"
+    fields = {field: bound.get(key) for field, key in _WIRE_KEYS["prime"].items()}
+    if fields["timeout"] is None:
+        fields["timeout"] = timeout
+    return InitRecord(
+        engine=r.engine,
+        form=form,
+        family="prime",
+        status=r.status,
+        binding_problem=problem,
+        **fields,
+    )
 
 
-def init_record(r: RecordedRequest) -> InitRecord:
-    """The one record of a broadcast init (``is_init(r)`` must hold); Uninterpretable otherwise."""
+def init_record(r: RecordedRequest, worker: str = "nccl") -> InitRecord:
+    """The one record of a broadcast init (``is_init(r)`` must hold); Uninterpretable otherwise.
+    ``worker``: the Prime worker a ``collective_rpc`` init reaches (``"nccl"``, or ``"nixl"``
+    under the nixl convention), whose signature binds its arguments."""
     route = _route(r)
     if route is not None:
         body = _object(r.json if r.json is not None else {}, "the body", r)
@@ -192,10 +227,10 @@ def init_record(r: RecordedRequest) -> InitRecord:
             f"{describe_call(r)}: init_broadcaster with both args and kwargs is no known form"
         )
     if args:
-        return _positional(r, args, body.get("timeout"))
+        return _rpc_init(r, args, {}, body.get("timeout"), worker)
     if "rank_offset" not in kwargs:
         raise Uninterpretable(
             f"{describe_call(r)}: init_broadcaster with neither positional args nor a "
             "rank_offset keyword"
         )
-    return _record(r, "prime", kwargs, "collective_rpc init_broadcaster, keywords")
+    return _rpc_init(r, [], kwargs, body.get("timeout"), worker)

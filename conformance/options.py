@@ -303,6 +303,18 @@ class Options:
     client_timeout: float = _seconds(
         60.0, "--client-timeout", "seconds a client under test may take per topology"
     )
+    client_poll_interval: float = _seconds(
+        1.0,
+        "--client-poll-interval",
+        "the poll interval the client under test really has, seconds (default 1: this package's "
+        "pool and Prime-RL's); every deadline and schedule of the client profile derives from it, "
+        "and a client that can follow it gets it as CONFORMANCE_POLL_INTERVAL",
+    )
+    client_whole_seconds: bool = _switch(
+        "--client-whole-seconds",
+        "the client under test takes its timeouts in whole seconds (Prime-RL's "
+        "wait_for_ready_timeout): every deadline it is given is rounded up to one",
+    )
     skip_requirements: tuple[str, ...] = _ids(
         "--skip-requirement",
         "do not run the checks of this requirement ID (repeatable; reported as skipped)",

@@ -99,11 +99,18 @@ class PollingPolicy:
     timeout: float = DISCOVERY_TIMEOUT
     request_timeout: float = REQUEST_TIMEOUT
     poll_interval: float = POLL_INTERVAL
-    backoff_initial: float = 0.1
+    #: None: half the poll interval, inside SPEC §10's [poll interval / 4, poll interval].
+    backoff_initial: float | None = None
     backoff_max: float = 5.0
 
     def __post_init__(self) -> None:
         _check_seconds("timeout", self.timeout, minimum=0.0)
+        if self.backoff_initial is None:
+            _check_seconds("poll_interval", self.poll_interval, minimum=MIN_INTERVAL)
+            half = max(
+                float(self.poll_interval) / 2, MIN_INTERVAL
+            )  # within [interval / 4, interval]
+            object.__setattr__(self, "backoff_initial", half)
         # Zero would poll or retry in a tight loop, and a zero request timeout fails every request
         # until the deadline: each needs at least a millisecond.
         for name in ("request_timeout", "poll_interval", "backoff_initial", "backoff_max"):
@@ -123,7 +130,8 @@ class PollingPolicy:
         # The exponent is capped before exponentiating: after ~1,000 failures (an hour of outage)
         # 2**failures would overflow a float. 2**64 times any interval >= 1 ms exceeds every cap.
         exponent = min(max(0, failures - 1), 64)
-        ceiling = min(self.backoff_max, self.backoff_initial * 2.0**exponent)
+        initial = self.backoff_initial or self.poll_interval / 2  # set by __post_init__
+        ceiling = min(self.backoff_max, initial * 2.0**exponent)
         # At least half the ceiling, so retries spread without collapsing to zero.
         return ceiling / 2 + rng.uniform(0, ceiling / 2)
 

@@ -323,11 +323,12 @@ def test_retries_transport_5xx_429_then_ready_poll_1() -> None:
     ready = run(make(transport, clock))
     assert len(seen) == 7
     assert ready.polls == 7
-    # Backoff doubles from 0.1 with equal jitter: each sleep in [ceiling/2, ceiling].
-    for sleep, ceiling in zip(clock.sleeps[:3], [0.1, 0.2, 0.4], strict=True):
+    # Backoff doubles from half the poll interval (1 s) with equal jitter: each sleep in
+    # [ceiling/2, ceiling], the ceiling capped at backoff_max (5 s).
+    for sleep, ceiling in zip(clock.sleeps[:3], [0.5, 1.0, 2.0], strict=True):
         assert ceiling / 2 <= sleep <= ceiling
     assert clock.sleeps[3] == 7.0  # Retry-After honoured over a smaller backoff
-    assert 0.8 <= clock.sleeps[4] <= 1.6
+    assert 2.5 <= clock.sleeps[4] <= 5.0
     assert clock.sleeps[5] == 1.0  # first ready poll -> poll interval, then the identical one
 
 

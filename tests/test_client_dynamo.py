@@ -137,6 +137,7 @@ def _client_run_on_dynamo(client: str, *, seed: int) -> Any:
         topologies=1,
         seed=seed,
         client_timeout=20.0,
+        client_poll_interval=0.1,
         target="auto",
     )
 

@@ -29,6 +29,7 @@ RUN = {
     "topologies": 2,
     "seed": 3,
     "client_timeout": 20.0,
+    "client_poll_interval": 0.1,  # the spec and project clients follow CONFORMANCE_POLL_INTERVAL
     "target": "reference",
 }
 CLIENT_REQUIREMENTS = {r.id for r in all_requirements().values() if r.party == "client"}

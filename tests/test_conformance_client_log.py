@@ -106,6 +106,7 @@ def test_a_credential_the_client_logs_never_reaches_the_report(tmp_path: Path) -
         client="tests.test_conformance_client_log:leaky_client",
         requirements=["CRED-3"],
         seed=1,
+        client_poll_interval=0.1,
     )
     leaked = [r["message"] for r in report.client_log if r["logger"] == "leaky"]
     assert given and leaked, (given, leaked)

@@ -22,6 +22,7 @@ RUN: dict[str, Any] = {
     "profiles": ["client"],
     "topologies": 1,
     "client_timeout": 20.0,
+    "client_poll_interval": 0.1,  # the noisy clients follow CONFORMANCE_POLL_INTERVAL
     "target": "reference",
     "seed": 4,
 }

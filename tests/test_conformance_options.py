@@ -43,6 +43,8 @@ NOT_DEFAULT: dict[str, Any] = {
     "load_budget": 4.5,
     "topologies": 1,
     "client_timeout": 12.0,
+    "client_poll_interval": 0.25,
+    "client_whole_seconds": True,
     "skip_requirements": ("HTTP-6",),
     "waivers": "dynamo-1.6.1",
     "target_version": "1.6.1 rc",

@@ -92,6 +92,7 @@ def test_a_pool_behind_the_adapter_is_judged_on_every_requirement() -> None:
         topologies=1,
         seed=4,
         client_timeout=20.0,
+        client_poll_interval=0.1,
         target="reference",
     )
     bad = not_passing(report)

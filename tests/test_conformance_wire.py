@@ -127,8 +127,9 @@ def test_every_form_reads_into_one_record(
     form: str, call: RecordedRequest, want: dict[str, Any]
 ) -> None:
     assert is_init(call)
-    record = init_record(call)
+    record = init_record(call, "nixl" if "NIXL" in form else "nccl")
     assert record.form == form
+    assert record.binding_problem is None
     assert (record.host, record.port) == (HOST, PORT)
     for key, value in want.items():
         assert getattr(record, key) == value, key
@@ -137,7 +138,6 @@ def test_every_form_reads_into_one_record(
 @pytest.mark.parametrize(
     "body",
     [
-        {"method": "init_broadcaster", "args": [HOST, PORT, 4]},
         {"method": "init_broadcaster"},
         {"method": "init_broadcaster", "args": [HOST], "kwargs": {"rank_offset": 1}},
         {"method": "init_weight_transfer_engine", "kwargs": {}},
@@ -234,3 +234,36 @@ def test_the_frontend_faults_the_client_scenarios_use() -> None:
         location = moved.headers["location"]
         assert location == url.replace("127.0.0.1", "localhost")
         assert httpx.get(location, timeout=10).status_code == 200
+
+
+# Prime-RL main's DynamoAdminPlane sends [host, port, 0, 1, timeout, "default"]: on every
+# generation's NCCL worker the sixth parameter is quantize_in_weight_transfer (so "default" turns
+# quantisation on); on the NIXL worker of 73164c322 it is the session id.
+MAIN_ARGS = [HOST, PORT, 0, 1, 30, "default"]
+
+
+def test_a_positional_init_binds_as_the_target_worker_binds_it() -> None:
+    call = _call("/collective_rpc", {"method": "init_broadcaster", "args": MAIN_ARGS})
+    nccl = init_record(call, "nccl")
+    assert nccl.binding_problem is not None
+    assert "quantize_in_weight_transfer bound to 'default'" in nccl.binding_problem
+    assert nccl.rank_offset == 0 and nccl.inference_world_size == 1  # still read, to judge
+    nixl = init_record(call, "nixl")
+    assert nixl.binding_problem is None and nixl.session_id == "default"
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ({"args": [HOST, PORT, 4]}, "missing required"),
+        ({"args": [HOST, PORT, 4, 7, 30, False, "s", 2, "x"]}, "positional arguments"),
+        ({"kwargs": {"rank_offset": 0, "host": HOST, "port": PORT, "inference_world_size": 1,
+                     "timeout": 30, "gpus": 2}}, "unexpected keyword"),
+    ],
+)  # fmt: skip
+def test_a_call_no_worker_takes_is_a_binding_problem_of_the_client(
+    body: dict[str, Any], why: str
+) -> None:
+    call = _call("/collective_rpc", {"method": "init_broadcaster", **body})
+    record = init_record(call, "nccl")
+    assert record.binding_problem is not None and why in record.binding_problem

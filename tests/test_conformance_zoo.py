@@ -26,6 +26,7 @@ RUN: dict[str, Any] = {
     "profiles": ["client"],
     "topologies": 1,
     "client_timeout": 20.0,
+    "client_poll_interval": 0.1,  # the zoo follows CONFORMANCE_POLL_INTERVAL
     "target": "reference",  # the real Dynamo runs are judged in test_conformance_client.py
 }
 #: Client checks that can never fail: a documented skip (not observable from outside).

@@ -29,7 +29,15 @@ EXAMPLE = "conformance.examples.prime_rl_pool_client"
 CLI = str(Path(sys.executable).with_name("prime-rl-dynamo"))
 # The pinned [2, 4, 1] fleet plus two generated ones: seed 1 draws every convention and an
 # engine of another model, so no check is skipped for want of a topology.
-RUN: dict[str, Any] = {"profiles": ["client"], "topologies": 2, "seed": 1, "client_timeout": 20.0}
+# Judged at Prime-RL's real settings: the pool's own 1 s poll interval, whole-second timeouts.
+RUN: dict[str, Any] = {
+    "profiles": ["client"],
+    "topologies": 2,
+    "seed": 1,
+    "client_timeout": 20.0,
+    "client_poll_interval": 1.0,
+    "client_whole_seconds": True,
+}
 MUST_PASS = {
     "RANK-2",
     "RANK-3",
@@ -49,6 +57,8 @@ def _verdicts(report: Any) -> tuple[list[str], set[str]]:
 
 
 @pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_the_example_passes_the_client_profile_as_a_callable_and_as_a_command(
     tmp_path: Path,
 ) -> None:
@@ -63,6 +73,7 @@ def test_the_example_passes_the_client_profile_as_a_callable_and_as_a_command(
             "-q",
             *("--profile", "client", "--topologies", str(RUN["topologies"])),
             *("--seed", str(RUN["seed"]), "--client-timeout", str(RUN["client_timeout"])),
+            *("--client-poll-interval", "1", "--client-whole-seconds"),
             *("--client-cmd", f"{sys.executable} -m {EXAMPLE}"),
             *("--json-report", str(command_report)),
         ],

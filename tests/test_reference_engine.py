@@ -160,3 +160,30 @@ def test_query_parameters_follow_the_document(fleet: ReferenceFleet) -> None:
     yes = _post(fleet, "pause?clear_cache=yes")
     assert yes.status_code == 400 and "query clear_cache:" in yes.json()["message"]
     assert _post(fleet, "resume").status_code == 200
+
+
+def test_every_prime_rl_generations_init_body_is_accepted(fleet: ReferenceFleet) -> None:
+    # What each generation's server reads (conformance/prime_rl_engines.py): main's AdminPlane
+    # sends no engine_world_size, 828ddc7da no engine_world_size either, e9d3f8791 sends it.
+    from conformance.prime_rl_engines import GENERATIONS
+
+    full = {**VALID["InitBroadcaster"], "session_id": "s-1", "backend": "nixl"}
+    for generation in GENERATIONS.values():
+        body = {k: v for k, v in full.items() if k in generation.init_route_reads}
+        reply = _post(fleet, "init_broadcaster", json=body)
+        assert reply.status_code == 200, (generation.name, reply.text)
+
+
+def test_a_scripted_fault_comes_before_any_validation_of_the_body() -> None:
+    invalid = {"host": "127.0.0.1"}  # an init the schema refuses
+    with start_reference_fleet() as fleet:
+        engine = fleet.engines[-1]
+        base = engine.admin_base_url
+        engine.admin_error_in_200 = True
+        reply = httpx.post(f"{base}/init_broadcaster", json=invalid, timeout=10)
+        assert reply.status_code == 200 and reply.json()["status"] == "error"
+        engine.admin_error_in_200 = False
+        engine.resize_after_init = 4
+        reply = httpx.post(f"{base}/init_broadcaster", json=invalid, timeout=10)
+        assert reply.status_code == 400  # refused, yet the engine resized: the fault happened
+        assert engine.world_size == 4

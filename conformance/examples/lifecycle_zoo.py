@@ -64,7 +64,8 @@ def client(bug: str) -> ClientFunction:
         raise KeyError(f"no lifecycle deviation {bug!r}; expected one of {', '.join(BUGS)}")
 
     def body(call: ClientCall) -> None:
-        asyncio.run(orchestrate(call, bug))
+        # At the suite's pace (CONFORMANCE_POLL_INTERVAL): the deviation, not the pace, is judged.
+        asyncio.run(orchestrate(call, bug, call.poll_interval))
 
     body.__module__ = __name__
     body.__doc__ = f"Prime-RL's start-up on the pool, deviating: {bug}"

@@ -54,7 +54,8 @@ def prime_rl_configs(call: ClientCall) -> tuple[Any, Any, dict[str, str]]:
         api_key_var=API_KEY_VAR,
         headers=dict(creds.headers),
         headers_from_env=dict(creds.headers_from_env),
-        wait_for_ready_timeout=call.timeout,
+        # Prime-RL's field is whole seconds (int).
+        wait_for_ready_timeout=max(1, int(call.timeout)),
     )
     weight_broadcast = SimpleNamespace(
         type="nixl" if call.convention == "nixl" else "nccl",
@@ -85,8 +86,9 @@ def trainer_weight_broadcast(call: ClientCall) -> Any:
     )
 
 
-async def _pool(call: ClientCall, **overrides: Any) -> Any:
-    """``setup_inference_pool(...)``: the one call a Prime-RL developer changes."""
+async def _pool(call: ClientCall, poll_interval: float | None = None, **overrides: Any) -> Any:
+    """``setup_inference_pool(...)``: the one call a Prime-RL developer changes. It polls at the
+    pool's own interval (Prime-RL's config has none) unless ``poll_interval`` is given."""
     from prime_rl_dynamo.prime_rl import DynamoInferencePool
 
     client, weight_broadcast, environ = prime_rl_configs(call)
@@ -96,7 +98,7 @@ async def _pool(call: ClientCall, **overrides: Any) -> Any:
         inference_world_size=weight_broadcast.inference_world_size,
         weight_broadcast=weight_broadcast,
         environ=environ,
-        poll_interval=0.1,
+        **({"poll_interval": poll_interval} if poll_interval else {}),
         request_timeout=min(call.timeout, 10.0),
         admin_timeout=call.timeout,
         # The listing size cap the operator configured (the suite's CONFORMANCE_MAX_BODY_BYTES).
@@ -105,13 +107,17 @@ async def _pool(call: ClientCall, **overrides: Any) -> Any:
     )
 
 
-async def _trainer(call: ClientCall) -> Any:
+async def _trainer(call: ClientCall, poll_interval: float | None) -> Any:
     """The trainer's start-up: discover the engines and build the native group (nothing sent)."""
     from prime_rl_dynamo.native_nccl import NativeNcclTrainer
     from prime_rl_dynamo.prime_rl import trainer_config_from_prime_rl
 
     config, address, port = trainer_config_from_prime_rl(trainer_weight_broadcast(call))
-    config = dataclasses.replace(config, poll_interval=0.1, request_timeout=min(call.timeout, 10.0))
+    config = dataclasses.replace(
+        config,
+        poll_interval=poll_interval or config.poll_interval,
+        request_timeout=min(call.timeout, 10.0),
+    )
     return await NativeNcclTrainer.connect(
         config, master_address=address, master_port=port, environ=prime_rl_configs(call)[2]
     )
@@ -130,16 +136,18 @@ async def _trainer_step(trainer: Any, step_dir: Path, step: int, timeout: float)
     await trainer.update_weight_version(str(step))
 
 
-async def _native(call: ClientCall, pool: Any, bug: str | None) -> None:
+async def _native(
+    call: ClientCall, pool: Any, bug: str | None, poll_interval: float | None
+) -> None:
     """Prime-RL's latest generation under vllm-native-nccl: both halves, in its order."""
     address, port, timeout = call.master_address, call.master_port, call.timeout
-    trainer = await _trainer(call)
+    trainer = await _trainer(call, poll_interval)
     try:
         await trainer.init_weight_transfer_engine()  # DynamoNCCLWeightBroadcast.__init__
         await pool.init_nccl_broadcast(address, port, timeout, call.inference_world_size)
         if bug == "inits-twice":
             # The orchestrator inits too, as this pool did before the division of work.
-            other = await _pool(call, native_nccl_owner="orchestrator")
+            other = await _pool(call, poll_interval, native_nccl_owner="orchestrator")
             try:
                 await other.init_nccl_broadcast(address, port, timeout, call.inference_world_size)
             finally:
@@ -162,14 +170,17 @@ async def _native(call: ClientCall, pool: Any, bug: str | None) -> None:
         await trainer.aclose()
 
 
-async def orchestrate(call: ClientCall, bug: str | None = None) -> None:
+async def orchestrate(
+    call: ClientCall, bug: str | None = None, poll_interval: float | None = None
+) -> None:
     """Prime-RL's start-up order on DynamoInferencePool (raises when the pool refuses);
-    ``bug``: one of ``BUGS`` (only under vllm-native-nccl; the other conventions stay faithful)."""
-    pool = await _pool(call)
+    ``bug``: one of ``BUGS`` (only under vllm-native-nccl; the other conventions stay faithful);
+    ``poll_interval``: None polls at the pool's own interval, as Prime-RL does."""
+    pool = await _pool(call, poll_interval)
     try:
         await pool.wait_for_ready(call.model)
         if call.convention == "vllm-native-nccl":
-            await _native(call, pool, bug)
+            await _native(call, pool, bug, poll_interval)
         else:
             await broadcast_then_update(pool, call, step=1)
     finally:
@@ -177,7 +188,8 @@ async def orchestrate(call: ClientCall, bug: str | None = None) -> None:
 
 
 def _run(call: ClientCall) -> None:
-    """Run Prime-RL's start-up order once."""
+    """Run Prime-RL's start-up order once, at Prime-RL's settings: the pool's own poll interval,
+    whole-second timeouts."""
     asyncio.run(orchestrate(call))
 
 

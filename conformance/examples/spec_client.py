@@ -286,12 +286,17 @@ class _Client:
 
     def wait_ready(self) -> tuple[list[dict[str, Any]], int]:
         previous: list[Any] | None = None
-        backoff, polls, last = 0.05, 0, "no listing read"
+        interval = self.call.poll_interval or POLL_INTERVAL
+        if "slow-pace" in self.bugs:  # slower than the pace it was given (and declared)
+            interval *= 3
+        # SPEC §10: a base of half the poll interval, doubling, capped at eight times the base.
+        base = interval / 2
+        backoff, polls, last = base, 0, "no listing read"
         while True:
             if time.monotonic() >= self.deadline and "no-deadline" not in self.bugs:
                 raise self._deadline(polls, last)
             polls += 1
-            wait = self.call.poll_interval or POLL_INTERVAL
+            wait = interval
             try:
                 body = self._get()
             except _Retry as exc:
@@ -302,8 +307,8 @@ class _Client:
                 if exc.wait is None and "retries-at-once" in self.bugs:
                     wait = 0.0
                 elif exc.wait is None and "fixed-interval-retry" in self.bugs:
-                    wait = self.call.poll_interval or POLL_INTERVAL
-                backoff = min(backoff * 2, 1.0)
+                    wait = interval
+                backoff = min(backoff * 2, 8 * base)
             else:
                 matching, reasons, width = self._assess(body)
                 if reasons:
@@ -471,8 +476,6 @@ class _Client:
                 told = w["world_size"] if "nixl-w-per-engine" in bugs else width
                 told += 1 if "nixl-group-size" in bugs else 0
                 args: list[Any] = [host, port, first, told, timeout, session]
-                if "nixl-nccl-layout" in bugs:
-                    args = [host, port, first, told, timeout, False, "nccl"]
                 payload = {"method": "init_broadcaster", "timeout": timeout, "args": args}
                 if i and "timeout-first-engine-only" in bugs:  # the others take their default
                     args[4] = None
@@ -487,9 +490,12 @@ class _Client:
                     "timeout": timeout,
                     "quantize_in_weight_transfer": False,
                 }
-                if "no-engine-world-size" in bugs:
-                    del kwargs["engine_world_size"]
                 payload = {"method": "init_broadcaster", "kwargs": kwargs}
+                if "sixth-arg-default" in bugs:  # Prime-RL main's DynamoAdminPlane form
+                    head = [
+                        kwargs[k] for k in ("host", "port", "rank_offset", "inference_world_size")
+                    ]
+                    payload = {"method": "init_broadcaster", "args": [*head, timeout, "default"]}
             self.admin(w, "/collective_rpc", payload)
 
     def update(self, engines: list[dict[str, Any]], width: int) -> None:
