@@ -219,8 +219,10 @@ class AdminPool(AsyncClosing):
         return results
 
     async def health(self) -> dict[str, EngineResult]:
-        """``GET {admin}/health`` on every engine; AdminError naming those not healthy."""
-        return await self._everywhere("health", "GET", "/health")
+        """``GET {admin}/health`` on every engine; AdminError naming those not healthy.
+
+        ADMIN-1 asks for a 2xx only: stock vLLM answers 200 with an empty body."""
+        return await self._everywhere("health", "GET", "/health", status_only=True)
 
     async def pause(
         self, *, mode: str = "keep", clear_cache: bool = False
