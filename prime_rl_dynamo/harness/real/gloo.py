@@ -6,7 +6,7 @@ Two halves, both run in the real-engine virtualenv (they need torch):
   tensor-parallel rank joins the group the package's plan describes when the admin API's
   ``/collective_rpc`` calls ``init_broadcaster`` (the plan's body: ``host``, ``port``,
   ``rank_offset``, ``inference_world_size``, ``timeout``); its rank is ``rank_offset`` plus its
-  tensor-parallel rank in a group of ``inference_world_size + 1``. ``receive_weights`` takes one
+  tensor-parallel rank plus one in a group of ``inference_world_size + 1``. ``receive_weights`` takes one
   broadcast of every tensor from rank 0 and loads it into the model.
 - ``python -m prime_rl_dynamo.harness.real.gloo PORT W CHECKPOINT``: rank 0 (the trainer). It
   hosts the rendezvous store, waits until every rank 1..W has been claimed exactly once, then
@@ -50,10 +50,11 @@ class GlooWeightReceiver:
         timeout: float,
         **_: Any,
     ) -> int:
-        """Join the group at rank ``rank_offset + tensor-parallel rank``; returns that rank."""
+        """Join the group at rank ``rank_offset + tensor-parallel rank + 1`` (Prime's broadcaster:
+        the trainer is rank 0, inference rank r is group rank r + 1); returns that rank."""
         import torch.distributed as dist
 
-        rank = int(rank_offset) + int(self.rank)  # type: ignore[attr-defined]
+        rank = int(rank_offset) + int(self.rank) + 1  # type: ignore[attr-defined]
         world_size = int(inference_world_size) + 1
         store = dist.TCPStore(
             host, int(port), world_size, is_master=False, timeout=timedelta(seconds=timeout)
@@ -76,7 +77,7 @@ class GlooWeightReceiver:
         received = []
         for name, shape, dtype in manifest:
             tensor = torch.empty(tuple(shape), dtype=getattr(torch, dtype))
-            group.broadcast([tensor], 0).wait()
+            group.broadcast(tensor, 0).wait()
             received.append((name, tensor))
         model = self.model_runner.model  # type: ignore[attr-defined]
         model.load_weights(weights=received)
@@ -128,7 +129,7 @@ def broadcast(port: int, inference_world_size: int, checkpoint: str, timeout: fl
     group = _group(store, 0, world_size, timeout)
     with safe_open(f"{checkpoint}/model.safetensors", framework="pt") as reader:
         for name in sorted(reader.keys()):
-            group.broadcast([reader.get_tensor(name)], 0).wait()
+            group.broadcast(reader.get_tensor(name), 0).wait()
     print(f"broadcast {checkpoint} to ranks 1..{inference_world_size}", flush=True)
 
 
