@@ -30,9 +30,9 @@ from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import discover_sync
 from prime_rl_dynamo.errors import AdminError
 from prime_rl_dynamo.harness._process import free_port
-from prime_rl_dynamo.plan import Rendezvous
 from prime_rl_dynamo.harness.real import tiny_llama
 from prime_rl_dynamo.harness.real._fleet import RealEngine, RealEngineFleet
+from prime_rl_dynamo.plan import Rendezvous
 
 pytestmark = [pytest.mark.real_engines, pytest.mark.timeout(1800)]
 
@@ -146,7 +146,7 @@ def test_pause_reload_resume_changes_tokens_and_brings_them_back(
 def _trainer(port: int, checkpoint: Path, timeout: float) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
-            str(RealEngineFleet_python()),
+            str(_engines_python()),
             "-m",
             "prime_rl_dynamo.harness.real.gloo",
             str(port),
@@ -162,7 +162,7 @@ def _trainer(port: int, checkpoint: Path, timeout: float) -> subprocess.Popen[st
     )
 
 
-def RealEngineFleet_python() -> Path:  # noqa: N802 - one place that names the interpreter
+def _engines_python() -> Path:
     from prime_rl_dynamo.harness.real._fleet import engines_python
 
     return engines_python()
@@ -170,8 +170,15 @@ def RealEngineFleet_python() -> Path:  # noqa: N802 - one place that names the i
 
 def _manifest(checkpoint: Path) -> list[Any]:
     out = subprocess.run(
-        [str(RealEngineFleet_python()), "-m", "prime_rl_dynamo.harness.real.gloo", "0", "0",
-         str(checkpoint), "--manifest"],
+        [
+            str(_engines_python()),
+            "-m",
+            "prime_rl_dynamo.harness.real.gloo",
+            "0",
+            "0",
+            str(checkpoint),
+            "--manifest",
+        ],
         env={"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
@@ -180,7 +187,9 @@ def _manifest(checkpoint: Path) -> list[Any]:
     return json.loads(out.stdout)
 
 
-def _rpc_all(fleet: RealEngineFleet, bodies: dict[str, dict[str, Any]], timeout: float) -> dict[str, httpx.Response | str]:
+def _rpc_all(
+    fleet: RealEngineFleet, bodies: dict[str, dict[str, Any]], timeout: float
+) -> dict[str, httpx.Response | str]:
     """POST /collective_rpc on every engine at once (the admin URL as listed, joined right)."""
     replies: dict[str, httpx.Response | str] = {}
 
@@ -230,7 +239,11 @@ def test_a_gloo_broadcast_with_the_packages_plan_delivers_the_weights(
     finally:
         if trainer.poll() is None:
             trainer.kill()
-    assert all(isinstance(r, httpx.Response) and r.status_code == 200 for r in replies.values()), replies
+    texts = {
+        k: r if isinstance(r, str) else f"{r.status_code} {r.text[:500]}"
+        for k, r in replies.items()
+    }
+    assert all(t.startswith("200 ") for t in texts.values()), texts
     broadcast = _tokens(fleet)
     assert broadcast != before
     pool, _ = _pool(fleet)
@@ -250,7 +263,7 @@ def test_a_plan_whose_ranks_collide_fails_within_its_timeout(fleet: RealEngineFl
     rendezvous = Rendezvous("127.0.0.1", port, timeout, None, False, True)
     bodies = {}
     for engine, planned in zip(fleet.engines, plan.engines, strict=True):
-        path, body = plan.init_request(planned, rendezvous)
+        _, body = plan.init_request(planned, rendezvous)
         body["kwargs"]["rank_offset"] = 0  # every engine at the first offset: rank 1 twice
         bodies[engine.key] = body
     began = time.monotonic()
@@ -264,7 +277,9 @@ def test_a_plan_whose_ranks_collide_fails_within_its_timeout(fleet: RealEngineFl
     out = trainer.stdout.read() if trainer.stdout else ""
     assert code != 0
     assert "RANK-1" in out and "[1]" in out, out
-    failed = [r for r in replies.values() if not (isinstance(r, httpx.Response) and r.status_code == 200)]
+    failed = [
+        r for r in replies.values() if not (isinstance(r, httpx.Response) and r.status_code == 200)
+    ]
     assert failed, replies
     assert elapsed < timeout + 30.0
     assert all(_tokens(fleet).values())  # the engines still serve
@@ -273,8 +288,18 @@ def test_a_plan_whose_ranks_collide_fails_within_its_timeout(fleet: RealEngineFl
 def _conformance(fleet: RealEngineFleet, profile: str, tmp_path: Path) -> dict[str, Any]:
     report = tmp_path / f"{profile}.json"
     done = subprocess.run(
-        [sys.executable, "-m", "prime_rl_dynamo.cli", "conformance", fleet.frontend_url,
-         "--profile", profile, "-q", "--json-report", str(report)],
+        [
+            sys.executable,
+            "-m",
+            "prime_rl_dynamo.cli",
+            "conformance",
+            fleet.frontend_url,
+            "--profile",
+            profile,
+            "-q",
+            "--json-report",
+            str(report),
+        ],
         capture_output=True,
         text=True,
         timeout=900,
@@ -285,3 +310,39 @@ def _conformance(fleet: RealEngineFleet, profile: str, tmp_path: Path) -> dict[s
     data["exit"] = done.returncode
     data["output"] = done.stdout + done.stderr
     return data
+
+
+def test_the_roundtrip_profile_holds_on_real_engines(fleet: RealEngineFleet) -> None:
+    # LIST-7 and LIST-5 judged on the real fleet: the listing equals what the sidecars registered.
+    from conformance.roundtrip import RoundtripContext, check_membership, check_scope, exercise
+
+    ctx = RoundtripContext()
+    exercise(fleet, ctx, "real engines", churn=False, wait=30.0)
+    assert ctx.membership == [] and ctx.scope == []
+    assert "real engines: 2 engines registered" in str(check_membership(ctx))
+    check_scope(ctx)
+
+
+def test_the_workers_profile_on_real_engines(fleet: RealEngineFleet, tmp_path: Path) -> None:
+    # Health holds (ENGINE-3, ADMIN-1: vLLM's empty 200 is healthy); ENGINE-1 fails on Dynamo's
+    # sidecar: a route that needs a body answers POST {} with 500 text/plain (docs/findings.md).
+    try:
+        report = _conformance(fleet, "workers", tmp_path)
+    finally:
+        # ENGINE-1 posts {} to every advertised route, control/pause_generation included.
+        pool, _ = _pool(fleet)
+
+        async def resume() -> None:
+            async with pool:
+                await pool.resume()
+
+        asyncio.run(resume())
+    status = {r["requirement"]: r["status"] for r in report["results"]}
+    assert status["ENGINE-3"] == "pass" and status["ADMIN-1"] == "pass", report["output"]
+    assert status["ENGINE-1"] == "fail" and report["exit"] == 1, report["output"]
+    for engine in fleet.engines:
+        reply = httpx.post(f"{engine.system_url}/engine/update/update_weight_version", json={})
+        assert reply.status_code == 500
+        assert reply.headers["content-type"].startswith("text/plain")
+        assert reply.json()["error"] == "Handler error"
+    assert all(_tokens(fleet).values())

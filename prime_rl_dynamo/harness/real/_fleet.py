@@ -63,6 +63,18 @@ ENGINES_VENV = Path(__file__).resolve().parents[3] / ".venv-engines"
 EXTENSION = "prime_rl_dynamo.harness.real.gloo.GlooWeightReceiver"
 #: The name every engine serves its model under.
 MODEL_NAME = "tiny-llama"
+#: The routes Dynamo 1.6.1's vLLM sidecar advertises for a vLLM 0.31 engine started without
+#: ``--enable-sleep-mode`` and ``--weight-transfer-config`` (measured): prefixed by their
+#: service, unlike the Python worker's (docs/findings.md).
+SIDECAR_ROUTES = (
+    "control/get_weight_version",
+    "control/is_paused",
+    "control/is_sleeping",
+    "control/pause_generation",
+    "control/resume_generation",
+    "update/model_taints",
+    "update/update_weight_version",
+)
 #: What one tensor-parallel rank of the tiny model costs, and the rest of an engine (measured:
 #: a TP 1 plus a TP 2 engine, the frontend, NATS and two sidecars took about 7.7 GiB).
 _RANK_BYTES = int(2.0 * 2**30)
@@ -147,6 +159,7 @@ class RealEngine(Labelled):
     engine: ManagedProcess | None = None
     sidecar: ManagedProcess | None = None
     routes: tuple[str, ...] = ()
+    model_dir: str = ""
     key: str = field(init=False)
     world_size: int = field(init=False)
 
@@ -162,6 +175,11 @@ class RealEngine(Labelled):
     def alive(self) -> bool:
         """Whether the engine and its sidecar run."""
         return all(p is not None and p.alive() for p in (self.engine, self.sidecar))
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The model the sidecar registers: vLLM's model id, the checkpoint's path."""
+        return (self.model_dir,) if self.model_dir else ()
 
     def memory_bytes(self) -> int:
         """Resident memory of the engine's process tree and its sidecar."""
@@ -196,10 +214,15 @@ class RealEngineFleet(Fleet):
             raise HarnessError(f"tensor_parallel sizes must be >= 1, got {list(tensor_parallel)}")
         self.tensor_parallel = tuple(int(tp) for tp in tensor_parallel)
         groups = tuple(
-            EngineGroup(component=f"tp{tp}" + (f"-{i}" if self.tensor_parallel.count(tp) > 1 else ""), tp=tp, model=MODEL_NAME, model_set=True)
+            EngineGroup(
+                component=f"tp{tp}" + (f"-{i}" if self.tensor_parallel.count(tp) > 1 else ""),
+                tp=tp,
+                routes=SIDECAR_ROUTES,
+            )
             for i, tp in enumerate(self.tensor_parallel)
         )
-        self.topology = Topology(groups=groups, namespace=namespace, model=MODEL_NAME)
+        # The sidecar registers the model under vLLM's model id: the checkpoint's path.
+        self.topology = Topology(groups=groups, namespace=namespace, model=None)
         self.recorder = Recorder()
         self.workdir = Path(tempfile.gettempdir()) / f"prime-rl-dynamo-real-{secrets.token_hex(6)}"
         self.python = python
@@ -430,6 +453,7 @@ class RealEngineFleet(Fleet):
         assert self.model_dir is not None
         http_port, grpc_port, system_port = free_port(), free_port(), _system_port()
         engine.http_url = f"http://127.0.0.1:{http_port}"
+        engine.model_dir = str(self.model_dir)
         engine.grpc_port = grpc_port
         engine.instance_id = None
         engine.admin_base_url = engine.system_url = None
@@ -469,7 +493,9 @@ class RealEngineFleet(Fleet):
             EXTENSION,
             "--enforce-eager",
         ]
-        engine.engine = ManagedProcess(f"vllm-{spec.component}", argv, env, Path(f"{log}-vllm.log"), native=True)
+        engine.engine = ManagedProcess(
+            f"vllm-{spec.component}", argv, env, Path(f"{log}-vllm.log"), native=True
+        )
         engine.engine.start()
         sidecar_env = {
             **env,
@@ -506,9 +532,7 @@ class RealEngineFleet(Fleet):
                 self._adopt(last)
             ready = {e.key for e in self.engines if e.instance_id is not None}
             for key in sorted(ready - seen_ready):
-                self.progress(
-                    f"real engines: {key} listed after {time.monotonic() - began:.0f} s"
-                )
+                self.progress(f"real engines: {key} listed after {time.monotonic() - began:.0f} s")
             seen_ready = ready
             if all(e.instance_id is not None for e in self.engines):
                 assert last is not None
@@ -626,7 +650,9 @@ class RealEngineFleet(Fleet):
 
     def join(self, key: str) -> RealEngine:
         """Not supported: every engine of a real fleet starts with it."""
-        raise HarnessError("a real-engine fleet starts every engine at once; join() is not supported")
+        raise HarnessError(
+            "a real-engine fleet starts every engine at once; join() is not supported"
+        )
 
     def remove(self, key: str) -> None:
         """Stop the engine and forget it."""

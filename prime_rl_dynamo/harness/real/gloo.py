@@ -79,8 +79,10 @@ class GlooWeightReceiver:
             tensor = torch.empty(tuple(shape), dtype=getattr(torch, dtype))
             group.broadcast(tensor, 0).wait()
             received.append((name, tensor))
-        model = self.model_runner.model  # type: ignore[attr-defined]
-        model.load_weights(weights=received)
+        # Through vLLM's reload path, as a reload from disk: the CPU backend repacks weights
+        # after loading, so the model's own load_weights finds empty parameters.
+        runner = self.model_runner  # type: ignore[attr-defined]
+        runner.reload_weights(weights_iterator=received, is_checkpoint_format=True)
         return len(received)
 
 

@@ -54,9 +54,7 @@ def build(out: Path, seed: int) -> None:
         pad_token="<pad>",
     )
     # A chat template, so chat requests through the frontend render too.
-    tokenizer.chat_template = (
-        "{% for message in messages %}{{ message['content'] }} {% endfor %}"
-    )
+    tokenizer.chat_template = "{% for message in messages %}{{ message['content'] }} {% endfor %}"
     tokenizer.save_pretrained(out)
     (out / "tiny_llama.json").write_text(json.dumps({"seed": seed, "prompt": PROMPT}))
 
