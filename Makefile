@@ -32,7 +32,7 @@ $(ENGINES_VENV)/.installed: scripts/install-real-engines.sh
 ## real_engines against it, alone on the machine (the fleet takes about 8 GiB and both cores).
 real-engines: setup engines-setup
 	mkdir -p reports
-	PRD_ENGINES_VENV=$(ENGINES_VENV) $(BIN)/pytest -p no:xdist -m real_engines --junit-xml=reports/real-engines.xml
+	PRD_ENGINES_VENV=$(ENGINES_VENV) $(BIN)/pytest -n 0 -m real_engines --junit-xml=reports/real-engines.xml
 
 ## The main job: every conformance profile against the embedded default fleet.
 conformance: setup

@@ -346,3 +346,13 @@ def test_the_workers_profile_on_real_engines(fleet: RealEngineFleet, tmp_path: P
         assert reply.headers["content-type"].startswith("text/plain")
         assert reply.json()["error"] == "Handler error"
     assert all(_tokens(fleet).values())
+
+
+def test_a_machine_short_of_memory_is_refused_before_anything_starts() -> None:
+    from prime_rl_dynamo.errors import HarnessError
+
+    fleet = RealEngineFleet((64, 64))
+    with pytest.raises(HarnessError):
+        fleet.start()
+    assert not fleet.workdir.exists()  # refused before any process or file
+    assert fleet.frontend is None and fleet.engines == []
