@@ -12,6 +12,7 @@ import asyncio
 import json
 from typing import Any
 
+import httpx
 import pytest
 from _client_support import ScriptedServer, jreply
 
@@ -123,3 +124,25 @@ def test_a_vllm_reload_without_a_path_is_refused_before_any_request() -> None:
     pool = AdminPool([AdminEngine("dynamo.tp1.rl#1", "http://127.0.0.1:9/", 1)], environ={})
     with pytest.raises(ConfigError):
         _run(pool, "update_weights", None, api="vllm")
+
+
+@pytest.mark.integration
+def test_the_reference_fleet_lists_admin_urls_with_a_trailing_slash() -> None:
+    # As Dynamo's sidecar does (RE3). The counterpart: a client that appends "/pause" to the URL
+    # as listed sends //pause and gets a 404; the package's pool joins it right.
+    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.topology import topology_from_dict
+
+    topology = topology_from_dict(
+        {"version": 1, "engines": [{"component": "backend", "world_size": 1}]}, source="test"
+    )
+    with start_reference_fleet(topology) as fleet:
+        url = fleet.listing()["workers"][0]["admin_base_url"]
+        assert url.endswith("/admin/")
+        naive = httpx.post(f"{url}/pause", params={"mode": "keep"}, timeout=10)
+        assert naive.status_code == 404
+        pool = AdminPool([AdminEngine("dynamo.backend.rl#1", url, 1)], environ={})
+        paused = _run(pool, "pause")
+        assert [r.status_code for r in paused.values()] == [200]
+        pauses = [r.path.split("?")[0] for r in fleet.recorder.requests() if "pause" in r.path]
+        assert pauses == ["//pause", "/pause"]  # the naive client's, then the pool's
