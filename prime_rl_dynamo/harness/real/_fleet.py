@@ -34,6 +34,7 @@ import httpx
 from prime_rl_dynamo.errors import HarnessError
 from prime_rl_dynamo.fleet import Fleet, FleetEngine
 from prime_rl_dynamo.harness._environment import FleetEnvironment
+from prime_rl_dynamo.harness._fleet import ListenerFleet
 from prime_rl_dynamo.harness._nats import NatsServer
 from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
 from prime_rl_dynamo.harness._release import require_release
@@ -186,7 +187,7 @@ class RealEngine(Labelled):
         return sum(_tree_rss(p.pid) for p in (self.engine, self.sidecar) if p and p.pid)
 
 
-class RealEngineFleet(Fleet):
+class RealEngineFleet(ListenerFleet[RealEngine], Fleet):
     """Real vLLM engines (one per entry of ``tensor_parallel``) behind Dynamo's vLLM sidecar.
 
     ``model_dir``: a checkpoint every engine serves (default: a tiny random Llama built in the
@@ -253,31 +254,6 @@ class RealEngineFleet(Fleet):
         self._client = httpx.Client(timeout=10.0)
 
     # ----------------------------------------------------------------- addresses
-    @property
-    def frontend_url(self) -> str:
-        """Base URL of the RL listener."""
-        return f"http://127.0.0.1:{self.rl_port}"
-
-    @property
-    def http_url(self) -> str:
-        """Base URL of the frontend's OpenAI API."""
-        return f"http://127.0.0.1:{self.http_port}"
-
-    @property
-    def engines(self) -> list[RealEngine]:
-        """Every engine, in the order of ``tensor_parallel``."""
-        with self._lock:
-            return list(self._engines.values())
-
-    def engine(self, key: str) -> RealEngine:
-        """The engine with this topology key (``dynamo.tp1#0``, ...)."""
-        with self._lock:
-            try:
-                return self._engines[key]
-            except KeyError:
-                known = ", ".join(self._engines) or "none"
-                raise HarnessError(f"no engine {key!r} in this fleet (engines: {known})") from None
-
     @property
     def scope(self) -> str:
         """The namespace the frontend reports."""
@@ -404,10 +380,8 @@ class RealEngineFleet(Fleet):
 
     def stop(self) -> None:
         """Stop every process (SIGTERM, then SIGKILL) and remove the workdir. Idempotent."""
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
+        if not self._first_stop():
+            return
         try:
             procs: list[ManagedProcess] = []
             for engine in self.engines:
@@ -582,22 +556,6 @@ class RealEngineFleet(Fleet):
         return "\n".join(parts)
 
     # ----------------------------------------------------------------- the listing
-    def listing(self) -> dict[str, Any]:
-        """One GET of the discovery URL, parsed (HarnessError unless 200 with a JSON object)."""
-        try:
-            response = self._client.get(self.discovery_url)
-        except httpx.HTTPError as exc:
-            raise HarnessError(f"GET {self.discovery_url} failed: {exc!r}") from exc
-        if response.status_code != 200:
-            raise HarnessError(f"GET {self.discovery_url}: {response.status_code}")
-        try:
-            data = response.json()
-        except ValueError as exc:
-            raise HarnessError(f"GET {self.discovery_url}: body is not JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise HarnessError(f"GET {self.discovery_url}: not a JSON object")
-        return data
-
     def expected_ready(self) -> int:
         """Every live engine is listed without an error."""
         return sum(1 for e in self.engines if e.alive)
