@@ -356,3 +356,45 @@ def test_a_machine_short_of_memory_is_refused_before_anything_starts() -> None:
         fleet.start()
     assert not fleet.workdir.exists()  # refused before any process or file
     assert fleet.frontend is None and fleet.engines == []
+
+
+def test_a_sidecar_without_rl_still_serves_the_mutating_engine_routes(
+    fleet: RealEngineFleet,
+) -> None:
+    # Dynamo issue #14430, on the real sidecar: a second sidecar for the TP 1 engine, started
+    # without --enable-rl, is not listed, yet its system server pauses the engine and takes a
+    # weight version (docs/findings.md RE7). The workers profile cannot judge it: it probes
+    # listed workers only.
+    from prime_rl_dynamo.harness._process import ManagedProcess, stop_all
+    from prime_rl_dynamo.harness.real._fleet import _system_port
+
+    engine = fleet.engine("dynamo.tp1#0")
+    assert engine.sidecar is not None
+    port = _system_port()
+    env = {**engine.sidecar.env, "DYN_COMPONENT": "norl", "DYN_SYSTEM_PORT": str(port)}
+    argv = [a for a in engine.sidecar.argv if a != "--enable-rl"]
+    sidecar = ManagedProcess("sidecar-norl", argv, env, fleet.workdir / "norl-sidecar.log")
+    sidecar.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120.0
+        ready = False
+        while not ready:
+            assert time.monotonic() < deadline and sidecar.alive(), sidecar.tail()
+            try:
+                ready = httpx.get(f"{url}/health", timeout=2).json().get("status") == "ready"
+            except (httpx.HTTPError, ValueError):
+                time.sleep(0.5)
+        paused = httpx.post(f"{url}/engine/control/pause_generation", json={}, timeout=30)
+        resumed = httpx.post(f"{url}/engine/control/resume_generation", json={}, timeout=30)
+        version = httpx.post(
+            f"{url}/engine/update/update_weight_version", json={"new_version": "norl"}, timeout=30
+        )
+        listed = sorted(w["component"] for w in fleet.listing()["workers"])
+    finally:
+        stop_all([sidecar])
+    assert (paused.status_code, paused.json()) == (200, {"status": "paused"})
+    assert resumed.status_code == 200
+    assert version.status_code == 200
+    assert listed == ["tp1", "tp2"]  # the non-RL sidecar is not listed
+    assert all(_tokens(fleet).values())
