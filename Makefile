@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 CI_RUNS := ci-reference ci-dynamo ci-nats-prefix ci-oldest
 CI_JOBS ?= 1
 
-.PHONY: setup conformance test ci-lane check lint typecheck pytest pytest-quick ci-conformance $(CI_RUNS) bench bench-docs generate examples
+.PHONY: setup engines-setup real-engines conformance test ci-lane check lint typecheck pytest pytest-quick ci-conformance $(CI_RUNS) bench bench-docs generate examples
 
 setup: $(VENV)/.installed
 
@@ -19,6 +19,20 @@ $(VENV)/.installed: pyproject.toml scripts/install-system-deps.sh
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
+
+## The real-engine stack (docs/harness.md, "Real engines"): vLLM on the CPU and Dynamo's vLLM
+## sidecar in their own virtualenv (vLLM's pins would fight the project's); about 95 s, 3.9 GB.
+ENGINES_VENV ?= .venv-engines
+engines-setup: $(ENGINES_VENV)/.installed
+
+$(ENGINES_VENV)/.installed: scripts/install-real-engines.sh
+	ENGINES_VENV=$(ENGINES_VENV) bash scripts/install-real-engines.sh
+
+## The real-engine lane: one heterogeneous fleet (tensor parallel 1 and 2) and every test marked
+## real_engines against it, alone on the machine (the fleet takes about 8 GiB and both cores).
+real-engines: setup engines-setup
+	mkdir -p reports
+	PRD_ENGINES_VENV=$(ENGINES_VENV) $(BIN)/pytest -n 0 -m real_engines --junit-xml=reports/real-engines.xml
 
 ## The main job: every conformance profile against the embedded default fleet. The client under
 ## test is the project's own, which follows CONFORMANCE_POLL_INTERVAL: it is judged at 0.1 s (a
@@ -37,9 +51,10 @@ conformance: setup
 ## whole when a step fails.
 CI_DONE := reports/.ci-lane-done
 CI_LOG := reports/ci-lane.log
-test: setup
+test: setup engines-setup
 	mkdir -p reports && rm -f $(CI_DONE)
 	$(MAKE) --no-print-directory -j2 ci-lane pytest CI_REPORTS_DONE=$(CI_DONE)
+	$(MAKE) --no-print-directory real-engines
 
 ci-lane:
 	@mkdir -p reports && : > $(CI_LOG)
@@ -53,7 +68,7 @@ ci-lane:
 ## The inner loop while editing (under 150 s on 2 cores): lint, types, and every test that starts
 ## no server and no process. tests/conftest.py makes that selection a fact: a test without one of
 ## these markers that binds a socket or starts a process fails, in this target and in `make test`.
-STARTS := integration or dynamo or etcd or nats or slow
+STARTS := integration or dynamo or etcd or nats or slow or real_engines
 ## Lint, types and the tests run side by side (a cold mypy is a single core's work).
 check: setup
 	$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck pytest-quick
@@ -113,7 +128,7 @@ PYTEST_WORKERS ?= 4
 ## CI_REPORTS_DONE (set by `make test`): the file whose arrival tests/conftest.py's ci_reports waits for.
 pytest:
 	mkdir -p reports
-	CI_REPORTS_DONE=$(CI_REPORTS_DONE) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --junit-xml=reports/pytest.xml
+	CI_REPORTS_DONE=$(CI_REPORTS_DONE) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not real_engines" --junit-xml=reports/pytest.xml
 
 bench: setup
 	$(PY) -m tools.bench --json reports/bench.json --plot reports/bench.png

@@ -120,10 +120,13 @@ class EngineCalls:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        status_only: bool = False,
     ) -> EngineResult:
         """``method path`` on one engine within ``timeout`` (default the pool's) for the whole
         exchange, settled into an EngineResult: 2xx with a JSON object not ``status: error`` is
-        ok (ADMIN-2); anything else names what came."""
+        ok (ADMIN-2); anything else names what came. ``status_only`` (health, ADMIN-1): any 2xx
+        is ok, an empty body included (stock vLLM's ``/health``), unless the body is an object
+        with ``status: error``."""
         http = self._clients[engine.label]
         budget = timeout or self.timeout
 
@@ -176,7 +179,9 @@ class EngineCalls:
         elif not 200 <= status < 300:
             message = payload.get("message") if isinstance(payload, dict) else payload
             error = f"HTTP {status}: {message}"
-        elif not isinstance(payload, dict) or payload.get("status") == "error":
+        elif isinstance(payload, dict) and payload.get("status") == "error":
+            error = f"ADMIN-2: answered {status} with status 'error': {payload!r}"
+        elif not isinstance(payload, dict) and not status_only:
             error = (
                 f"ADMIN-2: expected a JSON object reply without status 'error'; found {payload!r}"
             )
@@ -192,13 +197,23 @@ class EngineCalls:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        status_only: bool = False,
     ) -> dict[str, EngineResult]:
         """The same call on every engine (or ``engines``), by label; every call settles."""
         targets = self.engines if engines is None else engines
         # Every call settles: one engine failing must not cancel its siblings mid-mutation.
         results = await asyncio.gather(
             *(
-                self.call(e, operation, method, path, json=json, params=params, timeout=timeout)
+                self.call(
+                    e,
+                    operation,
+                    method,
+                    path,
+                    json=json,
+                    params=params,
+                    timeout=timeout,
+                    status_only=status_only,
+                )
                 for e in targets
             )
         )

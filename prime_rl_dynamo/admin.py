@@ -219,8 +219,10 @@ class AdminPool(AsyncClosing):
         return results
 
     async def health(self) -> dict[str, EngineResult]:
-        """``GET {admin}/health`` on every engine; AdminError naming those not healthy."""
-        return await self._everywhere("health", "GET", "/health")
+        """``GET {admin}/health`` on every engine; AdminError naming those not healthy.
+
+        ADMIN-1 asks for a 2xx only: stock vLLM answers 200 with an empty body."""
+        return await self._everywhere("health", "GET", "/health", status_only=True)
 
     async def pause(
         self, *, mode: str = "keep", clear_cache: bool = False
@@ -299,16 +301,21 @@ class AdminPool(AsyncClosing):
         pause: bool = True,
         verify: bool | None = None,
         request: tuple[str, Any] | None = None,
+        api: Literal["admin", "vllm"] = "admin",
     ) -> dict[str, EngineResult]:
         """Pause, ``POST {admin}/update_weights`` on every engine, resume every engine it paused.
 
-        ``request`` (path, JSON body) replaces the update call, e.g. vLLM's ``/collective_rpc``
-        with ``update_weights_from_path``; the default is ``/update_weights {"weight_dir": ...}``.
+        ``api="vllm"``: the update from a path that stock vLLM serves, ``/collective_rpc`` with
+        ``reload_weights`` and ``weights_path`` (vLLM 0.31's own ``/update_weights`` is its
+        native weight-transfer route: it refuses ``weight_dir`` with a 400). ``request`` (path,
+        JSON body) replaces the update call outright, e.g. ``update_weights_from_path``; the
+        default is ``/update_weights {"weight_dir": ...}``.
 
         With a discovery client, the topology is re-verified first (TOPO-1; ``verify=False`` skips
         it). On any failure AdminError names the engines; its ``results`` maps each phase
         (pause, update_weights, resume) to the per-engine results.
         """
+        path, body = request or _update_request(weight_dir, api)
         if verify is None:
             verify = self.discovery is not None
         if verify:
@@ -325,7 +332,6 @@ class AdminPool(AsyncClosing):
                 if len(paused) != len(self.engines):
                     failure = "pause"
             if failure is None:
-                path, body = request or ("/update_weights", {"weight_dir": weight_dir})
                 phases["update_weights"] = await self._calls.fanout(
                     "update_weights", "POST", path, json=body, timeout=self.update_timeout
                 )
@@ -449,6 +455,19 @@ def _plan_states(plan: BroadcastPlan) -> list[EngineState]:
     return [
         EngineState(WorkerId(*e.identity), e.world_size, e.admin_base_url) for e in plan.engines
     ]
+
+
+def _update_request(weight_dir: str | None, api: str) -> tuple[str, dict[str, Any]]:
+    """The filesystem update of ``api``: the admin API's ``/update_weights``, or stock vLLM's
+    ``/collective_rpc`` ``reload_weights`` (ConfigError for another api, or vLLM without a path)."""
+    if api == "admin":
+        return "/update_weights", {"weight_dir": weight_dir}
+    if api != "vllm":
+        raise ConfigError(f"api must be 'admin' or 'vllm'; found {api!r}")
+    if weight_dir is None:
+        raise ConfigError("a reload on stock vLLM (api='vllm') needs the weight_dir to load")
+    rpc = {"method": "reload_weights", "args": [], "kwargs": {"weights_path": weight_dir}}
+    return "/collective_rpc", rpc
 
 
 def _summary(results: Mapping[str, EngineResult]) -> str:

@@ -198,7 +198,7 @@ def smg_body(body: Body) -> dict[str, Any]:
     entries = []
     for index, worker in enumerate(w for w in body["workers"] if "error" not in w):
         base = worker.get("admin_base_url") or worker.get("system_url") or "http://127.0.0.1:1"
-        base = base.removesuffix("/admin")
+        base = base.rstrip("/").removesuffix("/admin")
         entries.append(
             {
                 "id": f"{worker['instance_id']:032x}",

@@ -57,7 +57,7 @@ settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
 # --- unmarked tests start nothing ------------------------------------------------------------
 #: The markers of a test that may start a server or a process. Every other test starts neither,
 #: and ``make check`` runs exactly those; the guard below makes that selection a checked fact.
-STARTS = ("integration", "dynamo", "etcd", "nats", "slow")
+STARTS = ("integration", "dynamo", "etcd", "nats", "slow", "real_engines")
 
 
 def _refuse(what: str) -> Callable[..., Any]:

@@ -170,10 +170,13 @@ def test_the_reference_admin_api_accepts_every_form() -> None:
         (engine,) = fleet.engines
         for _, call, _ in FORMS:
             base = engine.system_url if call.server == "system" else engine.admin_base_url
+            base = base.rstrip("/")
             response = httpx.post(base + call.path, json=call.json, timeout=10)
             assert response.status_code == 200, (call.path, response.text)
         # vLLM's handler defaults args to [] and kwargs to {}: so does the reference.
-        bare = httpx.post(engine.admin_base_url + "/collective_rpc", json={"method": "m"})
+        bare = httpx.post(
+            engine.admin_base_url.rstrip("/") + "/collective_rpc", json={"method": "m"}
+        )
         assert bare.json() == {"results": [None, None]}
         recorded = [r for r in fleet.recorder.requests() if is_init(r)]
         assert [init_record(r).rank_offset for r in recorded] == [4, 4, 4, 4, 5, 5]

@@ -110,7 +110,7 @@ def test_admin_and_engine_routes_are_served_and_recorded(fleet: DynamoFleet) -> 
     with httpx.Client(timeout=10) as http:
         for engine in plan.engines:
             assert engine.admin_base_url is not None
-            base = engine.admin_base_url
+            base = engine.admin_base_url.rstrip("/")  # listed with a trailing "/"
             r = http.post(f"{base}/pause", params={"mode": "keep", "clear_cache": "false"})
             assert r.status_code == 200 and r.json() == {"status": "ok"}
             body = {
@@ -256,9 +256,13 @@ def test_per_engine_faults_on_the_real_frontend() -> None:
 
         flaky = faulty.engine("dynamo.flaky#0")
         assert flaky.admin_base_url is not None
-        answer = httpx.post(f"{flaky.admin_base_url}/pause", params={"mode": "keep"}, timeout=5)
+        answer = httpx.post(
+            f"{flaky.admin_base_url.rstrip('/')}/pause", params={"mode": "keep"}, timeout=5
+        )
         assert answer.status_code == 500 and answer.json()["status"] == "error"
-        assert httpx.post(f"{flaky.admin_base_url}/resume", timeout=5).status_code == 200
+        assert (
+            httpx.post(f"{flaky.admin_base_url.rstrip('/')}/resume", timeout=5).status_code == 200
+        )
         calls = faulty.recorder.requests(engine=flaky.key, server="admin")
         assert [(c.path, c.status) for c in calls] == [("/pause", 500), ("/resume", 200)]
         # Only the healthy engines count: the client waits on the erring and dead ones.

@@ -79,13 +79,13 @@ def _schema_accepts(name: str, body: Any) -> bool:
 
 def _post(fleet: ReferenceFleet, operation: str, **kwargs: Any) -> httpx.Response:
     # update_weights and init calls change engine state: the last engine takes them.
-    base = fleet.engines[-1].admin_base_url
+    base = fleet.engines[-1].admin_base_url.rstrip("/")  # listed with a trailing "/"
     return httpx.post(f"{base}/{operation}", timeout=10, **kwargs)
 
 
 def test_admin_routes_are_the_documents_paths(fleet: ReferenceFleet) -> None:
     document = load_json("openapi/admin.openapi.json")
-    base = fleet.engines[-1].admin_base_url
+    base = fleet.engines[-1].admin_base_url.rstrip("/")  # listed with a trailing "/"
     for path, item in document["paths"].items():
         for method in item:
             reply = httpx.request(method.upper(), base + path, json={}, timeout=10)

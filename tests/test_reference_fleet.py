@@ -238,7 +238,7 @@ def test_recorder_captures_admin_calls_with_headers_and_body(clean: ReferenceFle
         "quantize_in_weight_transfer": False,
     }
     response = httpx.post(
-        engine.admin_base_url + "/init_broadcaster",
+        engine.admin_base_url.rstrip("/") + "/init_broadcaster",
         json=body,
         headers={"Authorization": "Bearer s3cret", "X-Team": "rl"},
         timeout=10,
@@ -257,7 +257,7 @@ def test_recorder_captures_admin_calls_with_headers_and_body(clean: ReferenceFle
 
 def test_admin_api_answers_every_operation(clean: ReferenceFleet) -> None:
     engine = clean.engines[-1]
-    base = engine.admin_base_url
+    base = engine.admin_base_url.rstrip("/")
     assert httpx.get(base + "/health", timeout=10).json() == {"status": "ok"}
     paused = httpx.post(base + "/pause", params={"mode": "keep", "clear_cache": "false"})
     assert paused.json() == {"status": "ok"} and engine.paused
@@ -324,7 +324,7 @@ def test_admin_faults_from_the_topology() -> None:
         }
     )
     with start_reference_fleet(topo) as fleet:
-        base = fleet.engines[0].admin_base_url
+        base = fleet.engines[0].admin_base_url.rstrip("/")
         started = time.monotonic()
         failed = httpx.post(base + "/update_weights", json={"weight_dir": None}, timeout=10)
         assert time.monotonic() - started >= 0.2
@@ -348,7 +348,9 @@ def test_admin_host_localhost_reaches_loopback_and_is_recorded() -> None:
         hosts = {w.component: httpx.URL(w.admin_base_url or "").host for w in snapshot.workers}
         assert hosts == {"prefill": "127.0.0.1", "decode": "localhost"}
         decode = fleet.engine("dynamo.decode#0")
-        assert httpx.get(decode.admin_base_url + "/health", timeout=10).status_code == 200
+        assert (
+            httpx.get(decode.admin_base_url.rstrip("/") + "/health", timeout=10).status_code == 200
+        )
         assert fleet.recorder.requests(engine=decode.key)[0].host == "localhost"
 
 
@@ -357,7 +359,7 @@ def test_kill_and_restart(clean: ReferenceFleet) -> None:
     clean.kill(engine.key)
     try:
         with pytest.raises(httpx.ConnectError):
-            httpx.get(engine.admin_base_url + "/health", timeout=5)
+            httpx.get(engine.admin_base_url.rstrip("/") + "/health", timeout=5)
         listed = {
             w.label: w for w in validate.validate_body(_get(clean.discovery_url).content).workers
         }
@@ -367,7 +369,7 @@ def test_kill_and_restart(clean: ReferenceFleet) -> None:
         ]
     finally:
         clean.restart(engine.key)
-    assert httpx.get(engine.admin_base_url + "/health", timeout=5).status_code == 200
+    assert httpx.get(engine.admin_base_url.rstrip("/") + "/health", timeout=5).status_code == 200
     snapshot = validate.validate_body(_get(clean.discovery_url).content)
     assert all(w.error is None for w in snapshot.workers)
 
@@ -416,7 +418,7 @@ def test_dead_engine_from_the_topology_refuses_connections() -> None:
     with start_reference_fleet(topo) as fleet:
         gone = fleet.engine("dynamo.gone#0")
         with pytest.raises(httpx.ConnectError):
-            httpx.get(gone.admin_base_url + "/health", timeout=5)
+            httpx.get(gone.admin_base_url.rstrip("/") + "/health", timeout=5)
         workers = validate.validate_body(_get(fleet.discovery_url).content).workers
         assert [w.error for w in workers if w.component == "gone"] == [
             f"Unavailable: TCP connection to 127.0.0.1:{gone.port} failed"
@@ -480,7 +482,7 @@ def test_scheduled_kill_closes_the_port() -> None:
         deadline = time.monotonic() + 5
         while not refused and time.monotonic() < deadline:
             try:
-                httpx.get(victim.admin_base_url + "/health", timeout=2)
+                httpx.get(victim.admin_base_url.rstrip("/") + "/health", timeout=2)
             except httpx.TransportError:
                 refused = True
         assert refused, "the killed engine's port still answered after 5 s"
@@ -491,7 +493,9 @@ def test_add_starts_new_engines_on_new_ports() -> None:
     with start_reference_fleet() as fleet:
         (added,) = fleet.add("extra", world_size=3)
         assert added.key == "dynamo.extra#0"
-        assert httpx.get(added.admin_base_url + "/health", timeout=5).json() == {"status": "ok"}
+        assert httpx.get(added.admin_base_url.rstrip("/") + "/health", timeout=5).json() == {
+            "status": "ok"
+        }
         body = fleet.wait_ready(7)
         assert sum(w["world_size"] for w in body["workers"]) == 19
         assert added.identity in {WorkerId.from_entry(w) for w in fleet.listing()["workers"]}

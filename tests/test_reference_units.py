@@ -102,7 +102,7 @@ def test_admin_host_localhost_is_advertised() -> None:
     )
     engine = ReferenceEngine(spec=topo.engines()[0], port=41001, host="127.0.0.1")
     entry = listing_body("dynamo", [engine.view()])["workers"][0]
-    assert entry["admin_base_url"] == "http://localhost:41001/admin"
+    assert entry["admin_base_url"] == "http://localhost:41001/admin/"
     assert entry["system_url"] == "http://localhost:41001"
 
 

@@ -296,7 +296,8 @@ def test_the_cli_gate_as_make_lint_runs_it(capsys: pytest.CaptureFixture[str]) -
     assert "constraint tightened" in capsys.readouterr().out
     assert main(["spec", "diff", str(FROZEN), str(SCHEMA), "--accept", str(ACCEPTED)]) == 0
     out = capsys.readouterr().out
-    assert out.count("accepted  ") == 7 and "accepted breaking change(s)" in out
+    accepted = json.loads(ACCEPTED.read_text(encoding="utf-8"))["accepted"]
+    assert out.count("accepted  ") == len(accepted) and "accepted breaking change(s)" in out
 
 
 def test_a_tightened_url_rule_says_which_keyword_changed_and_how() -> None:

@@ -76,6 +76,12 @@ def add_parser(subparsers: Any) -> None:
     up.add_argument(
         "--timeout", type=float, default=None, metavar="S", help="start-up deadline in seconds"
     )
+    up.add_argument(
+        "--real",
+        metavar="TP[,TP...]",
+        help="real vLLM engines on the CPU behind Dynamo's vLLM sidecar, one per tensor-parallel "
+        "size (e.g. 1,2: W = 3); needs scripts/install-real-engines.sh (docs/harness.md)",
+    )
     up.add_argument("--json", action="store_true", help="print the addresses as JSON")
     up.add_argument(
         "--keep-logs",
@@ -89,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     from prime_rl_dynamo.errors import ConfigError
     from prime_rl_dynamo.topology import load_topology, topology_from_dict
 
+    if args.real is not None:
+        return _run_real(args)
     # A bad topology is a ConfigError: the CLI's one mapping makes it a usage error (exit 2).
     if args.engines is not None:
         if args.topology is not None or args.engines < 1:
@@ -149,6 +157,58 @@ def run(args: argparse.Namespace) -> int:
         fleet.stop()
         if args.keep_logs:
             print(f"logs kept in {fleet.workdir}", flush=True)
+
+
+def _run_real(args: argparse.Namespace) -> int:
+    """``dynamo up --real 1,2``: real engines, with a progress line while they load."""
+    from prime_rl_dynamo.errors import ConfigError, HarnessError, UnsupportedReleaseError
+    from prime_rl_dynamo.harness.real import RealEngineFleet
+
+    try:
+        sizes = [int(part) for part in args.real.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or any(tp < 1 for tp in sizes) or args.topology or args.engines is not None:
+        raise ConfigError(
+            "--real needs tensor-parallel sizes >= 1 separated by commas (e.g. --real 1,2) "
+            f"and neither --topology nor --engines; got --real {args.real!r}"
+        )
+    stop_on_signals(sigint=True)
+    try:
+        fleet = RealEngineFleet(
+            sizes,
+            startup_timeout=args.timeout or 900.0,
+            progress=lambda line: print(line, flush=True),
+            keep_workdir=args.keep_logs,
+        )
+    except (HarnessError, UnsupportedReleaseError) as exc:
+        complain("dynamo up", f"cannot host real engines: {exc}")
+        return ExitCode.USAGE
+    try:
+        fleet.start()
+        info = fleet.describe()
+        lines = [
+            f"rl listener   {info['frontend_url']}",
+            f"discovery     {info['discovery_url']}",
+            f"W             {info['inference_world_size']}",
+            f"started in    {info['startup_seconds']:.1f} s, "
+            f"{info['memory_bytes'] / 2**30:.1f} GiB resident",
+            *(
+                f"engine {e['key']:<16} world_size={e['world_size']}  vLLM {e['vllm_http_url']}"
+                f"  system {e['system_url']}  admin {e['admin_base_url']}"
+                for e in info["engines"]
+            ),
+        ]
+        return serve_until_interrupted(
+            fleet, info, lines, as_json=args.json, stopped="the real-engine fleet stopped"
+        )
+    except HarnessError as exc:
+        complain("dynamo up", str(exc))
+        return ExitCode.USAGE
+    except KeyboardInterrupt:
+        return ExitCode.OK
+    finally:
+        fleet.stop()
 
 
 def _lines(info: dict[str, Any]) -> list[str]:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
 
@@ -37,14 +37,14 @@ from prime_rl_dynamo.harness._signals import SigtermGuard
 from prime_rl_dynamo.harness._stubs import StubLauncher, StubOptions, StubProcess
 from prime_rl_dynamo.recording import Recorder
 from prime_rl_dynamo.topology import EngineSpec, Topology, default_topology
-from prime_rl_dynamo.wire import Labelled, WorkerId
+from prime_rl_dynamo.wire import DISCOVERY_PATH, Labelled, WorkerId
 
 if TYPE_CHECKING:
     from typing import Unpack
 
     from prime_rl_dynamo.fleet import EngineOptions
 
-__all__ = ["DynamoEngine", "DynamoFleet", "start_dynamo_fleet"]
+__all__ = ["DynamoEngine", "DynamoFleet", "ListenerFleet", "start_dynamo_fleet"]
 
 
 @dataclass
@@ -71,7 +71,80 @@ class DynamoEngine(Labelled):
         return WorkerId.of(self.spec)._replace(instance_id=self.instance_id or 0)
 
 
-class DynamoFleet(Fleet):
+_E = TypeVar("_E")
+
+
+class ListenerFleet(Generic[_E]):
+    """What every fleet behind the real frontend shares: its addresses, its engines by key and
+    one GET of its listing. Subclasses set ``http_port``, ``rl_port``, ``_engines``, ``_lock``
+    and ``_client``."""
+
+    http_port: int
+    rl_port: int
+    _engines: dict[str, _E]
+    _lock: threading.RLock
+    _client: httpx.Client
+    _stopped: bool
+
+    def _first_stop(self) -> bool:
+        """True for the first ``stop()`` only (it marks the fleet stopped): stop is idempotent."""
+        with self._lock:
+            first, self._stopped = not self._stopped, True
+        return first
+
+    @property
+    def http_url(self) -> str:
+        """Base URL of the frontend's main HTTP port (OpenAI API; no RL route there)."""
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def frontend_url(self) -> str:
+        """Base URL of the RL listener (what Prime-RL is given)."""
+        return f"http://127.0.0.1:{self.rl_port}"
+
+    @property
+    def discovery_url(self) -> str:
+        """The discovery endpoint: ``frontend_url`` + ``DISCOVERY_PATH``."""
+        return self.frontend_url + DISCOVERY_PATH
+
+    @property
+    def engines(self) -> list[_E]:
+        """Engines of the fleet in topology order (killed ones included, removed ones not)."""
+        with self._lock:
+            return list(self._engines.values())
+
+    def engine(self, key: str) -> _E:
+        """The engine with this topology key."""
+        with self._lock:
+            try:
+                return self._engines[key]
+            except KeyError:
+                known = ", ".join(self._engines) or "none"
+                raise HarnessError(f"no engine {key!r} in this fleet (engines: {known})") from None
+
+    def listing(self) -> dict[str, Any]:
+        """One GET of the discovery endpoint, parsed (raises HarnessError unless 200 JSON)."""
+        try:
+            response = self._client.get(self.discovery_url)
+        except httpx.HTTPError as exc:
+            raise HarnessError(f"GET {self.discovery_url} failed: {exc!r}") from exc
+        if response.status_code != 200:
+            raise HarnessError(
+                f"GET {self.discovery_url}: expected 200, got {response.status_code} "
+                f"{response.text[:300]}"
+            )
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise HarnessError(f"GET {self.discovery_url}: body is not JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise HarnessError(
+                f"GET {self.discovery_url}: expected a JSON object, got {data!r:.200}"
+            )
+        return data
+
+
+class DynamoFleet(ListenerFleet[DynamoEngine], Fleet):
     """The real Dynamo frontend plus stub RL workers for ``topology`` (default: the default fleet).
 
     ``discovery`` is ``file`` (a temporary ``DYN_FILE_KV`` store) or ``etcd`` (a throw-away etcd
@@ -167,31 +240,6 @@ class DynamoFleet(Fleet):
 
     # ----------------------------------------------------------------- addresses
     @property
-    def http_url(self) -> str:
-        """Base URL of the frontend's main HTTP port (OpenAI API; no RL route there)."""
-        return f"http://127.0.0.1:{self.http_port}"
-
-    @property
-    def frontend_url(self) -> str:
-        """Base URL of the RL listener (what Prime-RL is given)."""
-        return f"http://127.0.0.1:{self.rl_port}"
-
-    @property
-    def engines(self) -> list[DynamoEngine]:
-        """Engines of the fleet in topology order (killed ones included, removed ones not)."""
-        with self._lock:
-            return list(self._engines.values())
-
-    def engine(self, key: str) -> DynamoEngine:
-        """The engine with this topology key."""
-        with self._lock:
-            try:
-                return self._engines[key]
-            except KeyError:
-                known = ", ".join(self._engines) or "none"
-                raise HarnessError(f"no engine {key!r} in this fleet (engines: {known})") from None
-
-    @property
     def processes(self) -> list[ManagedProcess]:
         """Every process the fleet started and still owns (frontend, etcd, stubs)."""
         procs: list[ManagedProcess] = [s.process for s in (self.etcd, self.nats) if s is not None]
@@ -246,10 +294,8 @@ class DynamoFleet(Fleet):
 
     def stop(self) -> None:
         """Stop every process (SIGTERM, then SIGKILL), remove the temporary store. Idempotent."""
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
+        if not self._first_stop():
+            return
         try:
             self.stubs.stop()
             stop_all([p for p in (self.frontend,) if p is not None], grace=3.0)
@@ -342,27 +388,6 @@ class DynamoFleet(Fleet):
         return stub
 
     # ----------------------------------------------------------------- listing
-    def listing(self) -> dict[str, Any]:
-        """One GET of the discovery endpoint, parsed (raises HarnessError unless 200 JSON)."""
-        try:
-            response = self._client.get(self.discovery_url)
-        except httpx.HTTPError as exc:
-            raise HarnessError(f"GET {self.discovery_url} failed: {exc!r}") from exc
-        if response.status_code != 200:
-            raise HarnessError(
-                f"GET {self.discovery_url}: expected 200, got {response.status_code} "
-                f"{response.text[:300]}"
-            )
-        try:
-            data = response.json()
-        except ValueError as exc:
-            raise HarnessError(f"GET {self.discovery_url}: body is not JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise HarnessError(
-                f"GET {self.discovery_url}: expected a JSON object, got {data!r:.200}"
-            )
-        return data
-
     def _wait_listing(
         self,
         condition: Callable[[dict[str, Any]], bool],

@@ -73,8 +73,10 @@ class ReferenceEngine(Labelled):
 
     @property
     def admin_base_url(self) -> str:
-        """Base URL of the admin API (paths such as /pause are appended)."""
-        return f"{self.system_url}/admin"
+        """Base URL of the admin API (paths such as /pause are appended), with a trailing ``/``
+        as Dynamo's vLLM sidecar presents it: a client that appends ``/pause`` to it as it is
+        sends ``//pause`` and gets a 404 (docs/findings.md RE3)."""
+        return f"{self.system_url}/admin/"
 
     def view(self) -> WorkerView:
         """How the frontend lists this engine right now."""

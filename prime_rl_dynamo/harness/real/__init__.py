@@ -1,0 +1,16 @@
+"""Real engines: vLLM on the CPU behind Dynamo 1.6.1's own vLLM sidecar (docs/harness.md).
+
+Needs the real-engine virtualenv (scripts/install-real-engines.sh); nothing else in the package
+imports this subpackage.
+"""
+
+from __future__ import annotations
+
+from prime_rl_dynamo.harness.real._fleet import (
+    RealEngine,
+    RealEngineFleet,
+    engines_python,
+    memory_needed,
+)
+
+__all__ = ["RealEngine", "RealEngineFleet", "engines_python", "memory_needed"]
