@@ -50,16 +50,25 @@ def worker(
     )
 
 
-def fake_time_client(transport: Any, clock: FakeClock, *, seed: int = 7, **kw: Any) -> Any:
+def fake_time_client(
+    transport: Any,
+    clock: FakeClock,
+    policy: Any = None,
+    polling: Any = None,
+    *,
+    seed: int = 7,
+    **kw: Any,
+) -> Any:
     """A DiscoveryClient at http://frontend:8001 on ``transport`` whose time, sleeps and jitter
-    are ``clock``'s and a seeded generator's (W = 8 unless given)."""
+    are ``clock``'s and a seeded generator's (``ReadinessPolicy(8)`` unless given)."""
     import random
 
-    from prime_rl_dynamo.client import DiscoveryClient
+    from prime_rl_dynamo.client import DiscoveryClient, ReadinessPolicy
 
-    kw.setdefault("inference_world_size", 8)
     return DiscoveryClient(
         "http://frontend:8001",
+        ReadinessPolicy(8) if policy is None else policy,
+        polling,
         transport=transport,
         clock=clock.monotonic,
         wall_clock=clock.time,

@@ -108,12 +108,15 @@ def test_discover_is_quiet_with_q_or_off_a_terminal(how: str) -> None:
 
 
 def test_library_wait_reports_each_pending_poll_to_a_callable() -> None:
-    from prime_rl_dynamo import discover_sync
+    from prime_rl_dynamo import PollingPolicy, ReadinessPolicy, discover_sync
 
     seen = []
     with start_reference_fleet(faults=["error-workers=1:2"], seed=2) as fleet:
         ready = discover_sync(
-            fleet.frontend_url, inference_world_size=16, poll_interval=0.1, progress=seen.append
+            fleet.frontend_url,
+            ReadinessPolicy(16),
+            PollingPolicy(poll_interval=0.1),
+            progress=seen.append,
         )
     assert ready.world_size_sum == 16
     assert [s.polls for s in seen] == list(range(1, len(seen) + 1))
