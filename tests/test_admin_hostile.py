@@ -13,8 +13,7 @@ import time
 from typing import Any
 
 import pytest
-from _client_support import VALIDATE, ScriptedServer, body, jreply, ok, worker
-from test_client_resilience import Dribbler
+from _client_support import VALIDATE, Dribbler, ScriptedServer, body, jreply, ok, worker
 
 from prime_rl_dynamo.admin import AdminEngine, AdminPool, Credentials, host_allowed
 from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
