@@ -39,15 +39,9 @@ PATH = "/v1/rl/workers"
 PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
 
 
-def _client(
-    transport: httpx.AsyncBaseTransport,
-    clock: FakeClock,
-    policy: ReadinessPolicy | None = None,
-    polling: PollingPolicy | None = None,
-    **kw: Any,
-) -> DiscoveryClient:
-    client: DiscoveryClient = fake_time_client(transport, clock, policy, polling, seed=3, **kw)
-    return client
+def _client(transport: httpx.AsyncBaseTransport, clock: FakeClock, *args: Any, **kw: Any) -> Any:
+    """``fake_time_client`` with this file's jitter seed."""
+    return fake_time_client(transport, clock, *args, seed=3, **kw)
 
 
 def _wait(client: DiscoveryClient) -> Any:
