@@ -51,6 +51,10 @@ def worker(
     )
 
 
+#: Prefill 2 x ws2 + decode 1 x ws4: W = 8, what ``fake_time_client`` waits for by default.
+PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
+
+
 def fake_time_client(
     transport: Any,
     clock: FakeClock,

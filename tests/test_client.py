@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from _client_support import SMG_BODY, VALIDATE, FakeClock, body, fake_time_client, worker
+from _client_support import PD, SMG_BODY, VALIDATE, FakeClock, body, fake_time_client, worker
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,9 +40,6 @@ from prime_rl_dynamo.requirements import Reason
 
 URL = "http://frontend:8001"
 FULL = "http://frontend:8001/v1/rl/workers"
-
-# Prefill 2 x ws2 + decode 1 x ws4: W = 8.
-PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
 
 
 # --- URL forms ----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from _client_support import ScriptedServer, body, jreply, ok, worker
+from _client_support import PD, ScriptedServer, body, jreply, ok, worker
 
 from prime_rl_dynamo.client import (
     DiscoveryClient,
@@ -24,7 +24,6 @@ from prime_rl_dynamo.errors import NotReadyError, PolicyError, ProtocolError
 pytestmark = pytest.mark.integration  # every test talks to a server on loopback
 
 PATH = "/v1/rl/workers"
-PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
 FAST = PollingPolicy(poll_interval=0.01, backoff_initial=0.01, backoff_max=0.05, timeout=10.0)
 
 

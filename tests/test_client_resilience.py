@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from _client_support import (
+    PD,
     Dribbler,
     FakeClock,
     ScriptedServer,
@@ -36,7 +37,6 @@ from prime_rl_dynamo.errors import ConfigError, NotReadyError, PolicyError, Tran
 
 URL = "http://frontend:8001"
 PATH = "/v1/rl/workers"
-PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
 
 
 def _client(transport: httpx.AsyncBaseTransport, clock: FakeClock, *args: Any, **kw: Any) -> Any:
