@@ -137,9 +137,6 @@ def _retry_after(value: str | None, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
-_P = TypeVar("_P", ReadinessPolicy, PollingPolicy)
-
-
 class DiscoveryClient(AsyncClosing):
     """Polls one Dynamo frontend's ``/v1/rl/workers`` (owns an HTTP client).
 
@@ -336,13 +333,14 @@ class DiscoveryClient(AsyncClosing):
                 sink.close()
 
 
+_P = TypeVar("_P", ReadinessPolicy, PollingPolicy)
+
+
 def _checked(kind: type[_P], value: object, name: str) -> _P:
     """``value`` when it is a ``kind``, else ConfigError saying what came."""
     if not isinstance(value, kind):
-        raise ConfigError(
-            f"{name} must be a {kind.__name__} (for example {kind.__name__}(...)); "
-            f"found {type(value).__name__}"
-        )
+        found = "None" if value is None else f"a {type(value).__name__}"
+        raise ConfigError(f"{name} must be a {kind.__name__}; found {found}")
     return value
 
 
