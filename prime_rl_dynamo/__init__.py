@@ -1,6 +1,11 @@
 """prime-rl-dynamo: the contract between Dynamo's ``GET /v1/rl/workers`` and Prime-RL.
 
-The public surface is re-exported here; everything else is private and may change.
+``__all__`` is the whole public surface a trainer imports: the wire types, validation, readiness,
+broadcast plans, the discovery client, the admin pool, credentials, configuration, the Prime-RL
+glue (the 73164c322 inference pool, main's admin plane, the native NCCL trainer) and the errors.
+Everything else is private and may change. The suite's instruments (``reference``, ``harness``,
+``fleet``, ``strategies``, ``mutations``, ``recording``, ``specdiff``) are not loaded by this
+import (tests/test_public_api.py holds it): import them by their module when you need them.
 """
 
 from __future__ import annotations
@@ -11,10 +16,13 @@ from prime_rl_dynamo.client import (
     DiscoveryClient,
     PollingPolicy,
     ReadinessPolicy,
+    assess_snapshot,
     discover,
     discover_sync,
+    normalize_discovery_url,
 )
 from prime_rl_dynamo.config import DynamoClientConfig
+from prime_rl_dynamo.credentials import host_allowed
 from prime_rl_dynamo.errors import (
     AdminError,
     ConfigError,
@@ -30,10 +38,18 @@ from prime_rl_dynamo.errors import (
     TransportError,
 )
 from prime_rl_dynamo.exitcodes import ExitCode
+from prime_rl_dynamo.native_nccl import NativeNcclTrainer, SyncNativeNcclTrainer
 from prime_rl_dynamo.plan import BroadcastPlan, Convention, plan_broadcast, worker_rank
-from prime_rl_dynamo.prime_rl import DynamoInferencePool
+from prime_rl_dynamo.prime_rl import (
+    DynamoInferencePool,
+    client_config_from_prime_rl,
+    trainer_config_from_prime_rl,
+)
+from prime_rl_dynamo.prime_rl_main import DynamoAdminPlane
+from prime_rl_dynamo.requirements import Reason
 from prime_rl_dynamo.topology_diff import TopologyDiff
 from prime_rl_dynamo.validate import Snapshot, Worker, check_body, validate_body
+from prime_rl_dynamo.variants import detect_dialect
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import WorkerId
 
@@ -49,10 +65,12 @@ __all__ = [
     "DialectError",
     "Discovery",
     "DiscoveryClient",
+    "DynamoAdminPlane",
     "DynamoClientConfig",
     "DynamoInferencePool",
     "EngineResult",
     "ExitCode",
+    "NativeNcclTrainer",
     "NotReadyError",
     "PendingError",
     "PolicyError",
@@ -60,8 +78,10 @@ __all__ = [
     "PrimeRLDynamoError",
     "ProtocolError",
     "ReadinessPolicy",
+    "Reason",
     "Refusal",
     "Snapshot",
+    "SyncNativeNcclTrainer",
     "TopologyChangedError",
     "TopologyDiff",
     "TopologyError",
@@ -70,10 +90,16 @@ __all__ = [
     "Worker",
     "WorkerId",
     "__version__",
+    "assess_snapshot",
     "check_body",
+    "client_config_from_prime_rl",
+    "detect_dialect",
     "discover",
     "discover_sync",
+    "host_allowed",
+    "normalize_discovery_url",
     "plan_broadcast",
+    "trainer_config_from_prime_rl",
     "validate_body",
     "worker_rank",
 ]

@@ -11,13 +11,12 @@ is the blocking facade.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import email.utils
 import random
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -138,17 +137,13 @@ def _retry_after(value: str | None, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
-#: Marks a policy field the caller did not pass.
-_UNSET: Any = object()
-
-
 class DiscoveryClient(AsyncClosing):
     """Polls one Dynamo frontend's ``/v1/rl/workers`` (owns an HTTP client).
 
     ``policy`` says what "ready" means (W, model, components, what every worker must list, how
     many identical polls), ``polling`` how to poll (deadline, request timeout, interval, backoff).
-    Their fields may be passed as keyword arguments instead (``inference_world_size=8,
-    timeout=60``), never both for one policy.
+    Both are values, passed whole: ``DiscoveryClient(url, ReadinessPolicy(8),
+    PollingPolicy(timeout=60))``; ``polling`` defaults to ``PollingPolicy()``.
 
     ``clock``, ``sleep``, ``wall_clock`` and ``rng`` are injectable so tests control time and
     jitter; ``transport`` swaps the HTTP transport (``httpx.MockTransport`` in unit tests).
@@ -162,9 +157,9 @@ class DiscoveryClient(AsyncClosing):
     def __init__(
         self,
         url: str,
-        *,
-        policy: ReadinessPolicy | None = None,
+        policy: ReadinessPolicy,
         polling: PollingPolicy | None = None,
+        *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         headers: Mapping[str, str] | None = None,
         trust_env: bool = False,
@@ -176,42 +171,16 @@ class DiscoveryClient(AsyncClosing):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
         protocol: str = "auto",
-        inference_world_size: int | None = _UNSET,
-        model: str | None = _UNSET,
-        components: Collection[str] | None = _UNSET,
-        require_admin: bool = _UNSET,
-        require_world_size: bool | None = _UNSET,
-        stable_polls: int = _UNSET,
-        timeout: float = _UNSET,
-        request_timeout: float = _UNSET,
-        poll_interval: float = _UNSET,
-        backoff_initial: float = _UNSET,
-        backoff_max: float = _UNSET,
     ) -> None:
         self.url = normalize_discovery_url(url)
         if protocol not in ("auto", "v1"):
             raise ConfigError(
                 f"protocol must be 'auto' (ask for 2, accept 1) or 'v1'; found {protocol!r}"
             )
-        fields = {
-            "inference_world_size": inference_world_size,
-            "model": model,
-            "components": components,
-            "require_admin": require_admin,
-            "require_world_size": require_world_size,
-            "stable_polls": stable_polls,
-            "timeout": timeout,
-            "request_timeout": request_timeout,
-            "poll_interval": poll_interval,
-            "backoff_initial": backoff_initial,
-            "backoff_max": backoff_max,
-        }
-        given = {k: v for k, v in fields.items() if v is not _UNSET}
-        if policy is None:
-            # Without W the policy refuses, saying why (READY-3), unless no world size is needed.
-            given.setdefault("inference_world_size", None)
-        self.policy = _policy(ReadinessPolicy, policy, "policy", given)
-        self.polling = _policy(PollingPolicy, polling, "polling", given)
+        self.policy: ReadinessPolicy = _checked(ReadinessPolicy, policy, "policy")
+        self.polling: PollingPolicy = _checked(
+            PollingPolicy, PollingPolicy() if polling is None else polling, "polling"
+        )
         if (
             isinstance(max_body_bytes, bool)
             or not isinstance(max_body_bytes, int)
@@ -364,15 +333,14 @@ class DiscoveryClient(AsyncClosing):
                 sink.close()
 
 
-def _policy(kind: Any, value: Any, name: str, given: dict[str, Any]) -> Any:
-    """The policy ``value``, or one of type ``kind`` built from its fields among ``given``."""
-    mine = {f.name: given[f.name] for f in dataclasses.fields(kind) if f.name in given}
-    if value is None:
-        return kind(**mine)
-    if mine:
-        raise ConfigError(f"pass {name}= or its fields ({', '.join(sorted(mine))}), not both")
+_P = TypeVar("_P", ReadinessPolicy, PollingPolicy)
+
+
+def _checked(kind: type[_P], value: object, name: str) -> _P:
+    """``value`` when it is a ``kind``, else ConfigError saying what came."""
     if not isinstance(value, kind):
-        raise ConfigError(f"{name} must be a {kind.__name__}; found {type(value).__name__}")
+        found = "None" if value is None else f"a {type(value).__name__}"
+        raise ConfigError(f"{name} must be a {kind.__name__}; found {found}")
     return value
 
 
@@ -490,12 +458,16 @@ class _Wait:
         )
 
 
-async def discover(url: str, *, inference_world_size: int | None, **kwargs: Any) -> Discovery:
-    """Wait for a ready snapshot at ``url`` (see DiscoveryClient for the keyword arguments)."""
-    async with DiscoveryClient(url, inference_world_size=inference_world_size, **kwargs) as client:
+async def discover(
+    url: str, policy: ReadinessPolicy, polling: PollingPolicy | None = None, **options: Any
+) -> Discovery:
+    """Wait for a ready snapshot at ``url`` (``options``: DiscoveryClient's other keywords)."""
+    async with DiscoveryClient(url, policy, polling, **options) as client:
         return await client.wait_ready()
 
 
-def discover_sync(url: str, *, inference_world_size: int | None, **kwargs: Any) -> Discovery:
+def discover_sync(
+    url: str, policy: ReadinessPolicy, polling: PollingPolicy | None = None, **options: Any
+) -> Discovery:
     """Blocking facade of :func:`discover` (runs its own event loop; not for use inside one)."""
-    return asyncio.run(discover(url, inference_world_size=inference_world_size, **kwargs))
+    return asyncio.run(discover(url, policy, polling, **options))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, NamedTuple, TypeVar
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -33,8 +33,6 @@ from prime_rl_dynamo.defaults import (
 )
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.plan import WEIGHT_BROADCAST_TYPES, Convention
-
-_Policy = TypeVar("_Policy", ReadinessPolicy, PollingPolicy)
 
 __all__ = [
     "WEIGHT_BROADCAST_TYPES",
@@ -236,9 +234,20 @@ class DynamoClientConfig:
         )
 
     def discovery_client(
-        self, environ: Mapping[str, str] | None = None, **overrides: Any
+        self,
+        environ: Mapping[str, str] | None = None,
+        *,
+        policy: ReadinessPolicy | None = None,
+        polling: PollingPolicy | None = None,
+        **options: Any,
     ) -> DiscoveryClient:
-        """A DiscoveryClient with this configuration (keyword arguments override it)."""
+        """A DiscoveryClient with this configuration.
+
+        ``policy`` and ``polling`` replace :meth:`readiness_policy` and :meth:`polling_policy`
+        (``dataclasses.replace(config.polling_policy(), poll_interval=0.1)``); ``options`` are
+        DiscoveryClient's other keywords (``progress``, ``transport``, ...) and win over this
+        configuration's.
+        """
         if self.dynamo_discovery_url is None:
             raise ConfigError(
                 f"no dynamo_discovery_url: the inference source is {self.inference_source}"
@@ -254,16 +263,18 @@ class DynamoClientConfig:
                     requirement="CRED-3",
                 )
             headers = creds.resolve(environ)
-        # A keyword naming a policy field replaces that field; the rest go to the client.
-        policy = _replaced(self.readiness_policy(), overrides)
-        polling = _replaced(self.polling_policy(), overrides)
         kwargs: dict[str, Any] = {
             "max_body_bytes": self.max_body_bytes,
             "trust_env": self.trust_env,
             "headers": headers,
-            **overrides,
+            **options,
         }
-        return DiscoveryClient(self.dynamo_discovery_url, policy=policy, polling=polling, **kwargs)
+        return DiscoveryClient(
+            self.dynamo_discovery_url,
+            self.readiness_policy() if policy is None else policy,
+            self.polling_policy() if polling is None else polling,
+            **kwargs,
+        )
 
     def readiness_policy(self) -> ReadinessPolicy:
         """What "ready" means for this run: W, the model, the components, and world sizes
@@ -304,13 +315,6 @@ class DynamoClientConfig:
         if isinstance(values.get("elastic"), Mapping):
             values["elastic"] = ElasticConfig(**values["elastic"])
         return cls(**values)
-
-
-def _replaced(policy: _Policy, overrides: dict[str, Any]) -> _Policy:
-    """``policy`` with the fields ``overrides`` names, which are taken out of it."""
-    names = {f.name for f in fields(policy)}
-    mine = {k: overrides.pop(k) for k in list(overrides) if k in names}
-    return replace(policy, **mine) if mine else policy
 
 
 def local_gpu_check_applies(config: DynamoClientConfig, *, has_local_inference: bool) -> bool:

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import httpx
 
 from prime_rl_dynamo.admin import AdminEngine, AdminPool, EngineResult, verify_fleet
-from prime_rl_dynamo.client import Discovery, DiscoveryClient
+from prime_rl_dynamo.client import Discovery, DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.credentials import Credentials
 from prime_rl_dynamo.defaults import ADMIN_TIMEOUT, POLL_INTERVAL, UPDATE_TIMEOUT
 from prime_rl_dynamo.errors import AdminError, ConfigError
@@ -280,12 +280,13 @@ class DynamoAdminPlane:
         self._credentials.resolve(environ)
         self._discovery_client = DiscoveryClient(
             discovery_url_from_prime_rl(client_config),
-            inference_world_size=None,
-            require_world_size=False,
-            require_admin=admin_api != "engine_routes",
-            model=model_name,
-            timeout=self._timeout,
-            poll_interval=poll_interval,
+            ReadinessPolicy(
+                None,
+                require_world_size=False,
+                require_admin=admin_api != "engine_routes",
+                model=model_name,
+            ),
+            PollingPolicy(timeout=self._timeout, poll_interval=poll_interval),
             trust_env=False,
             transport=transport,
         )

@@ -7,6 +7,7 @@ request from a queue of replies and records what it was sent.
 from __future__ import annotations
 
 import json
+import socket
 import ssl
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -50,16 +51,29 @@ def worker(
     )
 
 
-def fake_time_client(transport: Any, clock: FakeClock, *, seed: int = 7, **kw: Any) -> Any:
+#: Prefill 2 x ws2 + decode 1 x ws4: W = 8, what ``fake_time_client`` waits for by default.
+PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
+
+
+def fake_time_client(
+    transport: Any,
+    clock: FakeClock,
+    policy: Any = None,
+    polling: Any = None,
+    *,
+    seed: int = 7,
+    **kw: Any,
+) -> Any:
     """A DiscoveryClient at http://frontend:8001 on ``transport`` whose time, sleeps and jitter
-    are ``clock``'s and a seeded generator's (W = 8 unless given)."""
+    are ``clock``'s and a seeded generator's (``ReadinessPolicy(8)`` unless given)."""
     import random
 
-    from prime_rl_dynamo.client import DiscoveryClient
+    from prime_rl_dynamo.client import DiscoveryClient, ReadinessPolicy
 
-    kw.setdefault("inference_world_size", 8)
     return DiscoveryClient(
         "http://frontend:8001",
+        ReadinessPolicy(8) if policy is None else policy,
+        polling,
         transport=transport,
         clock=clock.monotonic,
         wall_clock=clock.time,
@@ -332,3 +346,57 @@ async def pool_of(
         yield pool
     finally:
         await pool.stop()
+
+
+class Dribbler:
+    """A loopback server that sends a 200 head, then one byte of body every ``interval`` s."""
+
+    def __init__(self, interval: float = 0.25, length: int = 60) -> None:
+        self.interval = interval
+        self.length = length
+        self._stop = threading.Event()
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(16)
+        self._sock.settimeout(0.1)
+        self.port = self._sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.connections = 0
+        self._threads: list[threading.Thread] = []
+        self._accept = threading.Thread(target=self._serve, daemon=True)
+        self._accept.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            t = threading.Thread(target=self._dribble, args=(conn,), daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _dribble(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.settimeout(1.0)
+                conn.recv(65536)
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    + f"content-length: {self.length}\r\n\r\n".encode()
+                )
+                for _ in range(self.length):
+                    if self._stop.wait(self.interval):
+                        return
+                    conn.sendall(b" ")
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        self._accept.join(5)
+        for t in self._threads:
+            t.join(5)
+        self._sock.close()

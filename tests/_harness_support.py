@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from prime_rl_dynamo.client import Discovery, discover_sync
+from prime_rl_dynamo.client import Discovery, PollingPolicy, ReadinessPolicy, discover_sync
 from prime_rl_dynamo.errors import NotReadyError
 from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.recording import RecordedRequest
@@ -61,17 +61,12 @@ def fetch_snapshot(fleet: Any) -> tuple[bytes, Any]:
     return response.content, validate_body(response.content)
 
 
-def discover(fleet: Any, world: int, *, timeout: float, **kwargs: Any) -> Discovery:
-    """The project's discovery client against the fleet, polling briskly."""
-    return discover_sync(
-        fleet.frontend_url,
-        inference_world_size=world,
-        timeout=timeout,
-        poll_interval=0.2,
-        backoff_initial=0.05,
-        backoff_max=0.5,
-        **kwargs,
+def discover(fleet: Any, world: int, *, timeout: float) -> Discovery:
+    """The project's discovery client against the fleet (W = ``world``), polling briskly."""
+    polling = PollingPolicy(
+        timeout=timeout, poll_interval=0.2, backoff_initial=0.05, backoff_max=0.5
     )
+    return discover_sync(fleet.frontend_url, ReadinessPolicy(world), polling)
 
 
 def expected_offsets(engines: Iterable[Any], convention: Convention) -> list[tuple[str, int, int]]:

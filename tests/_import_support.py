@@ -5,7 +5,20 @@ from __future__ import annotations
 import subprocess
 import sys
 
-#: Modules that importing the core must not load: the optional extras and the heavy subpackages.
+#: The suite's instruments inside the package (docs/architecture.md lists them): what the
+#: suite measures a trainer with, never what a trainer imports.
+INSTRUMENTS = (
+    "prime_rl_dynamo.reference",
+    "prime_rl_dynamo.harness",
+    "prime_rl_dynamo.fleet",
+    "prime_rl_dynamo.strategies",
+    "prime_rl_dynamo.mutations",
+    "prime_rl_dynamo.recording",
+    "prime_rl_dynamo.specdiff",
+)
+
+#: Modules that importing the core must not load: the optional extras, the suite and its
+#: instruments.
 HEAVY = (
     "hypothesis",
     "starlette",
@@ -17,9 +30,7 @@ HEAVY = (
     "yaml",
     "matplotlib",
     "conformance",
-    "prime_rl_dynamo.reference",
-    "prime_rl_dynamo.harness",
-    "prime_rl_dynamo.strategies",
+    *INSTRUMENTS,
 )
 
 

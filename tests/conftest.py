@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _report_support import CiReports, fresh_reports
 from hypothesis import HealthCheck, settings
 
 # hypothesis keeps its state (example database, constants) under the user's cache directory, not
@@ -128,22 +129,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 #: Set by ``make test``, which runs the four conformance runs (ci-conformance) beside the tests:
-#: the file it writes once they have all ended, whatever their status.
+#: the file it writes once they have all ended, whatever their status (their exit status).
 CI_REPORTS_DONE = "CI_REPORTS_DONE"
+
+#: When this test session began (``time.time()``), set by the first process of the session and
+#: inherited by xdist's workers: a report older than this was left by an earlier run.
+SESSION_START = "PRIME_RL_DYNAMO_TEST_SESSION_START"
 
 
 @pytest.fixture
-def ci_reports() -> Path:
-    """``reports/`` of the checkout, once ``make test``'s conformance runs have written it (at once
-    when no run is under way: the test then reads what an earlier ``make test`` left, if any)."""
-    root = Path(__file__).resolve().parent.parent
+def ci_reports() -> CiReports:
+    """The reports ``make test``'s conformance lane wrote during this session, once it has ended.
+
+    Outside ``make test`` no lane runs beside the session and the test is skipped: reports/
+    then holds only what earlier runs left, which this session cannot vouch for.
+    """
     done = os.environ.get(CI_REPORTS_DONE)
-    if done:
-        deadline = time.monotonic() + 1200
-        while not (root / done).exists():  # the runs end when they end: a readiness wait
-            assert time.monotonic() < deadline, f"{done} never appeared: the conformance runs hung"
-            time.sleep(0.5)
-    return root / "reports"
+    if not done:
+        pytest.skip(
+            "no conformance lane runs beside this session (`make test` runs one): only the "
+            "reports a session's own lane wrote are read"
+        )
+    root = Path(__file__).resolve().parent.parent
+    deadline = time.monotonic() + 1200
+    while not (root / done).exists():  # the runs end when they end: a readiness wait
+        assert time.monotonic() < deadline, f"{done} never appeared: the conformance runs hung"
+        time.sleep(0.5)
+    status = (root / done).read_text(encoding="utf-8").strip()
+    since = float(os.environ[SESSION_START])
+    return CiReports(int(status) if status.isdigit() else 1, fresh_reports(root / "reports", since))
 
 
 class _XdistGroups:
@@ -162,4 +176,5 @@ class _XdistGroups:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault(SESSION_START, repr(time.time()))
     config.pluginmanager.register(_XdistGroups(), "xdist-groups-under-pytest-9-2")

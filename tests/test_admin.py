@@ -18,7 +18,7 @@ import pytest
 from _client_support import ScriptedServer, Seen, body, jreply, ok, worker
 
 from prime_rl_dynamo.admin import AdminEngine, AdminPool, Credentials, host_allowed
-from prime_rl_dynamo.client import DiscoveryClient
+from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyChangedError, TopologyError
 from prime_rl_dynamo.plan import plan_broadcast
 from prime_rl_dynamo.wire import WorkerId
@@ -412,9 +412,8 @@ async def ready_pool(server: ScriptedServer, sizes: list[int]) -> AdminPool:
     server.script("GET", D, ok(body(*discovery_fleet(server, sizes))))
     client = DiscoveryClient(
         server.url,
-        inference_world_size=sum(sizes),
-        poll_interval=0.01,
-        model="m",
+        ReadinessPolicy(sum(sizes), model="m"),
+        PollingPolicy(poll_interval=0.01),
     )
     ready = await client.wait_ready()
     return AdminPool.from_plan(ready.plan(), discovery=client, environ={})
@@ -537,7 +536,7 @@ def test_one_tls_context_serves_every_engine(monkeypatch: pytest.MonkeyPatch) ->
         for i in range(50)
     ]
     pool = AdminPool(engines, environ={})
-    client = DiscoveryClient("https://frontend.example:8001", inference_world_size=50)
+    client = DiscoveryClient("https://frontend.example:8001", ReadinessPolicy(50))
     asyncio.run(pool.aclose())
     asyncio.run(client.aclose())
     assert len(built) == 1, (

@@ -13,11 +13,10 @@ import time
 from typing import Any
 
 import pytest
-from _client_support import VALIDATE, ScriptedServer, body, jreply, ok, worker
-from test_client_resilience import Dribbler
+from _client_support import VALIDATE, Dribbler, ScriptedServer, body, jreply, ok, worker
 
 from prime_rl_dynamo.admin import AdminEngine, AdminPool, Credentials, host_allowed
-from prime_rl_dynamo.client import DiscoveryClient
+from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.config import DynamoClientConfig
 from prime_rl_dynamo.errors import AdminError, ConfigError, PrimeRLDynamoError, TransportError
 
@@ -58,7 +57,9 @@ def test_verify_topology_against_a_dribbling_frontend_ends_within_its_timeout() 
     try:
 
         async def go() -> None:
-            client = DiscoveryClient(server.url, inference_world_size=1, request_timeout=30.0)
+            client = DiscoveryClient(
+                server.url, ReadinessPolicy(1), PollingPolicy(request_timeout=30.0)
+            )
             pool = AdminPool(
                 [AdminEngine("dynamo.e.rl#1", "http://127.0.0.1:9/admin", 1)], discovery=client
             )

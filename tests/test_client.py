@@ -15,12 +15,14 @@ from typing import Any
 
 import httpx
 import pytest
-from _client_support import SMG_BODY, VALIDATE, FakeClock, body, fake_time_client, worker
+from _client_support import PD, SMG_BODY, VALIDATE, FakeClock, body, fake_time_client, worker
 from hypothesis import given
 from hypothesis import strategies as st
 
 from prime_rl_dynamo.client import (
     DiscoveryClient,
+    PollingPolicy,
+    ReadinessPolicy,
     assess_snapshot,
     normalize_discovery_url,
 )
@@ -38,9 +40,6 @@ from prime_rl_dynamo.requirements import Reason
 
 URL = "http://frontend:8001"
 FULL = "http://frontend:8001/v1/rl/workers"
-
-# Prefill 2 x ws2 + decode 1 x ws4: W = 8.
-PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
 
 
 # --- URL forms ----------------------------------------------------------------------------------
@@ -267,9 +266,16 @@ def good(*workers: dict[str, Any]) -> httpx.Response:
     )
 
 
-def make(transport: httpx.MockTransport, clock: FakeClock, **kw: Any) -> DiscoveryClient:
-    kw.setdefault("timeout", 60.0)
-    client: DiscoveryClient = fake_time_client(transport, clock, **kw)
+def make(
+    transport: httpx.MockTransport,
+    clock: FakeClock,
+    policy: ReadinessPolicy | None = None,
+    polling: PollingPolicy | None = None,
+    **kw: Any,
+) -> DiscoveryClient:
+    """W = 8 and a 60 s deadline unless ``policy`` and ``polling`` say otherwise."""
+    polling = PollingPolicy(timeout=60.0) if polling is None else polling
+    client: DiscoveryClient = fake_time_client(transport, clock, policy, polling, **kw)
     return client
 
 
@@ -284,7 +290,7 @@ def run(client: DiscoveryClient, **kw: Any) -> Any:
 def test_ready_needs_two_identical_polls_ready_4() -> None:
     clock = FakeClock()
     transport, seen = scripted(good())
-    ready = run(make(transport, clock, model="m"))
+    ready = run(make(transport, clock, ReadinessPolicy(8, model="m")))
     assert len(seen) == 2
     assert clock.sleeps == [1.0]
     assert ready.polls == 2
@@ -297,7 +303,7 @@ def test_ready_needs_two_identical_polls_ready_4() -> None:
 def test_stable_polls_one_returns_first_ready() -> None:
     clock = FakeClock()
     transport, seen = scripted(good())
-    run(make(transport, clock, stable_polls=1))
+    run(make(transport, clock, ReadinessPolicy(8, stable_polls=1)))
     assert len(seen) == 1 and clock.sleeps == []
 
 
@@ -349,9 +355,8 @@ def test_backoff_is_capped_and_seedable() -> None:
 def _seeded(transport: httpx.MockTransport, clock: FakeClock, seed: int) -> DiscoveryClient:
     return DiscoveryClient(
         URL,
-        inference_world_size=8,
-        timeout=30.0,
-        backoff_max=2.0,
+        ReadinessPolicy(8),
+        PollingPolicy(timeout=30.0, backoff_max=2.0),
         transport=transport,
         clock=clock.monotonic,
         wall_clock=clock.time,
@@ -373,7 +378,7 @@ def test_retry_after_past_deadline_gives_up_at_once() -> None:
     clock = FakeClock()
     transport, seen = scripted(httpx.Response(503, headers={"retry-after": "3600"}))
     with pytest.raises(NotReadyError) as info:
-        run(make(transport, clock, timeout=60.0))
+        run(make(transport, clock, polling=PollingPolicy(timeout=60.0)))
     assert len(seen) == 1
     assert "retry after 3600.0 s, past the deadline" in str(info.value)
     assert info.value.requirement == "POLL-5"
@@ -433,7 +438,7 @@ def test_deadline_message_names_engines_sum_and_poll() -> None:
     dead = worker("decode", 3, error="Unavailable: TCP connection to 127.0.0.1:4 failed")
     transport, seen = scripted(good(PD[0], PD[1], dead))
     with pytest.raises(NotReadyError) as info:
-        run(make(transport, clock, timeout=5.0, model="m"))
+        run(make(transport, clock, ReadinessPolicy(8, model="m"), PollingPolicy(timeout=5.0)))
     message = str(info.value)
     assert "POLL-5" in message and "after 5.0 s" in message
     assert "READY-1: dynamo.decode.rl#3 reports error: Unavailable" in message
@@ -451,7 +456,7 @@ def test_deadline_message_names_differing_poll() -> None:
     b = good(PD[0], PD[1], worker("decode", 3, 4, admin="http://127.0.0.1:9555/decode"))
     transport, _ = scripted(a, b, a, b, a, b, a, b)
     with pytest.raises(NotReadyError) as info:
-        run(make(transport, clock, timeout=3.5))
+        run(make(transport, clock, polling=PollingPolicy(timeout=3.5)))
     assert "READY-4: poll 4 differs from poll 3: moved: dynamo.decode.rl#3: admin_base_url" in str(
         info.value
     )
@@ -461,7 +466,7 @@ def test_deadline_after_transport_failures_says_so() -> None:
     clock = FakeClock()
     transport, _ = scripted(httpx.ConnectError("connection refused"))
     with pytest.raises(NotReadyError) as info:
-        run(make(transport, clock, timeout=2.0))
+        run(make(transport, clock, polling=PollingPolicy(timeout=2.0)))
     assert (
         "last poll failed: POLL-1: GET http://frontend:8001/v1/rl/workers failed: ConnectError"
         in str(info.value)
@@ -523,19 +528,19 @@ def test_redirect_loop_is_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "needle"),
+    ("build", "needle"),
     [
-        ({"inference_world_size": 0}, "inference_world_size"),
-        ({"inference_world_size": True}, "inference_world_size"),
-        ({"inference_world_size": 8, "timeout": -1}, "timeout"),
-        ({"inference_world_size": 8, "poll_interval": float("nan")}, "poll_interval"),
-        ({"inference_world_size": 8, "stable_polls": 0}, "stable_polls"),
-        ({"inference_world_size": 8, "max_body_bytes": 0}, "max_body_bytes"),
+        (lambda: ReadinessPolicy(0), "inference_world_size"),
+        (lambda: ReadinessPolicy(True), "inference_world_size"),
+        (lambda: PollingPolicy(timeout=-1), "timeout"),
+        (lambda: PollingPolicy(poll_interval=float("nan")), "poll_interval"),
+        (lambda: ReadinessPolicy(8, stable_polls=0), "stable_polls"),
+        (lambda: DiscoveryClient(URL, ReadinessPolicy(8), max_body_bytes=0), "max_body_bytes"),
     ],
 )
-def test_bad_client_arguments_are_config_errors(kwargs: dict[str, Any], needle: str) -> None:
+def test_bad_client_arguments_are_config_errors(build: Any, needle: str) -> None:
     with pytest.raises(ConfigError, match=needle):
-        DiscoveryClient(URL, **kwargs)
+        build()
 
 
 # --- properties -----------------------------------------------------------------------------------

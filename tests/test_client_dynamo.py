@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from prime_rl_dynamo.admin import AdminPool, Credentials
-from prime_rl_dynamo.client import DiscoveryClient
+from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.errors import TopologyChangedError
 from prime_rl_dynamo.topology import topology_from_dict
 
@@ -38,10 +38,8 @@ def test_discover_plan_drive_and_detect_a_kill_on_real_dynamo() -> None:
                 # The stub workers register the topology's model through the runtime, so the
                 # real listing carries it and the client can filter on it.
                 fleet.frontend_url,
-                model="m",
-                inference_world_size=8,
-                poll_interval=0.2,
-                timeout=60,
+                ReadinessPolicy(8, model="m"),
+                PollingPolicy(poll_interval=0.2, timeout=60),
             ) as client:
                 plan = (await client.wait_ready()).plan("prime-nccl")
                 async with AdminPool.from_plan(
@@ -82,7 +80,9 @@ def test_workers_of_another_model_are_ignored_on_real_dynamo() -> None:
         assert listed == {"prefill": "Qwen/Qwen3-0.6B", "judge": "other/Model-7B"}
         found, judge = (
             discover_sync(
-                fleet.frontend_url, inference_world_size=4, model=m, poll_interval=0.2, timeout=30
+                fleet.frontend_url,
+                ReadinessPolicy(4, model=m),
+                PollingPolicy(poll_interval=0.2, timeout=30),
             )
             for m in ("Qwen/Qwen3-0.6B", "other/Model-7B")
         )

@@ -16,20 +16,20 @@ import pytest
 from _client_support import body, worker
 
 from prime_rl_dynamo.admin import AdminPool
-from prime_rl_dynamo.client import DiscoveryClient, assess_snapshot
+from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy, assess_snapshot
 from prime_rl_dynamo.errors import ConfigError, PolicyError, ProtocolError, TransportError
 from prime_rl_dynamo.validate import Snapshot, check_body, validate_body
 
 BODY = body(worker("decode", 7, admin="http://127.0.0.1:9203", model=None))
 
 
-def client(handler: Any, **kw: Any) -> DiscoveryClient:
+#: No rank plan: the listing alone is judged.
+NO_W = ReadinessPolicy(None, require_world_size=False)
+
+
+def client(handler: Any, polling: PollingPolicy | None = None) -> DiscoveryClient:
     return DiscoveryClient(
-        "http://127.0.0.1:8001",
-        inference_world_size=None,
-        require_world_size=False,
-        transport=httpx.MockTransport(handler),
-        **kw,
+        "http://127.0.0.1:8001", NO_W, polling, transport=httpx.MockTransport(handler)
     )
 
 
@@ -70,7 +70,7 @@ BAD_PUNYCODE = ["xn--", "xn--a", "xn--zz-", "ok.xn--"]
 @pytest.mark.parametrize("host", BAD_PUNYCODE)
 def test_a_configured_discovery_url_with_bad_punycode_is_a_config_error(host: str) -> None:
     with pytest.raises(ConfigError, match="punycode"):
-        DiscoveryClient(f"http://{host}:8001", inference_world_size=None, require_world_size=False)
+        DiscoveryClient(f"http://{host}:8001", NO_W)
 
 
 @pytest.mark.parametrize("host", BAD_PUNYCODE)
@@ -136,9 +136,7 @@ def _fetch_gzip(payload: bytes) -> Any:
         server.script("GET", "/v1/rl/workers", (200, headers, payload))
 
         async def go() -> Any:
-            async with DiscoveryClient(
-                server.url, inference_world_size=None, require_world_size=False
-            ) as c:
+            async with DiscoveryClient(server.url, NO_W) as c:
                 return await c.fetch()
 
         return asyncio.run(go())
@@ -187,50 +185,14 @@ def test_every_broken_gzip_body_is_one_retried_poll_1_error(payload: bytes, need
     assert needle in str(error) and "gzip" in str(error)
 
 
-def test_deflate_follows_the_same_rule() -> None:
-    import zlib
-
-    from prime_rl_dynamo._bounded import BoundedDecoder
-
-    whole = zlib.compress(BODY)
-    decoder = BoundedDecoder("deflate", "http://h/")
-    assert decoder.feed(whole[:7], 10**6) + decoder.feed(whole[7:], 10**6) == BODY
-    decoder.finish()
-    for broken in (whole[:-2], whole + b"x"):
-        decoder = BoundedDecoder("deflate", "http://h/")
-        with pytest.raises(TransportError, match="did not arrive intact"):
-            decoder.feed(broken, 10**6)
-            decoder.finish()
-
-
-def test_the_content_encoding_vectors_hold() -> None:
-    import base64
-
-    from prime_rl_dynamo._bounded import BoundedDecoder
-    from prime_rl_dynamo.resources import load_json
-
-    cases = load_json("vectors/content-encoding.v1.json")["cases"]
-    assert {c["decoded"] is None for c in cases} == {True, False}
-    for case in cases:
-        data = base64.b64decode(case["raw"])
-        decoder = BoundedDecoder(case["content_encoding"], "http://h/")
-        if case["decoded"] is None:
-            with pytest.raises(TransportError) as caught:
-                out = b"".join(decoder.feed(data[i : i + 5], 10**6) for i in range(0, len(data), 5))
-                decoder.finish()
-            assert (caught.value.requirement, caught.value.retryable) == ("POLL-1", True)
-        else:
-            out = b"".join(decoder.feed(data[i : i + 5], 10**6) for i in range(0, len(data), 5))
-            decoder.finish()
-            assert out == base64.b64decode(case["decoded"]), case["description"]
-
-
 @pytest.mark.parametrize("host", BAD_PUNYCODE)
 def test_a_listed_admin_url_with_bad_punycode_is_worker_8_from_wait_ready(host: str) -> None:
     listing = BODY.replace(b"http://127.0.0.1:9203", f"http://{host}:9203".encode())
 
     async def go() -> None:
-        async with client(lambda r: httpx.Response(200, content=listing), timeout=5) as c:
+        async with client(
+            lambda r: httpx.Response(200, content=listing), PollingPolicy(timeout=5)
+        ) as c:
             await c.wait_ready()
 
     with pytest.raises(ProtocolError) as caught:

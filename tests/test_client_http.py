@@ -6,19 +6,25 @@ import asyncio
 import gzip
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
-from _client_support import ScriptedServer, body, jreply, ok, worker
+from _client_support import PD, ScriptedServer, body, jreply, ok, worker
 
-from prime_rl_dynamo.client import DiscoveryClient, discover, discover_sync
+from prime_rl_dynamo.client import (
+    DiscoveryClient,
+    PollingPolicy,
+    ReadinessPolicy,
+    discover,
+    discover_sync,
+)
 from prime_rl_dynamo.errors import NotReadyError, PolicyError, ProtocolError
 
 pytestmark = pytest.mark.integration  # every test talks to a server on loopback
 
 PATH = "/v1/rl/workers"
-PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
-FAST = {"poll_interval": 0.01, "backoff_initial": 0.01, "backoff_max": 0.05, "timeout": 10.0}
+FAST = PollingPolicy(poll_interval=0.01, backoff_initial=0.01, backoff_max=0.05, timeout=10.0)
 
 
 @pytest.fixture
@@ -27,13 +33,16 @@ def server() -> Iterator[ScriptedServer]:
         yield s
 
 
-def wait(url: str, **kw: Any) -> Any:
-    kw.setdefault("inference_world_size", 8)
-    for k, v in FAST.items():
-        kw.setdefault(k, v)
+def wait(
+    url: str,
+    policy: ReadinessPolicy | None = None,
+    polling: PollingPolicy = FAST,
+    **kw: Any,
+) -> Any:
+    """Wait on ``url`` with W = 8 and brisk polling unless told otherwise."""
 
     async def go() -> Any:
-        async with DiscoveryClient(url, **kw) as client:
+        async with DiscoveryClient(url, policy or ReadinessPolicy(8), polling, **kw) as client:
             return await client.wait_ready()
 
     return asyncio.run(go())
@@ -48,7 +57,7 @@ def test_ready_over_loopback_after_retries(server: ScriptedServer) -> None:
         ok(body(PD[0], PD[1])),  # pending: sum 4 of 8
         ok(body(*PD)),
     )
-    ready = wait(server.url + "/v1/", model="m")
+    ready = wait(server.url + "/v1/", ReadinessPolicy(8, model="m"))
     assert [w.label for w in ready.workers] == [
         "dynamo.decode.rl#3",
         "dynamo.prefill.rl#1",
@@ -62,9 +71,9 @@ def test_ready_over_loopback_after_retries(server: ScriptedServer) -> None:
 
 def test_sync_facade_over_loopback(server: ScriptedServer) -> None:
     server.script("GET", PATH, ok(body(*PD)))
-    ready = discover_sync(server.url, inference_world_size=8, **FAST)
+    ready = discover_sync(server.url, ReadinessPolicy(8), FAST)
     assert ready.plan().rank_offsets == [0, 4, 6]
-    assert asyncio.run(discover(server.url, inference_world_size=8, **FAST)).world_size_sum == 8
+    assert asyncio.run(discover(server.url, ReadinessPolicy(8), FAST)).world_size_sum == 8
 
 
 def test_404_is_fatal_over_loopback(server: ScriptedServer) -> None:
@@ -177,7 +186,7 @@ def test_proxy_environment_is_ignored_unless_asked(
         # decides: the proxy saw nothing (the last poll's wording depends on how much of the
         # deadline a loaded machine left it: a refused connect, or a budget spent).
         with pytest.raises(NotReadyError):
-            wait(url, timeout=3.0)
+            wait(url, polling=replace(FAST, timeout=3.0))
         assert proxy.requests == []
         ready = wait(url, trust_env=True)
         assert [w.component for w in ready.workers] == ["proxy"]
@@ -187,7 +196,7 @@ def test_proxy_environment_is_ignored_unless_asked(
 def test_deadline_over_loopback_names_what_lacked(server: ScriptedServer) -> None:
     server.script("GET", PATH, ok(body(PD[0], worker("decode", 3, error="engine is dead"))))
     with pytest.raises(NotReadyError) as info:
-        wait(server.url, timeout=0.3, model="m")
+        wait(server.url, ReadinessPolicy(8, model="m"), replace(FAST, timeout=0.3))
     text = str(info.value)
     assert "READY-1: dynamo.decode.rl#3 reports error: engine is dead" in text
     assert "READY-3: world sizes sum to 2, expected inference_world_size 8" in text

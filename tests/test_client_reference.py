@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from prime_rl_dynamo.admin import AdminPool, Credentials
-from prime_rl_dynamo.client import DiscoveryClient
+from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.errors import (
     ConfigError,
     DialectError,
@@ -32,12 +32,7 @@ pytestmark = pytest.mark.integration
 MODEL = default_topology().model
 SECRET = "sk-ref-42"
 ENV = {"VLLM_API_KEY": SECRET, "TEAM_TOKEN": "team-ref"}
-FAST: dict[str, Any] = {
-    "poll_interval": 0.02,
-    "backoff_initial": 0.01,
-    "backoff_max": 0.05,
-    "timeout": 20.0,
-}
+FAST = PollingPolicy(poll_interval=0.02, backoff_initial=0.01, backoff_max=0.05, timeout=20.0)
 
 
 @pytest.fixture
@@ -50,12 +45,13 @@ def label_of(engine: Any) -> str:
     return str(WorkerId.of(engine.spec))
 
 
-def client_for(fleet: ReferenceFleet, **kw: Any) -> DiscoveryClient:
-    for k, v in FAST.items():
-        kw.setdefault(k, v)
-    kw.setdefault("inference_world_size", 16)
-    kw.setdefault("model", MODEL)
-    return DiscoveryClient(fleet.frontend_url, **kw)
+def client_for(
+    fleet: ReferenceFleet, policy: ReadinessPolicy | None = None, **kw: Any
+) -> DiscoveryClient:
+    """A client of the reference fleet: W = 16 and its model unless ``policy`` says otherwise."""
+    return DiscoveryClient(
+        fleet.frontend_url, policy or ReadinessPolicy(16, model=MODEL), FAST, **kw
+    )
 
 
 def test_prime_rl_flow_end_to_end(fleet: ReferenceFleet) -> None:
@@ -231,7 +227,7 @@ def test_allow_list_keeps_credentials_from_other_hosts() -> None:
     with start_reference_fleet(topo) as fleet:
 
         async def go() -> None:
-            async with client_for(fleet, inference_world_size=8, model="m") as client:
+            async with client_for(fleet, ReadinessPolicy(8, model="m")) as client:
                 plan = (await client.wait_ready()).plan()
             with pytest.raises(ConfigError) as info:
                 AdminPool.from_plan(plan, credentials=creds, environ=ENV)

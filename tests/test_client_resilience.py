@@ -9,27 +9,39 @@ from __future__ import annotations
 
 import asyncio
 import random
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from _client_support import FakeClock, ScriptedServer, body, fake_time_client, ok, worker
+from _client_support import (
+    PD,
+    Dribbler,
+    FakeClock,
+    ScriptedServer,
+    body,
+    fake_time_client,
+    ok,
+    worker,
+)
 
-from prime_rl_dynamo.client import DiscoveryClient, discover_sync, normalize_discovery_url
+from prime_rl_dynamo.client import (
+    DiscoveryClient,
+    PollingPolicy,
+    ReadinessPolicy,
+    discover_sync,
+    normalize_discovery_url,
+)
 from prime_rl_dynamo.errors import ConfigError, NotReadyError, PolicyError, TransportError
 
 URL = "http://frontend:8001"
 PATH = "/v1/rl/workers"
-PD = [worker("prefill", 1, 2), worker("prefill", 2, 2), worker("decode", 3, 4)]
 
 
-def _client(transport: httpx.AsyncBaseTransport, clock: FakeClock, **kw: Any) -> DiscoveryClient:
-    client: DiscoveryClient = fake_time_client(transport, clock, seed=3, **kw)
-    return client
+def _client(transport: httpx.AsyncBaseTransport, clock: FakeClock, *args: Any, **kw: Any) -> Any:
+    """``fake_time_client`` with this file's jitter seed."""
+    return fake_time_client(transport, clock, *args, seed=3, **kw)
 
 
 def _wait(client: DiscoveryClient) -> Any:
@@ -44,7 +56,9 @@ def _wait(client: DiscoveryClient) -> Any:
 
 
 def test_backoff_never_overflows_after_thousands_of_failures() -> None:
-    client = DiscoveryClient(URL, inference_world_size=8, backoff_initial=0.1, backoff_max=5.0)
+    client = DiscoveryClient(
+        URL, ReadinessPolicy(8), PollingPolicy(backoff_initial=0.1, backoff_max=5.0)
+    )
     for failures in (1, 2, 64, 1025, 10_000, 10**9):
         delay = client.polling.backoff(failures, random.Random())
         assert 0 < delay <= 5.0
@@ -55,7 +69,7 @@ def test_a_frontend_down_for_hours_is_retried_until_the_deadline() -> None:
     clock = FakeClock()
     refused = httpx.MockTransport(lambda request: (_ for _ in ()).throw(httpx.ConnectError("no")))
     with pytest.raises(NotReadyError) as info:
-        _wait(_client(refused, clock, timeout=4 * 3600.0))
+        _wait(_client(refused, clock, polling=PollingPolicy(timeout=4 * 3600.0)))
     assert info.value.requirement == "POLL-5"
     assert len(clock.sleeps) > 2000 and max(clock.sleeps) <= 5.0
 
@@ -75,7 +89,7 @@ def test_unparsable_retry_after_is_ignored_not_raised(value: str) -> None:
             return httpx.Response(429, headers=[(b"retry-after", value.encode("utf-8"))])
         return httpx.Response(200, content=body(*PD))
 
-    ready = _wait(_client(httpx.MockTransport(handler), clock, timeout=60.0))
+    ready = _wait(_client(httpx.MockTransport(handler), clock, polling=PollingPolicy(timeout=60.0)))
     assert ready.world_size_sum == 8
     assert clock.sleeps[0] <= 0.5  # the backoff (from half the poll interval), not the header
 
@@ -88,69 +102,13 @@ def test_retry_after_byte_b2_over_loopback() -> None:
         )  # BaseHTTPRequestHandler writes header values as latin-1: the byte 0xB2
         ready = discover_sync(
             server.url,
-            inference_world_size=8,
-            poll_interval=0.01,
-            backoff_initial=0.01,
-            timeout=10.0,
+            ReadinessPolicy(8),
+            PollingPolicy(poll_interval=0.01, backoff_initial=0.01, timeout=10.0),
         )
         assert ready.world_size_sum == 8
 
 
 # --- An overall deadline against a dribbling server ----------------------------------------------
-
-
-class Dribbler:
-    """A loopback server that sends a 200 head, then one byte of body every ``interval`` s."""
-
-    def __init__(self, interval: float = 0.25, length: int = 60) -> None:
-        self.interval = interval
-        self.length = length
-        self._stop = threading.Event()
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
-        self._sock.listen(16)
-        self._sock.settimeout(0.1)
-        self.port = self._sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.connections = 0
-        self._threads: list[threading.Thread] = []
-        self._accept = threading.Thread(target=self._serve, daemon=True)
-        self._accept.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            t = threading.Thread(target=self._dribble, args=(conn,), daemon=True)
-            t.start()
-            self._threads.append(t)
-
-    def _dribble(self, conn: socket.socket) -> None:
-        with conn:
-            try:
-                conn.settimeout(1.0)
-                conn.recv(65536)
-                conn.sendall(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                    + f"content-length: {self.length}\r\n\r\n".encode()
-                )
-                for _ in range(self.length):
-                    if self._stop.wait(self.interval):
-                        return
-                    conn.sendall(b" ")
-            except OSError:
-                return
-
-    def close(self) -> None:
-        self._stop.set()
-        self._accept.join(5)
-        for t in self._threads:
-            t.join(5)
-        self._sock.close()
 
 
 @pytest.fixture
@@ -176,7 +134,7 @@ def _timed(coro_factory: Any) -> tuple[BaseException | None, float]:
 def test_one_byte_a_second_does_not_outlast_the_budget(dribbler: Dribbler, call: str) -> None:
     async def go() -> None:
         async with DiscoveryClient(
-            dribbler.url, inference_world_size=8, request_timeout=1.5
+            dribbler.url, ReadinessPolicy(8), PollingPolicy(request_timeout=1.5)
         ) as client:
             if call == "poll_once":
                 await client.poll_once()
@@ -198,7 +156,7 @@ def test_one_byte_a_second_does_not_outlast_the_budget(dribbler: Dribbler, call:
 @pytest.mark.parametrize("value", [0, 0.0, 1e-9])
 def test_zero_intervals_are_refused(name: str, value: float) -> None:
     with pytest.raises(ConfigError, match=name):
-        DiscoveryClient(URL, inference_world_size=8, **{name: value})
+        PollingPolicy(**{name: value})
 
 
 # --- Redirects carry no credentials --------------------------------------------------------------
@@ -211,9 +169,8 @@ def test_same_origin_redirect_drops_the_callers_headers() -> None:
         server.script("GET", "/gw" + PATH, ok(body(*PD)))
         ready = discover_sync(
             server.url,
-            inference_world_size=8,
-            poll_interval=0.01,
-            timeout=10.0,
+            ReadinessPolicy(8),
+            PollingPolicy(poll_interval=0.01, timeout=10.0),
             headers={"Authorization": "Bearer sk-redirect", "X-Api-Key": "k-redirect"},
         )
         assert ready.world_size_sum == 8
@@ -231,30 +188,30 @@ def test_same_origin_redirect_drops_the_callers_headers() -> None:
 
 def test_discovery_without_inference_world_size_is_refused() -> None:
     with pytest.raises(ConfigError) as info:
-        DiscoveryClient(URL, inference_world_size=None)
+        ReadinessPolicy(None)
     assert info.value.requirement == "READY-3"
     assert "never derived" in str(info.value)
 
 
 @pytest.mark.integration
-def test_discover_sync_without_w_is_refused_before_any_request() -> None:
+def test_discover_sync_without_a_policy_is_refused_before_any_request() -> None:
     with ScriptedServer() as server:
         server.script("GET", PATH, ok(body(worker("prefill", 1, 2))))
-        with pytest.raises(ConfigError, match="READY-3"):
-            discover_sync(server.url, inference_world_size=None)
+        with pytest.raises(ConfigError, match="policy must be a ReadinessPolicy"):
+            discover_sync(server.url, None)  # type: ignore[arg-type]
         assert server.requests == []
 
 
 def test_discovery_without_world_sizes_may_omit_w() -> None:
     # A weight transfer that needs no rank plan (filesystem) has no W to check.
-    client = DiscoveryClient(URL, inference_world_size=None, require_world_size=False)
+    client = DiscoveryClient(URL, ReadinessPolicy(None, require_world_size=False))
     assert client.policy.inference_world_size is None
 
 
 def test_plan_without_w_is_refused_not_derived() -> None:
     clock = FakeClock()
     transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body(*PD)))
-    ready = _wait(_client(transport, clock, inference_world_size=None, require_world_size=False))
+    ready = _wait(_client(transport, clock, ReadinessPolicy(None, require_world_size=False)))
     with pytest.raises(ConfigError) as info:
         ready.plan()
     assert info.value.requirement == "READY-3"

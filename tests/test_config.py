@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -169,10 +170,17 @@ def test_discovery_client_from_config() -> None:
     assert client.polling.poll_interval == 0.5
     assert client.policy.require_world_size is False
     assert client.policy == c.readiness_policy() and client.polling == c.polling_policy()
-    # A keyword naming a policy field replaces it; any other goes to the client.
-    tuned = c.discovery_client(poll_interval=0.1, stable_polls=3, progress=False)
+    # policy= and polling= replace the configuration's; the client's other keywords pass through.
+    tuned = c.discovery_client(
+        policy=replace(c.readiness_policy(), stable_polls=3),
+        polling=replace(c.polling_policy(), poll_interval=0.1),
+        progress=False,
+    )
     assert tuned.polling.poll_interval == 0.1 and tuned.policy.stable_polls == 3
     assert tuned.policy.model == "m" and tuned.progress is False
+    assert tuned.polling.timeout == c.polling_policy().timeout
+    with pytest.raises(TypeError, match="poll_interval"):
+        c.discovery_client(poll_interval=0.1)  # a policy's field is not a client keyword
     with pytest.raises(ConfigError, match="inference source is static"):
         DynamoClientConfig(admin_base_url=["http://a:8000"]).discovery_client()
 

@@ -5,51 +5,17 @@ figure. Hostile servers on 127.0.0.1; every test is bounded by pytest-timeout.""
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from _raw_server_support import RawServer, Writer, endless_chunks
 
 import conformance
 from conformance.results import Status
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
-
-Writer = Callable[[socket.socket], None]
-
-
-class RawServer:
-    """A loopback TCP server answering every request with ``writer`` (raw bytes, so it can lie)."""
-
-    def __init__(self, writer: Writer) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.writer = writer
-        self.stop = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        self.sock.settimeout(0.1)
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            try:
-                if conn.recv(65536):  # not the suite's connect-only preflight
-                    self.writer(conn)
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        self.stop.set()
-        self.sock.close()
 
 
 @pytest.fixture
@@ -72,16 +38,6 @@ def _dribble(conn: socket.socket) -> None:
     for _ in range(1000):  # one byte per 0.2 s: 200 s for the whole body
         conn.sendall(b" ")
         time.sleep(0.2)
-
-
-def _endless_chunks(conn: socket.socket) -> None:
-    conn.sendall(
-        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
-    )
-    chunk = b"[" * 65536
-    frame = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
-    for _ in range(1 << 16):  # at most 4 GiB, far more than any cap
-        conn.sendall(frame)
 
 
 def _http1(report: conformance.Report) -> conformance.Result:
@@ -109,7 +65,7 @@ def test_a_dribbled_body_fails_http_1_at_the_per_exchange_deadline(
 def test_an_endless_chunked_body_fails_http_1_at_the_size_cap(
     serve: Callable[[Writer], RawServer],
 ) -> None:
-    server = serve(_endless_chunks)
+    server = serve(endless_chunks)
     report = _run_http1(server, max_body_bytes=1 << 20)
     result = _http1(report)
     assert result.status is Status.FAIL, result.message
@@ -127,7 +83,7 @@ def test_schemathesis_exchanges_are_bounded_too(serve: Callable[[Writer], RawSer
     def first_good_then_endless(conn: socket.socket) -> None:
         seen["n"] += 1
         if seen["n"] > 1:
-            _endless_chunks(conn)
+            endless_chunks(conn)
             return
         conn.sendall(
             b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
@@ -140,18 +96,6 @@ def test_schemathesis_exchanges_are_bounded_too(serve: Callable[[Writer], RawSer
     st = next(r for r in report.results if r.check == "HTTP-1::schemathesis")
     assert st.status is Status.FAIL, st.message
     assert "size cap of 1048576 bytes" in st.message
-
-
-def test_the_load_is_bounded_too(serve: Callable[[Writer], RawServer]) -> None:
-    # HTTP-7's pollers use their own async client: the same cap applies to every reply.
-    import asyncio
-
-    from conformance.frontend import _load
-
-    server = serve(_endless_chunks)
-    outcome = asyncio.run(_load(server.url + "/v1/rl/workers", 2, 1, 30.0, 10.0, 1 << 20))
-    assert len(outcome["errors"]) == 2
-    assert all("size cap of 1048576 bytes" in e for e in outcome["errors"])
 
 
 def test_the_cap_and_the_deadline_are_options_that_refuse_nonsense() -> None:

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 import pytest
-from _noisy_clients import NOISE
+from _noisy_clients_support import NOISE
 
 import conformance
 from conformance.results import Status
@@ -59,7 +59,7 @@ def test_noise_in_a_callables_errors_changes_no_verdict(name: str) -> None:
     checks = CLIENTS[name]
     clean = conformance.run(client=_target(name), checks=checks, **RUN)
     noisy_name = "spec" if name == "spec" else f"zoo__{name}"
-    noisy = conformance.run(client=f"_noisy_clients:{noisy_name}", checks=checks, **RUN)
+    noisy = conformance.run(client=f"_noisy_clients_support:{noisy_name}", checks=checks, **RUN)
     assert noisy.outcomes() == clean.outcomes()
     # The faithful client passes all; each bug fails its check, with its words and without.
     assert _not_passing(clean) == (set() if name == "spec" else set(checks))

@@ -17,7 +17,7 @@ import conformance
 from conformance.examples.pool_adapter import PoolSettings, adapter
 from conformance.results import Status
 from prime_rl_dynamo.admin import AdminPool, Credentials
-from prime_rl_dynamo.client import DiscoveryClient
+from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 
 pytestmark = pytest.mark.integration
 
@@ -29,10 +29,8 @@ class StandInPool:
         self.settings = settings
         self.discovery = DiscoveryClient(
             settings.frontend_url,
-            inference_world_size=settings.inference_world_size,
-            model=settings.model,
-            timeout=settings.timeout,
-            poll_interval=0.1,
+            ReadinessPolicy(settings.inference_world_size, model=settings.model),
+            PollingPolicy(timeout=settings.timeout, poll_interval=0.1),
             **({"max_body_bytes": settings.max_body_bytes} if settings.max_body_bytes else {}),
         )
         self.admin: AdminPool | None = None

@@ -5,7 +5,6 @@ durations, suite timestamps, structured violations, ISO 8601 times, the target b
 
 from __future__ import annotations
 
-import json
 import re
 import socket
 import xml.etree.ElementTree as ET
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _report_support import CiReports, assert_valid_junit, assert_valid_report, fresh_reports
 
 import conformance
 from conformance.reporting import write_json, write_junit
@@ -27,33 +27,6 @@ pytestmark = pytest.mark.integration
 TESTS = Path(__file__).resolve().parent
 SMALL = {"load_clients": 2, "load_requests": 2, "polls": 2, "seed": 1}
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-
-
-def assert_valid_junit(path: Path) -> ET.Element:
-    """Validate one JUnit file against the XSD (raises with the first error) and parse it."""
-    import xmlschema
-
-    xmlschema.XMLSchema(TESTS / "junit.xsd").validate(str(path))
-    root = ET.parse(path).getroot()
-    assert root.tag == "testsuites"
-    assert root.find("properties") is None  # never directly under <testsuites>
-    for suite in root.iter("testsuite"):
-        assert suite.get("timestamp") and suite.get("time") is not None
-    return root
-
-
-def assert_valid_report(path: Path) -> dict[str, Any]:
-    from jsonschema import Draft202012Validator, FormatChecker
-
-    data = json.loads(path.read_text())
-    schema = load_json("conformance-report.v1.schema.json")
-    Draft202012Validator.check_schema(schema)
-    errors = sorted(
-        Draft202012Validator(schema, format_checker=FormatChecker()).iter_errors(data),
-        key=lambda e: list(e.path),
-    )
-    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
-    return data
 
 
 @pytest.fixture(scope="module")
@@ -218,18 +191,29 @@ def test_the_cli_reports_of_a_reference_run_validate(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(1500)  # under `make test`, ci_reports waits for the conformance runs
-def test_every_junit_file_under_reports_validates(ci_reports: Path) -> None:
-    # The files `make test` leaves (ci-conformance and pytest); none when run on their own.
-    reports = ci_reports
-    files = sorted(reports.glob("*.xml")) if reports.is_dir() else []
-    if not files:
-        pytest.skip(
-            "no reports/ here: `make ci-conformance` writes them (make test runs it beside the tests)"
-        )
-    for path in files:
+def test_every_report_this_make_test_wrote_validates(ci_reports: CiReports) -> None:
+    # Only the files `make test`'s conformance lane wrote during this session: a report an
+    # earlier run left is neither read nor trusted (tests/conftest.py, ci_reports).
+    junit = [path for path in ci_reports.files if path.suffix == ".xml"]
+    if ci_reports.lane_status == 0:
+        assert junit, "the conformance lane passed, yet wrote no JUnit report during this session"
+    for path in junit:
         assert_valid_junit(path)
-    for path in sorted(reports.glob("conformance-*.json")):
-        assert_valid_report(path)
+    for path in ci_reports.files:
+        if path.name.startswith("conformance-") and path.suffix == ".json":
+            assert_valid_report(path)
+
+
+def test_only_the_reports_written_since_the_run_began_are_read(tmp_path: Path) -> None:
+    import os
+
+    old, new, log = tmp_path / "old.xml", tmp_path / "new.json", tmp_path / "ci-lane.log"
+    for path in (old, new, log):
+        path.write_text("x")
+    began = new.stat().st_mtime
+    os.utime(old, (began - 60, began - 60))  # left by an earlier run
+    assert fresh_reports(tmp_path, since=began) == [new]
+    assert fresh_reports(tmp_path / "absent", since=began) == []
 
 
 def test_the_report_schema_names_every_profile() -> None:

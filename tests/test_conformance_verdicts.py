@@ -148,7 +148,7 @@ def test_exit_4_nothing_checked_says_why(
     code, out, _ = _run(
         capsys, fleet.frontend_url, "-q", "--requirement", "RANK-6", "--junit-xml", str(junit)
     )
-    from tests.test_conformance_reports import assert_valid_junit
+    from _report_support import assert_valid_junit
 
     root = assert_valid_junit(junit)
     assert "nothing was checked: no check was selected: RANK-6" in (
@@ -331,7 +331,7 @@ def test_an_expired_waiver_that_matches_nothing_still_fails(
     data = json.loads(report.read_text())
     assert data["verdict"] == "not-conformant" and data["exit_code"] == 1
     assert data["waivers"][0]["state"] == "expired"
-    from tests.test_conformance_reports import assert_valid_junit, assert_valid_report
+    from _report_support import assert_valid_junit, assert_valid_report
 
     assert_valid_report(report)
     root = assert_valid_junit(junit)

@@ -83,21 +83,22 @@ def test_errors_module_exports_every_error() -> None:
         assert (getattr(errors, name).__doc__ or "").strip(), name
 
 
-def test_the_client_takes_policies_or_their_fields_never_both() -> None:
+def test_the_client_takes_policies_not_their_fields() -> None:
     policy = ReadinessPolicy(8, model="m", stable_polls=3)
     polling = PollingPolicy(timeout=60, poll_interval=0.5)
-    client = DiscoveryClient(URL, policy=policy, polling=polling)
+    client = DiscoveryClient(URL, policy, polling)
     assert client.policy is policy and client.polling is polling
-    same = DiscoveryClient(
-        URL, inference_world_size=8, model="m", stable_polls=3, timeout=60, poll_interval=0.5
-    )
-    assert same.policy == policy and same.polling == polling
-    with pytest.raises(errors.ConfigError, match="not both"):
-        DiscoveryClient(URL, policy=policy, model="other")
-    with pytest.raises(errors.ConfigError, match="not both"):
-        DiscoveryClient(URL, policy=policy, polling=polling, timeout=5)
+    assert DiscoveryClient(URL, policy=policy).polling == PollingPolicy()  # the default polling
+    # Each setting has one spelling: a policy's field given to the client is refused, not merged.
+    for field in ({"model": "other"}, {"timeout": 5}, {"inference_world_size": 8}):
+        with pytest.raises(TypeError, match=next(iter(field))):
+            DiscoveryClient(URL, policy, **field)  # type: ignore[arg-type]
+    with pytest.raises(errors.ConfigError, match="policy must be a ReadinessPolicy"):
+        DiscoveryClient(URL, None)  # type: ignore[arg-type]
+    with pytest.raises(errors.ConfigError, match="polling must be a PollingPolicy"):
+        DiscoveryClient(URL, policy, {"timeout": 5})  # type: ignore[arg-type]
     with pytest.raises(errors.ConfigError, match="READY-3"):
-        DiscoveryClient(URL)  # no W: it comes from the operator
+        ReadinessPolicy(None)  # no W: it comes from the operator
     with pytest.raises(errors.ConfigError, match="poll_interval"):
         PollingPolicy(poll_interval=0)
     with pytest.raises(errors.ConfigError, match="stable_polls"):

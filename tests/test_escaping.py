@@ -98,7 +98,7 @@ def test_a_surrogate_in_a_v2_component_name_is_judged_not_a_crash(
 def test_report_diff_prints_messages_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.test_report_gate import report_of
+    from _report_support import report_of
 
     a = report_of(("LIST-1::body", "pass", "fine"))
     b = report_of(("LIST-1::body", "fail", f"bad {SURROGATE}"))

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from _report_support import report_of
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.exitcodes import ExitCode
 from prime_rl_dynamo.topology import load_topology
-from tests.test_report_gate import report_of
 
 FUZZ = settings(
     max_examples=40,

@@ -147,13 +147,13 @@ def test_admin_and_engine_routes_are_served_and_recorded(fleet: DynamoFleet) -> 
 
 def test_admin_pool_drives_the_real_fleet_with_credentials(fleet: DynamoFleet) -> None:
     from prime_rl_dynamo.admin import AdminPool, Credentials
-    from prime_rl_dynamo.client import DiscoveryClient
+    from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 
     fleet.recorder.clear()
 
     async def drive() -> None:
         async with DiscoveryClient(
-            fleet.frontend_url, inference_world_size=W, timeout=30, poll_interval=0.2
+            fleet.frontend_url, ReadinessPolicy(W), PollingPolicy(timeout=30, poll_interval=0.2)
         ) as client:
             discovery = await client.wait_ready()
             plan = discovery.plan(Convention.PRIME_NCCL)
@@ -202,12 +202,12 @@ def test_killed_worker_turns_snapshot_pending_then_restart_makes_it_ready(
 
 def test_resize_mid_run_is_caught_by_verify_topology(fleet: DynamoFleet) -> None:
     from prime_rl_dynamo.admin import AdminPool
-    from prime_rl_dynamo.client import DiscoveryClient
+    from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
     from prime_rl_dynamo.errors import TopologyChangedError
 
     async def drive() -> str:
         async with DiscoveryClient(
-            fleet.frontend_url, inference_world_size=W, timeout=45, poll_interval=0.2
+            fleet.frontend_url, ReadinessPolicy(W), PollingPolicy(timeout=45, poll_interval=0.2)
         ) as client:
             plan = (await client.wait_ready()).plan(Convention.PRIME_NCCL)
             fleet.resize("dynamo.encode#0", 3)  # a real restart: new instance, new world size

@@ -1,5 +1,5 @@
 """What an operator reads matches what the commands do: every fault in docs/reference.md's table,
-serve's help with its defaults, and serve naming a fleet that can never become ready."""
+and serve's help with its defaults (serve naming a fleet that can never become ready: test_cli_serve)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.cli.serve import _lines
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.reference.faults import FAULTS, parse_fault
 
@@ -38,24 +37,6 @@ def test_serve_help_shows_defaults_and_wraps_its_description(
 def test_a_mistyped_break_id_gets_a_suggestion() -> None:
     with pytest.raises(ConfigError, match=r"'LIST-66' \(did you mean LIST-6\?\)"):
         parse_fault("break=LIST-66")
-
-
-@pytest.mark.integration
-def test_serve_says_a_fleet_with_an_erroring_group_is_never_ready(tmp_path: Path) -> None:
-    from prime_rl_dynamo.reference import start_reference_fleet
-
-    topology = tmp_path / "t.yaml"
-    topology.write_text(
-        "namespace: dynamo\nengines:\n  - component: good\n    world_size: 4\n"
-        "  - component: bad\n    world_size: 2\n    faults:\n      reply_error: dead\n"
-    )
-    with start_reference_fleet(str(topology)) as fleet:
-        lines = _lines(fleet.describe())
-        listing = fleet.listing()
-    w_line = next(line for line in lines if line.startswith("W "))
-    assert w_line.startswith("W             4  (never ready: dynamo.bad#0 listed with an error")
-    assert "READY-1" in w_line
-    assert [w.get("error") for w in listing["workers"] if w["component"] == "bad"] == ["dead"]
 
 
 @pytest.mark.integration

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from _prime_rl_support import ClientConfig, DynamoConfig
 
 from conformance.client_scenarios import PINNED_TOPOLOGY
 from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyError
@@ -29,7 +30,6 @@ from prime_rl_dynamo.prime_rl_main import (
     WORKER_INIT_BROADCASTER,
     DynamoAdminPlane,
 )
-from tests.test_prime_rl_main_facts import ClientConfig, DynamoConfig
 
 MODEL = PINNED_TOPOLOGY["model"]
 KEY = "sk-main-9f2"

@@ -13,11 +13,12 @@ import json
 import logging
 import os
 import subprocess
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _prime_rl_support import ClientConfig, DynamoConfig, patch_files
 
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.plan import Convention, Rendezvous, plan_broadcast
@@ -39,36 +40,10 @@ from prime_rl_dynamo.prime_rl_main import (
 )
 from prime_rl_dynamo.validate import validate_body
 from tests._client_support import body, worker
-from tests.test_prime_rl_patch import _files
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "prime-rl"
 PATCH = DOCS / f"main-{PRIME_RL_MAIN_REVISION}.patch"
 FACTS = json.loads((DOCS / f"main-{PRIME_RL_MAIN_REVISION}.facts.json").read_text("utf-8"))
-
-
-# --- main's config objects, as main defines them (shared.py; FACTS["config"]) -------------------
-
-
-@dataclass
-class DynamoConfig:
-    """Prime-RL main's DynamoConfig: its fields and defaults."""
-
-    enabled: bool = True
-    discovery_url: str | None = None
-
-
-@dataclass
-class ClientConfig:
-    """Prime-RL main's ClientConfig: its fields and defaults."""
-
-    wait_for_ready_timeout: int = 3600
-    base_url: str = "http://localhost:8000/v1"
-    api_key_var: str = "VLLM_API_KEY"
-    headers: dict[str, str] = field(default_factory=dict)
-    headers_from_env: dict[str, str] = field(default_factory=dict)
-    skip_model_check: bool = False
-    admin_base_url: list[str] | None = None
-    dynamo: DynamoConfig | None = None
 
 
 def test_the_config_classes_are_mains_as_recorded() -> None:
@@ -228,7 +203,7 @@ def test_the_rpc_init_binds_to_mains_worker(nixl: bool, count: int) -> None:
 
 
 def test_the_patch_pre_image_is_mains_clients_py_as_read() -> None:
-    files = _files(PATCH.read_text(encoding="utf-8"))
+    files = patch_files(PATCH.read_text(encoding="utf-8"))
     assert set(files) == set(FACTS["files"])
     for path, f in files.items():
         recorded = FACTS["files"][path]
@@ -247,14 +222,14 @@ def test_a_changed_pre_image_line_is_caught() -> None:
     text = PATCH.read_text(encoding="utf-8").replace(
         "    if dynamo is not None and dynamo.enabled:", "    if dynamo is not None:", 1
     )
-    (f,) = _files(text).values()
+    (f,) = patch_files(text).values()
     pre = f["hunks"][0][3]
     recorded = next(iter(FACTS["files"].values()))["hunks"][0]["sha256"]
     assert hashlib.sha256("\n".join(pre).encode()).hexdigest() != recorded
 
 
 def test_the_patch_adds_only_the_planes_import_and_the_nixl_delegation() -> None:
-    (f,) = _files(PATCH.read_text(encoding="utf-8")).values()
+    (f,) = patch_files(PATCH.read_text(encoding="utf-8")).values()
     added = [line.strip() for hunk in f["hunks"] for line in hunk[5]]
     assert added[0] == "from prime_rl_dynamo.prime_rl_main import DynamoAdminPlane"
     assert 'if hasattr(admin_plane, "initialize_nixl"):' in added[1]

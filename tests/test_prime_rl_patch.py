@@ -7,13 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
+from _prime_rl_support import patch_files
 
 from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.prime_rl import (
@@ -27,44 +26,10 @@ from prime_rl_dynamo.prime_rl import (
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "prime-rl"
 PATCH = DOCS / f"{PRIME_RL_REVISION}.patch"
 FACTS = json.loads((DOCS / f"{PRIME_RL_REVISION}.facts.json").read_text(encoding="utf-8"))
-_HUNK = re.compile(r"^@@ -(\d+),(\d+) \+(\d+),(\d+) @@")
-
-
-def _files(text: str) -> dict[str, dict[str, Any]]:
-    """path -> {"index": old blob prefix, "hunks": [(old_start, old_n, new_n, pre, post, added)]}."""
-    files: dict[str, dict[str, Any]] = {}
-    current: dict[str, Any] | None = None
-    hunk: list[Any] | None = None
-    for line in text.split("\n")[:-1]:  # the patch ends with a newline
-        if line.startswith("diff --git "):
-            a, b = line[len("diff --git ") :].split(" ")
-            assert a.startswith("a/") and b == "b/" + a[2:], line
-            current = files.setdefault(a[2:], {"index": None, "hunks": []})
-            hunk = None
-        elif line.startswith("index "):
-            assert current is not None
-            current["index"] = line.split()[1].split("..")[0]
-        elif line.startswith(("--- a/", "+++ b/")):
-            assert current is not None and hunk is None
-        elif match := _HUNK.match(line):
-            assert current is not None
-            hunk = [int(match[1]), int(match[2]), int(match[4]), [], [], []]
-            current["hunks"].append(hunk)
-        else:
-            assert hunk is not None, f"a line outside any hunk: {line!r}"
-            sign, body = line[:1], line[1:]
-            assert sign in (" ", "-", "+"), f"not a hunk line: {line!r}"
-            if sign in (" ", "-"):
-                hunk[3].append(body)
-            if sign in (" ", "+"):
-                hunk[4].append(body)
-            if sign == "+":
-                hunk[5].append(body)
-    return files
 
 
 def test_the_patch_is_a_well_formed_unified_diff() -> None:
-    files = _files(PATCH.read_text(encoding="utf-8"))
+    files = patch_files(PATCH.read_text(encoding="utf-8"))
     assert files, "the patch changes no file"
     for path, f in files.items():
         assert f["hunks"], path
@@ -77,7 +42,7 @@ def test_the_patch_is_a_well_formed_unified_diff() -> None:
 
 
 def test_its_context_lines_are_prime_rls_at_the_revision() -> None:
-    files = _files(PATCH.read_text(encoding="utf-8"))
+    files = patch_files(PATCH.read_text(encoding="utf-8"))
     assert FACTS["revision"] == PRIME_RL_REVISION
     assert set(files) == set(FACTS["files"])
     for path, f in files.items():
@@ -96,7 +61,7 @@ def test_a_changed_context_line_is_caught() -> None:
         '     """Dynamo frontend URL used to find inference workers."""',
         1,
     )
-    files = _files(text)
+    files = patch_files(text)
     path = "packages/prime-rl-configs/src/prime_rl/configs/shared.py"
     pre = files[path]["hunks"][0][3]
     assert (
@@ -112,7 +77,7 @@ def test_the_surface_lines_read_the_member_they_are_listed_for() -> None:
 
 
 def _added(path_end: str) -> str:
-    files = _files(PATCH.read_text(encoding="utf-8"))
+    files = patch_files(PATCH.read_text(encoding="utf-8"))
     (path,) = [p for p in files if p.endswith(path_end)]
     return "\n".join(line for hunk in files[path]["hunks"] for line in hunk[5])
 

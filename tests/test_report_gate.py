@@ -9,42 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _report_support import report_of
 
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.exitcodes import ExitCode
-
-#: Members of a run the report is made from (the rest of ``report_of``'s fields override members).
-_RUN = ("incomplete", "not_run", "inconclusive", "waivers")
-
-
-def report_of(*results: tuple[str, str, str], **fields: Any) -> dict[str, Any]:
-    """A schema-valid JSON report as ``--json-report`` writes it, with these (check, status,
-    message) results; ``incomplete``, ``not_run``, ``inconclusive`` and ``waivers`` (records as
-    ``apply_waivers`` makes them) make the run, other ``fields`` override members afterwards."""
-    from conformance.registry import all_checks
-    from conformance.reporting import reproduce_command
-    from conformance.results import Report, Result, Status
-
-    checks = {c.id: c for c in all_checks()}
-    report = Report(
-        target={"kind": "url", "url": "http://127.0.0.1:1"},
-        options={},
-        seed=1,
-        versions={"python": "3"},
-        started=1_800_000_000.0,
-        finished=1_800_000_001.0,
-        **{name: fields.pop(name) for name in _RUN if name in fields},
-    )
-    for check_id, status, message in results:
-        c = checks[check_id]
-        report.extend(
-            [Result(c.id, c.requirement, c.level, c.profile, c.title, Status(status), message)]
-        )
-    data = report.to_dict()
-    data["reproduce"] = reproduce_command(report)
-    data.update(fields)
-    return data
-
 
 A = report_of(("LIST-1::body", "pass", ""), ("LIST-2::body", "pass", ""))
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 from _gateway_support import stalling_head_frontend
+from _report_support import assert_valid_junit
 
 from prime_rl_dynamo.reference import start_reference_fleet
 from tests._suite_support import ENV, PYTEST_ROUTE, ROOT, interrupt_when
-from tests.test_conformance_reports import assert_valid_junit
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

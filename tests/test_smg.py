@@ -24,7 +24,7 @@ from rich.console import Console
 import conformance
 from conformance.reporting import print_summary
 from conformance.results import Status, Verdict
-from prime_rl_dynamo import DiscoveryClient
+from prime_rl_dynamo import DiscoveryClient, ReadinessPolicy
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.errors import DialectError
 from prime_rl_dynamo.resources import load_json
@@ -119,7 +119,7 @@ def test_discover_refuses_after_exactly_one_get(
 
 def test_the_client_names_dialect_1(gateway: Gateway) -> None:
     async def go() -> None:
-        async with DiscoveryClient(gateway.url, inference_world_size=3) as client:
+        async with DiscoveryClient(gateway.url, ReadinessPolicy(3)) as client:
             await client.wait_ready(timeout=10)
 
     with pytest.raises(DialectError) as info:

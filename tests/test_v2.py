@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 import conformance
 from conformance.results import Status
 from prime_rl_dynamo.admin import AdminPool
-from prime_rl_dynamo.client import DiscoveryClient
+from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.errors import NotReadyError, ProtocolError, TopologyChangedError
 from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.reference.v2 import V2_BREAKS
@@ -205,9 +205,8 @@ def test_each_break_v2_fault_fails_exactly_its_requirement(requirement: str) -> 
 def _client(fleet: Any, **kw: Any) -> DiscoveryClient:
     return DiscoveryClient(
         fleet.frontend_url,
-        inference_world_size=fleet.inference_world_size,
-        poll_interval=0.3,
-        timeout=20,
+        ReadinessPolicy(fleet.inference_world_size),
+        PollingPolicy(poll_interval=0.3, timeout=20),
         **kw,
     )
 
@@ -263,7 +262,9 @@ def test_a_held_get_ends_before_the_deadline_so_the_wait_reports_the_listing() -
 
         async def go() -> NotReadyError:
             async with DiscoveryClient(
-                fleet.frontend_url, inference_world_size=12, timeout=2.5, poll_interval=0.5
+                fleet.frontend_url,
+                ReadinessPolicy(12),
+                PollingPolicy(timeout=2.5, poll_interval=0.5),
             ) as client:
                 with pytest.raises(NotReadyError) as info:
                     await client.wait_ready()

@@ -12,7 +12,7 @@ import pytest
 import conformance
 from conformance.results import Status
 from prime_rl_dynamo.admin import AdminPool
-from prime_rl_dynamo.client import DiscoveryClient
+from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.errors import TopologyChangedError
 from prime_rl_dynamo.topology import topology_from_dict
 from prime_rl_dynamo.v2 import PROTOCOL_HEADER
@@ -43,7 +43,7 @@ def test_real_dynamo_keeps_v1_and_the_client_falls_back_once(
 
         async def go() -> int | None:
             async with DiscoveryClient(
-                fleet.frontend_url, inference_world_size=4, poll_interval=0.2, timeout=60
+                fleet.frontend_url, ReadinessPolicy(4), PollingPolicy(poll_interval=0.2, timeout=60)
             ) as client:
                 ready = await client.wait_ready()
                 async with AdminPool.from_plan(ready.plan("prime-nccl"), discovery=client) as pool:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from prime_rl_dynamo.client import DiscoveryClient
+from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.errors import NotReadyError, ProtocolError
 from prime_rl_dynamo.v2 import check_body_v2, fingerprint
 from prime_rl_dynamo.validate import check_body
@@ -39,7 +39,7 @@ RAW = json.dumps(v2_listing()).encode()
 
 def _fetch(url: str, **kw: Any) -> Any:
     async def go() -> Any:
-        async with DiscoveryClient(url, inference_world_size=2, **kw) as client:
+        async with DiscoveryClient(url, ReadinessPolicy(2), **kw) as client:
             return await client.fetch()
 
     return asyncio.run(go())
@@ -64,7 +64,10 @@ def test_wait_ready_under_v2_never_polls_faster_than_its_interval(answer: str) -
 
         async def go() -> None:
             async with DiscoveryClient(
-                server.url, inference_world_size=99, poll_interval=0.25, timeout=1.5, progress=False
+                server.url,
+                ReadinessPolicy(99),
+                PollingPolicy(poll_interval=0.25, timeout=1.5),
+                progress=False,
             ) as client:
                 await client.wait_ready()
 
@@ -121,7 +124,7 @@ def test_a_304_to_a_get_without_if_none_match_is_refused() -> None:
         server.script("GET", PATH, (200, V2, RAW), (304, {"Dynamo-RL-Protocol": "2"}, b""))
 
         async def go() -> Any:
-            async with DiscoveryClient(server.url, inference_world_size=2) as client:
+            async with DiscoveryClient(server.url, ReadinessPolicy(2)) as client:
                 await client.fetch()
                 return await client.fetch()
 

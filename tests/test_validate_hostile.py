@@ -289,22 +289,6 @@ def test_list_6_keeps_different_endpoints_apart() -> None:
     assert both_paths(raw(body(*workers))) == []
 
 
-def test_the_suite_reads_a_too_deep_listing_and_leaves_it_to_body_1() -> None:
-    import httpx
-
-    from conformance._http import request
-
-    deep = raw(body(worker())).replace(
-        b'"workers"', b'"x":' + b"[" * 1200 + b"]" * 1200 + b',"workers"'
-    )
-    client = httpx.Client(
-        transport=httpx.MockTransport(lambda r: httpx.Response(200, content=deep))
-    )
-    reply = request(client, "GET", "http://127.0.0.1:1/v1/rl/workers")
-    assert reply.parse_error is None  # JSON text after all: not an HTTP-1 failure
-    assert ids(check_body(reply.content)) == {"BODY-1"}
-
-
 def test_an_admin_url_holding_a_newline_is_not_two_canonical_urls() -> None:
     glued = "http://10.0.0.1:1/a\nhttp://10.0.0.2:2/b"
     assert ids(both_paths(raw(body(worker(admin_base_url=glued))))) == {"WORKER-8"}

@@ -11,9 +11,9 @@ import json
 from typing import Any
 
 import pytest
+from _validate_support import mutated_bodies, valid_bodies
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_validate_fastpath import mutated_bodies, valid_bodies
 
 from conformance.frontend import structured
 from prime_rl_dynamo.requirements import all_requirements

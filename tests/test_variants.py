@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 
 import conformance
 from conformance.results import Status
-from prime_rl_dynamo import DiscoveryClient
+from prime_rl_dynamo import DiscoveryClient, ReadinessPolicy
 from prime_rl_dynamo.errors import ConfigError, ProtocolError
 from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.reference.faults import parse_fault
@@ -159,7 +159,7 @@ def test_client_refuses_a_variant_with_the_one_line_diagnosis() -> None:
     with start_reference_fleet(faults=["variant=system-routes"]) as fleet:
 
         async def go() -> None:
-            async with DiscoveryClient(fleet.frontend_url, inference_world_size=16) as client:
+            async with DiscoveryClient(fleet.frontend_url, ReadinessPolicy(16)) as client:
                 await client.wait_ready(timeout=5)
 
         with pytest.raises(ProtocolError) as info:

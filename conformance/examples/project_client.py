@@ -19,7 +19,12 @@ def _run(call: ClientCall) -> None:
 
 async def _drive(call: ClientCall) -> None:
     from prime_rl_dynamo.admin import AdminPool, Credentials
-    from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
+    from prime_rl_dynamo.client import (
+        DEFAULT_MAX_BODY_BYTES,
+        DiscoveryClient,
+        PollingPolicy,
+        ReadinessPolicy,
+    )
 
     creds = Credentials(
         api_key=call.credentials.api_key,
@@ -29,12 +34,13 @@ async def _drive(call: ClientCall) -> None:
     )
     async with DiscoveryClient(
         call.discovery_url,
-        inference_world_size=call.inference_world_size,
-        model=call.model,
-        timeout=call.timeout,
-        poll_interval=call.poll_interval or 0.1,
+        ReadinessPolicy(call.inference_world_size, model=call.model),
+        PollingPolicy(
+            timeout=call.timeout,
+            poll_interval=call.poll_interval or 0.1,
+            request_timeout=min(call.timeout, 10.0),
+        ),
         max_body_bytes=call.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
-        request_timeout=min(call.timeout, 10.0),
     ) as discovery_client:
         discovery = await discovery_client.wait_ready()
         plan = discovery.plan(call.convention)

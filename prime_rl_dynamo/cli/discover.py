@@ -62,18 +62,22 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Discover, plan, print; returns the exit code."""
-    from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
+    from prime_rl_dynamo.client import (
+        DEFAULT_MAX_BODY_BYTES,
+        DiscoveryClient,
+        PollingPolicy,
+        ReadinessPolicy,
+    )
 
     async def go() -> Any:
         headers = dict(parse_headers(args.header))
         verify = verify_setting(args.cacert, args.insecure)
         async with DiscoveryClient(
             args.url,
-            inference_world_size=args.inference_world_size,
-            model=args.model,
-            components=components_of(args),
-            timeout=args.timeout,
-            poll_interval=args.poll_interval,
+            ReadinessPolicy(
+                args.inference_world_size, model=args.model, components=components_of(args)
+            ),
+            PollingPolicy(timeout=args.timeout, poll_interval=args.poll_interval),
             max_body_bytes=(
                 DEFAULT_MAX_BODY_BYTES if args.max_body_bytes is None else args.max_body_bytes
             ),

@@ -111,16 +111,20 @@ def fetch_input(
     ``http.status_hint``'s hint when the refused status says more)."""
     import asyncio
 
-    from prime_rl_dynamo.client import DEFAULT_MAX_BODY_BYTES, DiscoveryClient
+    from prime_rl_dynamo.client import (
+        DEFAULT_MAX_BODY_BYTES,
+        DiscoveryClient,
+        PollingPolicy,
+        ReadinessPolicy,
+    )
     from prime_rl_dynamo.errors import PrimeRLDynamoError, ProtocolError
     from prime_rl_dynamo.http import status_hint
 
     async def get() -> tuple[str, bytes]:
         async with DiscoveryClient(
             url,
-            inference_world_size=None,
-            require_world_size=False,
-            request_timeout=timeout,
+            ReadinessPolicy(None, require_world_size=False),
+            PollingPolicy(request_timeout=timeout),
             max_body_bytes=DEFAULT_MAX_BODY_BYTES if max_bytes is None else max_bytes,
             protocol="v1",  # this command checks a protocol_version 1 body: never ask for 2
             headers=headers or {},

@@ -261,12 +261,13 @@ READY_CLIENT_SETTINGS: dict[str, Any] = {"poll_interval": 0.001, "timeout": 20.0
 
 def _ready_call(url: str, world_size: int) -> Callable[[], object]:
     """One end-to-end DiscoveryClient run: construct, poll, validate, return a ready snapshot."""
-    from prime_rl_dynamo.client import discover_sync
+    from prime_rl_dynamo.client import PollingPolicy, ReadinessPolicy, discover_sync
+
+    policy = ReadinessPolicy(world_size, model=MODEL)
+    polling = PollingPolicy(**READY_CLIENT_SETTINGS)
 
     def ready() -> object:
-        return discover_sync(
-            url, inference_world_size=world_size, model=MODEL, **READY_CLIENT_SETTINGS
-        )
+        return discover_sync(url, policy, polling)
 
     return ready
 

@@ -123,14 +123,13 @@ async def _detect(
 ) -> float:
     """Seconds from ``trigger()`` (run ``delay`` s after the pool is ready) to TopologyChangedError."""
     from prime_rl_dynamo.admin import AdminPool
-    from prime_rl_dynamo.client import DiscoveryClient
+    from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
     from prime_rl_dynamo.errors import TopologyChangedError
 
     async with DiscoveryClient(
         url,
-        inference_world_size=ENGINE_WORLD_SIZE * engines,  # the operator's W (READY-3)
-        poll_interval=POLL_INTERVAL,
-        timeout=120,
+        ReadinessPolicy(ENGINE_WORLD_SIZE * engines),  # the operator's W (READY-3)
+        PollingPolicy(poll_interval=POLL_INTERVAL, timeout=120),
         max_body_bytes=256 * 2**20,
         protocol="v1" if mode == "v1" else "auto",
     ) as client:

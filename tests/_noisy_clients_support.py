@@ -1,4 +1,4 @@
-"""Clients whose messages are noise: ``noisy_clients:zoo__BUG_NAME`` (or ``spec``) is the zoo (or
+"""Clients whose messages are noise: ``_noisy_clients_support:zoo__BUG_NAME`` (or ``spec``) is the zoo (or
 spec) client whose every error text is replaced by one fixed noise line, full of the words and
 numbers an old message check looked for. The structured result (CONFORMANCE_RESULT_FILE) and the
 wire are untouched, so every verdict must stay the same (tests/test_conformance_noise.py)."""
