@@ -292,11 +292,6 @@ KNOWN_PRIVATE_IMPORTS = {
     # driver and the examples' contract wrapper become public there, not here.
     ("test_client_dynamo", "conformance.examples.spec_client._drive"),
     ("test_client_dynamo", "conformance.examples._contract.contract_client"),
-    # prime_rl_dynamo/harness/ is being edited in parallel (real vLLM engines): its managed
-    # processes become public there for the SMG gateway's support to start one.
-    ("_smg_support", "prime_rl_dynamo.harness._process.ManagedProcess"),
-    ("_smg_support", "prime_rl_dynamo.harness._process.free_port"),
-    ("_smg_support", "prime_rl_dynamo.harness._process.stop_all"),
 }
 
 

@@ -29,10 +29,10 @@ import pytest
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import discover_sync
 from prime_rl_dynamo.errors import AdminError
-from prime_rl_dynamo.harness._process import free_port
-from prime_rl_dynamo.harness.real import tiny_llama
-from prime_rl_dynamo.harness.real._fleet import RealEngine, RealEngineFleet
+from prime_rl_dynamo.harness import free_port
+from prime_rl_dynamo.harness.real import RealEngine, RealEngineFleet, tiny_llama
 from prime_rl_dynamo.plan import Rendezvous
+from prime_rl_dynamo.readiness import PollingPolicy, ReadinessPolicy
 
 pytestmark = [pytest.mark.real_engines, pytest.mark.timeout(1800)]
 
@@ -73,13 +73,17 @@ def _reload(pool: AdminPool, checkpoint: Path) -> dict[str, Any]:
 
 
 def _pool(fleet: RealEngineFleet) -> tuple[AdminPool, Any]:
-    discovery = discover_sync(fleet.frontend_url, inference_world_size=W, timeout=120.0)
+    discovery = discover_sync(
+        fleet.frontend_url, ReadinessPolicy(inference_world_size=W), PollingPolicy(timeout=120.0)
+    )
     return AdminPool.from_discovery(discovery), discovery
 
 
 def test_discovery_lists_both_engines_with_their_world_sizes(fleet: RealEngineFleet) -> None:
     began = time.monotonic()
-    discovery = discover_sync(fleet.frontend_url, inference_world_size=W, timeout=120.0)
+    discovery = discover_sync(
+        fleet.frontend_url, ReadinessPolicy(inference_world_size=W), PollingPolicy(timeout=120.0)
+    )
     ready_in = time.monotonic() - began
     listed = {w.component: w for w in discovery.workers}
     assert {c: w.world_size for c, w in listed.items()} == {"tp1": 1, "tp2": 2}
@@ -163,7 +167,7 @@ def _trainer(port: int, checkpoint: Path, timeout: float) -> subprocess.Popen[st
 
 
 def _engines_python() -> Path:
-    from prime_rl_dynamo.harness.real._fleet import engines_python
+    from prime_rl_dynamo.harness.real import engines_python
 
     return engines_python()
 
@@ -365,12 +369,11 @@ def test_a_sidecar_without_rl_still_serves_the_mutating_engine_routes(
     # without --enable-rl, is not listed, yet its system server pauses the engine and takes a
     # weight version (docs/findings.md RE7). The workers profile cannot judge it: it probes
     # listed workers only.
-    from prime_rl_dynamo.harness._process import ManagedProcess, stop_all
-    from prime_rl_dynamo.harness.real._fleet import _system_port
+    from prime_rl_dynamo.harness import ManagedProcess, free_system_port, stop_all
 
     engine = fleet.engine("dynamo.tp1#0")
     assert engine.sidecar is not None
-    port = _system_port()
+    port = free_system_port()
     env = {**engine.sidecar.env, "DYN_COMPONENT": "norl", "DYN_SYSTEM_PORT": str(port)}
     argv = [a for a in engine.sidecar.argv if a != "--enable-rl"]
     sidecar = ManagedProcess("sidecar-norl", argv, env, fleet.workdir / "norl-sidecar.log")

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# Loopback ports and managed processes: the standard library only, so loaded now.
+from prime_rl_dynamo.harness._process import ManagedProcess, free_port, free_system_port, stop_all
+
 # Which release is installed and what it can host: light (package metadata only), so loaded now.
 from prime_rl_dynamo.harness._release import (
     FIRST_LISTENER_RELEASE,
@@ -27,10 +30,14 @@ __all__ = [
     "DynamoEngine",
     "DynamoFleet",
     "DynamoRelease",
+    "ManagedProcess",
+    "free_port",
+    "free_system_port",
     "installed_release",
     "release_label",
     "require_release",
     "start_dynamo_fleet",
+    "stop_all",
 ]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import random
 import re
 import signal
 import socket
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ManagedProcess", "die_with_parent", "free_port", "stop_all"]
+__all__ = ["ManagedProcess", "die_with_parent", "free_port", "free_system_port", "stop_all"]
 
 PARENT_ENV = "PRIME_RL_DYNAMO_PARENT_PID"
 _PR_SET_PDEATHSIG = 1
@@ -36,6 +37,27 @@ def free_port() -> int:
             _handed_out.add(port)
             return port
     raise OSError("no free loopback port found in 64 attempts")
+
+
+# Dynamo 1.6.1 parses DYN_SYSTEM_PORT as a signed 16-bit integer: ports above 32767 (the whole
+# Linux ephemeral range) are refused, so system ports come from below it.
+_SYSTEM_PORTS = range(10000, 32768)
+
+
+def free_system_port() -> int:
+    """A loopback TCP port below 32768 free right now, for a Dynamo system server."""
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.choice(_SYSTEM_PORTS)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+    raise OSError("no free system port below 32768 in 200 attempts")
 
 
 def _prctl_pdeathsig() -> Callable[[], None] | None:

@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import secrets
 import signal
 import socket
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.harness._admin import AdminDispatcher
-from prime_rl_dynamo.harness._process import die_with_parent
+from prime_rl_dynamo.harness._process import die_with_parent, free_system_port
 from prime_rl_dynamo.recording import RecordedRequest, Recorder
 from prime_rl_dynamo.reference.state import ReferenceEngine
 from prime_rl_dynamo.topology import EngineFaults, EngineSpec
@@ -34,24 +33,6 @@ from prime_rl_dynamo.topology import EngineFaults, EngineSpec
 # may have taken it between choosing and binding: Dynamo then only logs the failure).
 PROBE_ROUTE = "harness/probe"
 _BIND_ATTEMPTS = 5
-
-
-# Dynamo 1.6.1 parses DYN_SYSTEM_PORT as a signed 16-bit integer: ports above 32767 (the
-# whole Linux ephemeral range) are refused, so system ports come from below it.
-_SYSTEM_PORTS = range(10000, 32768)
-
-
-def _free_system_port() -> int:
-    rng = random.SystemRandom()
-    for _ in range(200):
-        port = rng.choice(_SYSTEM_PORTS)
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free system port below 32768 in 200 attempts")
 
 
 def _listen_socket() -> socket.socket:
@@ -153,7 +134,7 @@ class _Engine:
         """Create the runtime (retrying on a stolen system port), routes, and serve the rl endpoint."""
         spec = self.spec
         for attempt in range(_BIND_ATTEMPTS):
-            port = _free_system_port() if spec.system else -1
+            port = free_system_port() if spec.system else -1
             # The runtime reads its configuration from the environment when it is created; a
             # port of -1 disables the system server (every release from 1.3.0.post1 on says
             # DYN_SYSTEM_ENABLED is deprecated: the port alone decides).

@@ -36,7 +36,7 @@ from prime_rl_dynamo.fleet import Fleet, FleetEngine
 from prime_rl_dynamo.harness._environment import FleetEnvironment
 from prime_rl_dynamo.harness._fleet import ListenerFleet
 from prime_rl_dynamo.harness._nats import NatsServer
-from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
+from prime_rl_dynamo.harness._process import ManagedProcess, free_port, free_system_port, stop_all
 from prime_rl_dynamo.harness._release import require_release
 from prime_rl_dynamo.harness._signals import SigtermGuard
 from prime_rl_dynamo.recording import Recorder
@@ -108,22 +108,6 @@ def engines_python(venv: Path | None = None) -> Path:
             "run scripts/install-real-engines.sh (or set PRD_ENGINES_VENV)"
         )
     return python
-
-
-def _system_port() -> int:
-    """A free loopback port below 32768: Dynamo 1.6.1 reads ``DYN_SYSTEM_PORT`` as an i16."""
-    import random
-    import socket
-
-    for _ in range(200):
-        port = random.randint(20000, 32767)
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise HarnessError("no free loopback port below 32768 for the sidecar's system server")
 
 
 def _tree_rss(pid: int) -> int:
@@ -425,7 +409,7 @@ class RealEngineFleet(ListenerFleet[RealEngine], Fleet):
     def _spawn(self, engine: RealEngine) -> None:
         spec = engine.spec
         assert self.model_dir is not None
-        http_port, grpc_port, system_port = free_port(), free_port(), _system_port()
+        http_port, grpc_port, system_port = free_port(), free_port(), free_system_port()
         engine.http_url = f"http://127.0.0.1:{http_port}"
         engine.model_dir = str(self.model_dir)
         engine.grpc_port = grpc_port
