@@ -4,9 +4,34 @@ docs/prime-rl/."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+#: The patches and facts docs/prime-rl/ ships, one pair per Prime-RL revision.
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "prime-rl"
+
+
+def shipped(stem: str) -> tuple[Path, dict[str, Any]]:
+    """The shipped patch's path and its facts for one revision (``73164c322``, ``main-009c03036``)."""
+    return DOCS / f"{stem}.patch", json.loads((DOCS / f"{stem}.facts.json").read_text("utf-8"))
+
+
+def pre_images(f: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """(start, lines, sha256 of the pre-image) of each hunk of one file of :func:`patch_files`."""
+    return [
+        (start, n, hashlib.sha256("\n".join(pre).encode()).hexdigest())
+        for start, n, _, pre, _, _ in f["hunks"]
+    ]
+
+
+def recorded_pre_images(recorded: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """The same triples as the facts file records them for one file."""
+    return [(h["old_start"], h["old_lines"], h["sha256"]) for h in recorded["hunks"]]
+
 
 _HUNK = re.compile(r"^@@ -(\d+),(\d+) \+(\d+),(\d+) @@")
 

@@ -9,16 +9,22 @@ import ast
 import asyncio
 import hashlib
 import inspect
-import json
 import logging
 import os
 import subprocess
 from dataclasses import fields
-from pathlib import Path
 from typing import Any
 
 import pytest
-from _prime_rl_support import ClientConfig, DynamoConfig, patch_files
+from _prime_rl_support import (
+    DOCS,
+    ClientConfig,
+    DynamoConfig,
+    patch_files,
+    pre_images,
+    recorded_pre_images,
+    shipped,
+)
 
 from prime_rl_dynamo.errors import ConfigError
 from prime_rl_dynamo.plan import Convention, Rendezvous, plan_broadcast
@@ -41,9 +47,7 @@ from prime_rl_dynamo.prime_rl_main import (
 from prime_rl_dynamo.validate import validate_body
 from tests._client_support import body, worker
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "prime-rl"
-PATCH = DOCS / f"main-{PRIME_RL_MAIN_REVISION}.patch"
-FACTS = json.loads((DOCS / f"main-{PRIME_RL_MAIN_REVISION}.facts.json").read_text("utf-8"))
+PATCH, FACTS = shipped(f"main-{PRIME_RL_MAIN_REVISION}")
 
 
 def test_the_config_classes_are_mains_as_recorded() -> None:
@@ -211,11 +215,7 @@ def test_the_patch_pre_image_is_mains_clients_py_as_read() -> None:
         assert f["index"] is None  # no blob line: the index gives file ids, not blob ids
         for _start, old_n, new_n, pre, post, _ in f["hunks"]:
             assert (len(pre), len(post)) == (old_n, new_n)
-        got = [
-            (start, n, hashlib.sha256("\n".join(pre).encode()).hexdigest())
-            for start, n, _, pre, _, _ in f["hunks"]
-        ]
-        assert got == [(h["old_start"], h["old_lines"], h["sha256"]) for h in recorded["hunks"]]
+        assert pre_images(f) == recorded_pre_images(recorded)
 
 
 def test_a_changed_pre_image_line_is_caught() -> None:

@@ -5,14 +5,12 @@ lines use exists in this package."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from _prime_rl_support import patch_files
+from _prime_rl_support import patch_files, pre_images, recorded_pre_images, shipped
 
 from prime_rl_dynamo.plan import Convention
 from prime_rl_dynamo.prime_rl import (
@@ -23,9 +21,7 @@ from prime_rl_dynamo.prime_rl import (
     trainer_config_from_prime_rl,
 )
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "prime-rl"
-PATCH = DOCS / f"{PRIME_RL_REVISION}.patch"
-FACTS = json.loads((DOCS / f"{PRIME_RL_REVISION}.facts.json").read_text(encoding="utf-8"))
+PATCH, FACTS = shipped(PRIME_RL_REVISION)
 
 
 def test_the_patch_is_a_well_formed_unified_diff() -> None:
@@ -48,11 +44,7 @@ def test_its_context_lines_are_prime_rls_at_the_revision() -> None:
     for path, f in files.items():
         recorded = FACTS["files"][path]
         assert recorded["blob"].startswith(f["index"]), path
-        got = [
-            (start, n, hashlib.sha256("\n".join(pre).encode()).hexdigest())
-            for start, n, _, pre, _, _ in f["hunks"]
-        ]
-        assert got == [(h["old_start"], h["old_lines"], h["sha256"]) for h in recorded["hunks"]]
+        assert pre_images(f) == recorded_pre_images(recorded)
 
 
 def test_a_changed_context_line_is_caught() -> None:
