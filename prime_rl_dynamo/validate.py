@@ -1,4 +1,4 @@
-"""The discovery-body validator: bytes or parsed JSON -> a typed, frozen Snapshot, or every violation.
+"""The discovery-body validator: bytes or parsed JSON -> a typed Snapshot, or every violation.
 
 One table, read by the accept path and the refusal path alike: the schema's keywords on each worker
 member (``_CHECKS``, read from the schema; msgspec carries some as it decodes), ``SEMANTIC_RULES``
@@ -57,7 +57,7 @@ _ITEM_ERRORS = 20  # item errors of one routes array listed; the rest are counte
 
 
 def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> Snapshot:
-    """The typed snapshot of a discovery body; ProtocolError (DialectError) lists every violation."""
+    """A discovery body's typed snapshot; a ProtocolError (DialectError) lists every violation."""
     violations, snapshot = _verdict(data)
     if snapshot is not None:
         return snapshot
@@ -299,25 +299,15 @@ def _holds(checks: Sequence[_Check], items: Sequence[_Check], column: Sequence[A
 # and such a URL is its own key and has a usable host. One match over all of them, joined.
 _OCTET = r"(?:[1-9]?[0-9]|1[0-9]{2}|2[0-4][0-9]|25[0-5])"
 _CANONICAL_ADMIN = (
-    r"https?://(?:(?:"
-    + _OCTET
-    + r"\.){3}"
-    + _OCTET
-    + r"|(?:(?!xn--)[a-z0-9_-]+\.)*(?!xn--)[0-9]*[a-z_-][a-z0-9_-]*)"
+    rf"https?://(?:(?:{_OCTET}\.){{3}}{_OCTET}"
+    r"|(?:(?!xn--)[a-z0-9_-]+\.)*(?!xn--)[0-9]*[a-z_-][a-z0-9_-]*)"
     r":(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
     r"(?:/[\x21\x22\x24\x26-\x3e\x40-\x7e]*[\x21\x22\x24\x26-\x2e\x30-\x3e\x40-\x7e])?"
 )
 _CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*+\Z").match
-#: The members the semantic rules read (a _Listing's columns).
-_RULE_MEMBERS = (
-    "namespace",
-    "component",
-    "endpoint",
-    "instance_id",
-    "request_plane_url",
-    "routes",
-    "admin_base_url",
-)
+#: The members the semantic rules read (a _Listing's columns), a worker's identity first.
+_IDENTITY = ("namespace", "component", "endpoint", "instance_id")
+_RULE_MEMBERS = (*_IDENTITY, "request_plane_url", "routes", "admin_base_url")
 _RULE_ROW = operator.attrgetter(*_RULE_MEMBERS)
 
 
@@ -332,10 +322,6 @@ class _Fallback(Exception):
     """The refusal path cannot vouch for this body: the exhaustive path decides."""
 
 
-def _increase(keys: list[Any]) -> bool:
-    return all(map(operator.lt, keys, islice(keys, 1, None)))
-
-
 class _Listing:
     """The workers as the semantic rules read them: each member's usable value by column."""
 
@@ -346,19 +332,14 @@ class _Listing:
     def label(self, i: int) -> str | None:
         return _label(self.workers[i])
 
-    def violation(
-        self, requirement: str, i: int, where: str, expected: str, found: str
-    ) -> Violation:
-        pointer = f"/workers/{i}{where}"
-        return Violation(requirement, pointer, expected=expected, found=found, worker=self.label(i))
+    def violation(self, req: str, i: int, tail: str, expected: str, found: str) -> Violation:
+        pointer = f"/workers/{i}{tail}"
+        return Violation(req, pointer, expected=expected, found=found, worker=self.label(i))
 
     @cached_property
     def keys(self) -> list[tuple[Any, ...]]:
         """Each worker's identity, None for a part that cannot be read."""
-        c = self.columns
-        return list(
-            zip(c["namespace"], c["component"], c["endpoint"], c["instance_id"], strict=True)
-        )
+        return list(zip(*(self.columns[name] for name in _IDENTITY), strict=True))
 
     @cached_property
     def identities(self) -> list[tuple[int, tuple[Any, ...]]]:
@@ -367,22 +348,15 @@ class _Listing:
 
     @cached_property
     def increasing(self) -> bool:
-        """Whether the readable identities strictly increase (then LIST-1 and LIST-2 hold)."""
-        with contextlib.suppress(TypeError):  # None against a part
-            return all(map(operator.lt, self.keys, islice(self.keys, 1, None))) or _increase(
-                [k for _, k in self.identities]
-            )
-        return _increase([key for _, key in self.identities])
+        """Whether the identities strictly increase: then LIST-1 and LIST-2 hold, unwalked."""
+        with contextlib.suppress(TypeError):  # None against a part: the rules walk them
+            return all(map(operator.lt, self.keys, islice(self.keys, 1, None)))
+        return False
 
     @cached_property
     def present(self) -> list[tuple[int, str]]:
         """(index, admin_base_url) of every usable admin URL."""
-        urls = self.columns["admin_base_url"]
-        return (
-            [(i, a) for i, a in enumerate(urls) if a is not None]
-            if None in urls
-            else [*enumerate(urls)]
-        )
+        return [(i, a) for i, a in enumerate(self.columns["admin_base_url"]) if a is not None]
 
     @cached_property
     def canonical(self) -> bool:
@@ -403,7 +377,7 @@ class _Listing:
 
 
 def _sorted_by_identity(listing: _Listing) -> Iterator[Violation]:
-    """LIST-1: workers sorted by (namespace, component, endpoint, instance_id); a repeat is LIST-2's."""
+    """LIST-1: workers sorted by identity (a repeated identity is LIST-2's)."""
     if listing.increasing:
         return
     seen: set[tuple[Any, ...]] = set()
@@ -413,13 +387,9 @@ def _sorted_by_identity(listing: _Listing) -> Iterator[Violation]:
             seen.add(key)
             if previous is not None and key < previous[1]:
                 k = previous[0]
-                yield listing.violation(
-                    "LIST-1",
-                    i,
-                    "",
-                    "workers sorted by (namespace, component, endpoint, instance_id)",
-                    f"{listing.label(i)} after {listing.label(k)} (/workers/{k})",
-                )
+                what = "workers sorted by (namespace, component, endpoint, instance_id)"
+                found = f"{listing.label(i)} after {listing.label(k)} (/workers/{k})"
+                yield listing.violation("LIST-1", i, "", what, found)
             previous = (i, key)
 
 
@@ -429,13 +399,9 @@ def _unique_identity(listing: _Listing) -> Iterator[Violation]:
     for i, key in [] if listing.increasing else listing.identities:
         j = first.setdefault(key, i)
         if j != i:
-            yield listing.violation(
-                "LIST-2",
-                i,
-                "",
-                "a unique (namespace, component, endpoint, instance_id)",
-                f"the same identity {listing.label(i)} as /workers/{j}",
-            )
+            what = "a unique (namespace, component, endpoint, instance_id)"
+            found = f"the same identity {listing.label(i)} as /workers/{j}"
+            yield listing.violation("LIST-2", i, "", what, found)
 
 
 def _request_plane_url_matches(listing: _Listing) -> Iterator[Violation]:
@@ -484,24 +450,18 @@ def _unique_admin_endpoint(listing: _Listing) -> Iterator[Violation]:
         if problem is None and seen.setdefault(key, (i, admin))[0] != i:
             j, other = seen[key]
             same = "" if other == admin else f" as {clip(other)!r}"
-            yield listing.violation(
-                "LIST-6",
-                i,
-                "/admin_base_url",
-                "an admin_base_url no other worker advertises",
-                f"{clip(admin)!r}, the same endpoint ({clip(key)}){same} advertised by "
-                f"{listing.label(j)} (/workers/{j})",
-            )
+            found = f"{clip(admin)!r}, the same endpoint ({clip(key)}){same} advertised by "
+            found += f"{listing.label(j)} (/workers/{j})"
+            what = "an admin_base_url no other worker advertises"
+            yield listing.violation("LIST-6", i, "/admin_base_url", what, found)
 
 
 def _admin_host_usable(listing: _Listing) -> Iterator[Violation]:
     """WORKER-8 (its part the pattern cannot say): an admin_base_url host the admin pool can use."""
     for i, admin, problem, _ in [] if listing.canonical else listing.admins:
         if problem is not None:
-            what, found = (
-                "an admin_base_url the admin pool can use",
-                f"{clip(admin)!r}: {clip(problem)}",
-            )
+            found = f"{clip(admin)!r}: {clip(problem)}"
+            what = "an admin_base_url the admin pool can use"
             yield listing.violation("WORKER-8", i, "/admin_base_url", what, found)
 
 
@@ -528,12 +488,9 @@ def _semantic(workers: Sequence[Any], bad: set[tuple[int, str]], scope: Any) -> 
         elif isinstance(w, Mapping):
             row = [v if type(v) is str else None for v in map(w.get, _RULE_MEMBERS)]
             row[3] = _integral(w.get("instance_id"))
-            routes: Any = w.get("routes")
-            row[5] = (
-                tuple(routes)
-                if type(routes) is list and all(type(r) is str for r in routes)
-                else None
-            )
+            routes = w.get("routes")
+            strings = type(routes) is list and all(type(r) is str for r in routes)
+            row[5] = tuple(routes) if strings else None
         else:
             row = [None] * len(_RULE_MEMBERS)
         rows.append(row)
@@ -707,11 +664,6 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> list[Viol
 
 
 _TRANSPORT_KEYS = ("tcp", "nats_tcp", "http")
-_DEFINED = {
-    "": frozenset({"protocol_version", "namespace", "workers"}),
-    "worker": frozenset(WORKER_FIELDS),
-    "transport": frozenset(_TRANSPORT_KEYS),
-}
 
 
 def _repeated_members(parsed: Any, entries: Iterable[int] | None = None) -> Iterator[Violation]:
@@ -719,58 +671,45 @@ def _repeated_members(parsed: Any, entries: Iterable[int] | None = None) -> Iter
     only these workers'); names inside unknown members are not judged (BODY-5), as serde does."""
     workers = parsed.get("workers") if isinstance(parsed, dict) else None
     workers = workers if isinstance(workers, list) else []
-    objects: list[tuple[Any, frozenset[str], list[Any]]] = [(parsed, _DEFINED[""], [])]
+    top = ("protocol_version", "namespace", "workers")
+    objects: list[tuple[Any, Sequence[str], list[Any]]] = [(parsed, top, [])]
     for i in range(len(workers)) if entries is None else entries:
-        w = workers[i]
-        objects.append((w, _DEFINED["worker"], ["workers", i]))
-        if isinstance(w, dict):
-            objects.append((w.get("transport"), _DEFINED["transport"], ["workers", i, "transport"]))
+        transport = workers[i].get("transport") if isinstance(workers[i], dict) else None
+        objects.append((workers[i], WORKER_FIELDS, ["workers", i]))
+        objects.append((transport, _TRANSPORT_KEYS, ["workers", i, "transport"]))
     for obj, defined, path in objects:
-        names = (
-            {n: c for n, c in obj.repeated.items() if n in defined}
-            if isinstance(obj, Object)
-            else {}
-        )
+        repeated = obj.repeated if isinstance(obj, Object) else {}
+        names = sorted((n, c) for n, c in repeated.items() if n in defined)
         if names:
-            listed = ", ".join(f"{n!r} {c} times" for n, c in sorted(names.items()))
-            found = f"{clip(listed)} (a parser keeps one value silently: which one differs between parsers)"
-            yield Violation(
-                "BODY-6",
-                json_pointer(path),
-                expected="each member name once per object",
-                found=found,
-                worker=entry_label(obj) if path else None,
-            )
-
-
-def _error_items(error: Any, path: list[Any]) -> list[tuple[str, list[Any], str, str]]:
-    """(requirement, path, expected, found) of each violation a jsonschema error stands for."""
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    requirement = schema.get("x-requirement") or "BODY-1"
-    description = schema.get("description", "a value the schema allows")
-    if error.validator == "required":
-        instance = error.instance if isinstance(error.instance, Mapping) else {}
-        missing = [p for p in error.validator_value if p not in instance]
-        return [
-            (requirement, [*path, p], f"property {p!r} ({description})", "it missing")
-            for p in missing
-        ]
-    more = getattr(error, "more_items", 0)
-    rest = f" (and {more} more such items after it, not listed)" if more else ""
-    return [(requirement, path, description, _render(error.instance, error.validator) + rest)]
+            listed = ", ".join(f"{n!r} {c} times" for n, c in names)
+            found = f"{clip(listed)} (a parser keeps one value silently: which one differs between"
+            found += " parsers)"
+            label, what = entry_label(obj) if path else None, "each member name once per object"
+            yield Violation("BODY-6", json_pointer(path), expected=what, found=found, worker=label)
 
 
 def _schema_violations(
     parsed: object, errors: Iterable[Any], head: Sequence[str | int] = ()
 ) -> tuple[list[Violation], set[tuple[int, str]]]:
-    """jsonschema's ``errors`` about ``parsed`` (at ``head``) as violations, and the members refused."""
+    """jsonschema's ``errors`` about ``parsed`` (at ``head``) as violations, and the members they
+    refuse (worker index, member name)."""
     out: list[Violation] = []
     seen: set[tuple[str, str]] = set()
     bad: set[tuple[int, str]] = set()
     for error in errors:
-        for requirement, where, expected, what in _error_items(
-            error, [*head, *error.absolute_path]
-        ):
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        requirement = schema.get("x-requirement") or "BODY-1"
+        description = schema.get("description", "a value the schema allows")
+        path = [*head, *error.absolute_path]
+        if error.validator == "required":  # one violation per missing member
+            instance = error.instance if isinstance(error.instance, Mapping) else {}
+            missing = [p for p in error.validator_value if p not in instance]
+            items = [([*path, p], f"property {p!r} ({description})", "it missing") for p in missing]
+        else:
+            more = getattr(error, "more_items", 0)
+            rest = f" (and {more} more such items after it, not listed)" if more else ""
+            items = [(path, description, _render(error.instance, error.validator) + rest)]
+        for where, expected, what in items:
             pointer = json_pointer(where)
             if (requirement, pointer) in seen:
                 continue  # e.g. transport "x": both "type" and "oneOf" fail; one defect, one entry
@@ -801,30 +740,24 @@ def _validator() -> Any:
             return value.is_finite() and value == value.to_integral_value()
         return isinstance(value, int) and not isinstance(value, bool)
 
-    # format "uint64" (instance_id) asserts an integer literal: 1.0 and 1e0 are integral numbers, but
-    # a u64 written as a float is what WORKER-2 forbids (a parser may round it through binary64).
+    # format "uint64" (instance_id) asserts an integer literal: 1.0 and 1e0 are integral, but a
+    # u64 written as a float is what WORKER-2 forbids (a parser may round it through binary64).
     formats = FormatChecker(formats=())
     formats.checks("uint64")(lambda instance: not isinstance(instance, float | Number))
 
     def unique_items(validator: Any, unique: Any, instance: Any, _schema: Any) -> Iterator[Any]:
         # jsonschema compares unsortable items pairwise (quadratic); JSON equality keys are linear.
-        yield from (
-            [ValidationError("has repeated items", validator="uniqueItems")]
-            if unique and validator.is_type(instance, "array") and _repeated(instance)
-            else []
-        )
+        if unique and validator.is_type(instance, "array") and _repeated(instance):
+            yield ValidationError("has repeated items", validator="uniqueItems")
 
     every_item = Draft202012Validator.VALIDATORS["items"]
 
     def items(validator: Any, item_schema: Any, instance: Any, schema: Any) -> Iterator[Any]:
         # Every item error of routes is WORKER-5: after _ITEM_ERRORS of them the rest are counted
         # (cheaply) into the last message instead of costing one jsonschema error each.
-        errors = every_item(validator, item_schema, instance, schema)
-        if schema.get("x-requirement") != "WORKER-5":
-            yield from errors
-            return
-        for n, error in enumerate(errors):
-            if n == _ITEM_ERRORS:
+        capped = schema.get("x-requirement") == "WORKER-5"
+        for n, error in enumerate(every_item(validator, item_schema, instance, schema)):
+            if capped and n == _ITEM_ERRORS:
                 rest = instance[error.path[0] + 1 :] if error.path else []
                 error.more_items = sum(1 for r in rest if not isinstance(r, str) or not r)
                 yield error
@@ -875,17 +808,13 @@ _JSON_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.du
 def _render(value: Any, keyword: str) -> str:
     if isinstance(value, Number | BigInt) or value is None:
         return "null" if value is None else clip(value.text)
-    text = clip(
-        str(value)
-        if isinstance(value, int | Decimal) and not isinstance(value, bool)
-        else _JSON_TEXT(value)
-    )
+    number = isinstance(value, int | Decimal) and not isinstance(value, bool)
+    text = clip(str(value) if number else _JSON_TEXT(value))
     if keyword == "uniqueItems" and isinstance(value, list):
         dupes = _repeated(value)
         shown = ", ".join(clip(json.dumps(v, default=str), 60) for v in dupes[:5])
-        return (
-            f"{text} (repeated: {shown}{f' and {len(dupes) - 5} more' if len(dupes) > 5 else ''})"
-        )
+        more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
+        return f"{text} (repeated: {shown}{more})"
     return text
 
 
@@ -896,9 +825,7 @@ def _json_key(value: Any) -> Any:
     if isinstance(value, Mapping):
         return (4, frozenset((k, _json_key(v)) for k, v in value.items()))
     kinds = ((bool | None, 0), (int | float | Decimal, 1), (str, 2))
-    return next(
-        ((k, value) for t, k in kinds if isinstance(value, t) or value is None), (5, id(value))
-    )
+    return next(((k, value) for t, k in kinds if isinstance(value, t)), (5, id(value)))
 
 
 def _repeated(items: list[Any]) -> list[Any]:
