@@ -225,7 +225,8 @@ def _checks(schema: Mapping[str, Any], kind: Any) -> list[_Check]:
             build, attr = _KEYWORDS[keyword]
             carried = attr is not None and any(getattr(m, attr) is not None for m in metas)
             requirement, expected = schema.get("x-requirement", ""), schema.get("description", "")
-            checks.append(_Check(keyword, *build(value), requirement, expected, carried))
+            fails, holds_all = build(value)
+            checks.append(_Check(keyword, fails, holds_all, requirement, expected, carried))
     return checks
 
 
@@ -488,7 +489,7 @@ def _semantic(workers: Sequence[Any], bad: set[tuple[int, str]], scope: Any) -> 
         elif isinstance(w, Mapping):
             row = [v if type(v) is str else None for v in map(w.get, _RULE_MEMBERS)]
             row[3] = _integral(w.get("instance_id"))
-            routes = w.get("routes")
+            routes: Any = w.get("routes")
             strings = type(routes) is list and all(type(r) is str for r in routes)
             row[5] = tuple(routes) if strings else None
         else:
