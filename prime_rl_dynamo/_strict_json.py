@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
@@ -16,18 +17,29 @@ from typing import Any
 from prime_rl_dynamo.text import clip
 from prime_rl_dynamo.violation import Violation
 
-__all__ = ["MAX_DEPTH", "BigInt", "Number", "Object", "depth", "parse", "too_deep"]
+__all__ = ["MAX_DEPTH", "TOO_DEEP", "BigInt", "Number", "Object", "depth", "parse"]
 
 #: Deepest nesting of arrays and objects a body may have (the body object is level 1): BODY-1.
 MAX_DEPTH = 128
+TOO_DEEP = Violation(
+    "BODY-1",
+    "",
+    expected=f"arrays and objects nested at most {MAX_DEPTH} deep",
+    found=f"nesting deeper than {MAX_DEPTH}",
+)
 # Python's int() refuses longer digit strings (CVE-2020-10735); such integers stay Decimal.
 _INT_DIGITS = 4000
-# An escape sequence, read left to right so that an escaped backslash is consumed whole.
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|.)", re.DOTALL)
+# An escape sequence, read left to right so that an escaped backslash is consumed whole: a
+# surrogate pair, a lone surrogate (the group), or any other.
+_ESCAPE = re.compile(
+    r"\\(?:u[Dd][89ABab][0-9A-Fa-f]{2}\\u[Dd][C-Fc-f][0-9A-Fa-f]{2}"
+    r"|(u[Dd][89A-Fa-f][0-9A-Fa-f]{2})|.)",
+    re.DOTALL,
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _reject_constant(name: str) -> Any:
+def _nan(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
@@ -62,10 +74,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(obj) == len(pairs):
         return obj
     repeated = Object(obj)
-    counts: dict[str, int] = {}
-    for name, _ in pairs:
-        counts[name] = counts.get(name, 0) + 1
-    repeated.repeated = {name: n for name, n in counts.items() if n > 1}
+    repeated.repeated = {n: c for n, c in Counter(n for n, _ in pairs).items() if c > 1}
     return repeated
 
 
@@ -85,7 +94,9 @@ def parse(raw: bytes | str, *, shallow: bool = False) -> Any:
         if raw[:3] == b"\xef\xbb\xbf":
             return _parse_error("a UTF-8 byte order mark at byte offset 0 (not allowed)")
         if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in raw[:4]:
-            return _parse_error("UTF-16 or UTF-32 text (a zero byte or byte order mark at the start)")  # fmt: skip
+            return _parse_error(
+                "UTF-16 or UTF-32 text (a zero byte or byte order mark at the start)"
+            )
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -94,14 +105,17 @@ def parse(raw: bytes | str, *, shallow: bool = False) -> Any:
     else:
         text = raw
         if (lone := _SURROGATE.search(text)) is not None:
-            return _parse_error(f"a lone surrogate U+{ord(lone.group()):04X} at character offset {lone.start()}")  # fmt: skip
+            return _parse_error(
+                f"a lone surrogate U+{ord(lone.group()):04X} at character offset {lone.start()}"
+            )
     if "\\u" in text and (problem := _lone_escape(text)) is not None:
         return _parse_error(problem)
     try:
-        hooks: dict[str, Any] = {"parse_float": Number, "parse_int": _int, "parse_constant": _reject_constant}  # fmt: skip
-        parsed = json.loads(text, object_pairs_hook=_object, **hooks)
+        parsed = json.loads(
+            text, object_pairs_hook=_object, parse_float=Number, parse_int=_int, parse_constant=_nan
+        )
     except RecursionError:
-        return too_deep()
+        return TOO_DEEP
     except ValueError as exc:
         found = f"text that does not parse ({clip(str(exc))}): {text[:60]!r}"
         return Violation("BODY-1", "", expected="a JSON document", found=found)
@@ -109,39 +123,17 @@ def parse(raw: bytes | str, *, shallow: bool = False) -> Any:
     if shallow:
         return parsed
     if text.count("[") + text.count("{") > MAX_DEPTH and depth(parsed) > MAX_DEPTH:
-        return too_deep()
+        return TOO_DEEP
     return parsed
 
 
-def too_deep() -> Violation:
-    """The BODY-1 violation of a body nested deeper than MAX_DEPTH."""
-    return Violation(
-        "BODY-1",
-        "",
-        expected=f"arrays and objects nested at most {MAX_DEPTH} deep",
-        found=f"nesting deeper than {MAX_DEPTH}",
-    )
-
-
 def _lone_escape(text: str) -> str | None:
-    """Where ``text`` escapes a lone surrogate (``\\ud800`` not followed by a low one), if it does."""
-    pending: re.Match[str] | None = None
-    for m in _ESCAPE.finditer(text):
-        code = int(m.group(1), 16) if m.group(1) else None
-        if pending is not None:
-            if code is not None and 0xDC00 <= code <= 0xDFFF and m.start() == pending.end():
-                pending = None
-                continue
-            break
-        if code is not None and 0xD800 <= code <= 0xDFFF:
-            if code >= 0xDC00:
-                pending = m
-                break
-            pending = m
-    if pending is None:
+    """Where ``text`` escapes a lone surrogate (one not in a high-low pair), if it does."""
+    lone = next((m for m in _ESCAPE.finditer(text) if m.group(1)), None)
+    if lone is None:
         return None
-    offset = len(text[: pending.start()].encode("utf-8", "surrogatepass"))
-    return f"an escaped lone surrogate {pending.group()} at byte offset {offset}"
+    offset = len(text[: lone.start()].encode("utf-8", "surrogatepass"))
+    return f"an escaped lone surrogate {lone.group()} at byte offset {offset}"
 
 
 def depth(parsed: Any) -> int:

@@ -1,4 +1,4 @@
-"""The discovery-body validator: bytes or parsed JSON -> an immutable typed Snapshot, or every violation.
+"""The discovery-body validator: bytes or parsed JSON -> a typed Snapshot, or every violation.
 
 One table, read by the accept path and the refusal path alike: the schema's keywords on each worker
 member (``_CHECKS``, read from the schema; msgspec carries some as it decodes), ``SEMANTIC_RULES``
@@ -24,8 +24,8 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from prime_rl_dynamo._models import PATTERNS, Snapshot, Transport, Worker
-from prime_rl_dynamo._strict_json import MAX_DEPTH, BigInt, Number, Object, depth, parse, too_deep
+from prime_rl_dynamo._models import PATTERNS, Snapshot, Worker
+from prime_rl_dynamo._strict_json import MAX_DEPTH, TOO_DEEP, BigInt, Number, Object, depth, parse
 from prime_rl_dynamo._urls import admin_key, url_host_problem
 from prime_rl_dynamo.errors import DialectError, ProtocolError
 from prime_rl_dynamo.resources import load_json
@@ -39,15 +39,25 @@ from prime_rl_dynamo.variants import (
 from prime_rl_dynamo.violation import Violation
 from prime_rl_dynamo.wire import WORKER_FIELDS, entry_label, request_plane_url
 
-__all__ = ["MAX_DEPTH", "PATTERNS", "SCHEMA_NAME", "SEMANTIC_RULES", "Snapshot", "Transport", "Worker",
-           "check_body", "check_body_exhaustive", "detect_dialect", "json_pointer", "validate_body"]  # fmt: skip
+__all__ = [
+    "PATTERNS",
+    "SCHEMA_NAME",
+    "SEMANTIC_RULES",
+    "Snapshot",
+    "Worker",
+    "check_body",
+    "check_body_exhaustive",
+    "detect_dialect",
+    "json_pointer",
+    "validate_body",
+]
 
 SCHEMA_NAME = "rl-workers.v1.schema.json"
 _ITEM_ERRORS = 20  # item errors of one routes array listed; the rest are counted in the last
 
 
 def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]) -> Snapshot:
-    """Parse and validate a discovery body; raise ProtocolError (DialectError) listing every violation."""
+    """A discovery body's typed snapshot; a ProtocolError (DialectError) lists every violation."""
     violations, snapshot = _verdict(data)
     if snapshot is not None:
         return snapshot
@@ -61,14 +71,13 @@ def validate_body(data: bytes | bytearray | memoryview | str | Mapping[str, Any]
 
 
 def check_body(data: object) -> list[Violation]:
-    """Every violation of the discovery contract in ``data`` (empty when valid); never raises for content."""
+    """Every contract violation in ``data`` (empty when valid); never raises for content."""
     return _verdict(data)[0]
 
 
 def check_body_exhaustive(data: object) -> list[Violation]:
     """``check_body`` by the exhaustive reference alone (slow; the same verdict)."""
-    text = isinstance(data, bytes | bytearray | memoryview | str)
-    return (_exhaustive_text(data if isinstance(data, str) else bytes(data)) if text else _exhaustive(data))[0]  # type: ignore[call-overload]  # fmt: skip
+    return _exhaustive(bytes(data) if isinstance(data, bytearray | memoryview) else data)[0]
 
 
 def json_pointer(parts: Iterable[str | int]) -> str:
@@ -90,7 +99,10 @@ def _unconstrained(kind: Any) -> Any:
 
 def _typed_model(cls: Any, name: str) -> Any:
     """``cls`` with the same fields in the same order, each of its JSON type whatever its value."""
-    fields = [(f.name, _unconstrained(f.type), *(() if f.required else (f.default,))) for f in msgspec.structs.fields(cls)]  # fmt: skip
+    fields = [
+        (f.name, _unconstrained(f.type), *(() if f.required else (f.default,)))
+        for f in msgspec.structs.fields(cls)
+    ]
     return msgspec.defstruct(name, fields, kw_only=True, frozen=True, gc=False)
 
 
@@ -140,6 +152,7 @@ class _Check(NamedTuple):
     holds_all: Callable[[Sequence[Any]], bool]  # whether many values all hold it
     requirement: str
     expected: str
+    carried: bool  # msgspec checks it as it decodes a Snapshot
 
 
 def _pattern(pattern: str) -> tuple[Callable[[Any], bool], Callable[[Sequence[Any]], bool]]:
@@ -149,8 +162,11 @@ def _pattern(pattern: str) -> tuple[Callable[[Any], bool], Callable[[Sequence[An
     end = r"(?![\s\S])"
     body = pattern.removeprefix("^").removesuffix(end)
     negated = re.findall(r"\[\^[^\]]*\]", body)  # each must leave out the control characters
-    if (not pattern.startswith("^") or re.search(r"\\[sSDW]", body)
-            or any("\\u0000-\\u0020" not in c for c in negated)):  # fmt: skip
+    if (
+        not pattern.startswith("^")
+        or re.search(r"\\[sSDW]", body)
+        or any("\\u0000-\\u0020" not in c for c in negated)
+    ):
         raise ImportError(f"validate.py cannot join values to match {pattern!r}: adapt _pattern")
     tail = "" if pattern.endswith(end) else r"[^\n]*"
     body = re.sub(r"(?<!\\)\((?!\?)", "(?:", body)  # no capturing group in a possessive repeat
@@ -196,39 +212,43 @@ def _target(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     return schema
 
 
-def _checks(schema: Mapping[str, Any], kind: Any) -> tuple[list[_Check], list[_Check]]:
-    """A subschema's checks, and those msgspec does not carry on a value of the model's ``kind``."""
+def _checks(schema: Mapping[str, Any], kind: Any) -> list[_Check]:
+    """A subschema's checks, each saying whether msgspec carries it on a value of ``kind``."""
     unknown = set(schema) - _ANNOTATIONS - set(_KEYWORDS) - {"items", "format"}
     if unknown or schema.get("format", "uint64") not in ("uint64", "uint32"):
         raise ImportError(f"validate.py does not judge {sorted(unknown)}: adapt _KEYWORDS")
-    origin = typing.get_origin(kind)
-    args = (kind,) if origin is typing.Annotated else () if origin is tuple else typing.get_args(kind)  # fmt: skip
+    args = () if typing.get_origin(kind) is tuple else (kind, *typing.get_args(kind))
     metas = [m for a in args if typing.get_origin(a) is typing.Annotated for m in a.__metadata__]
-    req, text = schema.get("x-requirement", ""), schema.get("description", "")
-    built: list[tuple[str, Any, Any]] = [(k, *_KEYWORDS[k][0](v)) for k, v in schema.items() if k in _KEYWORDS]  # fmt: skip
-    checks = [_Check(k, fails, holds_all, req, text) for k, fails, holds_all in built]
-    carried = {k for k, (_, attr) in _KEYWORDS.items() if any(getattr(m, attr or "", None) is not None for m in metas)}  # fmt: skip
-    return checks, [c for c in checks if c.keyword not in carried]
+    checks = []
+    for keyword, value in schema.items():
+        if keyword in _KEYWORDS:
+            build, attr = _KEYWORDS[keyword]
+            carried = attr is not None and any(getattr(m, attr) is not None for m in metas)
+            requirement, expected = schema.get("x-requirement", ""), schema.get("description", "")
+            fails, holds_all = build(value)
+            checks.append(_Check(keyword, fails, holds_all, requirement, expected, carried))
+    return checks
 
 
-_Checks = dict[str, tuple[list[_Check], list[_Check]]]
-
-
-def _member_checks() -> tuple[_Checks, _Checks]:
-    """Each member's checks and its items', and of those the ones msgspec does not carry."""
+def _member_checks() -> dict[str, tuple[list[_Check], list[_Check]]]:
+    """Each member's checks, and its items' (the transport's oneOf is _for_jsonschema's)."""
     kinds = {f.name: f.type for f in msgspec.structs.fields(Worker)}
-    every: _Checks = {}
-    uncarried: _Checks = {}
+    table = {}
     for name, sub in load_json(SCHEMA_NAME)["$defs"]["worker"]["properties"].items():
-        if name != "transport":  # its oneOf is _for_jsonschema's
+        if name != "transport":
             target, kind = _target(sub), kinds[name]
             item = typing.get_args(kind)[0] if typing.get_origin(kind) is tuple else None
-            (checks, mine), (items, its) = _checks(target, kind), _checks(_target(target.get("items", {})), item)  # fmt: skip
-            every[name], uncarried[name] = (checks, items), (mine, its)
-    return every, uncarried
+            table[name] = (_checks(target, kind), _checks(_target(target.get("items", {})), item))
+    return table
 
 
-_CHECKS, _UNCARRIED = _member_checks()
+_CHECKS = _member_checks()
+#: The checks msgspec does not carry, by member: what the accept path judges on the columns.
+_UNCARRIED = {
+    name: ([c for c in checks if not c.carried], [c for c in items if not c.carried])
+    for name, (checks, items) in _CHECKS.items()
+    if not all(c.carried for c in (*checks, *items))
+}
 _Judged = tuple[str, str, str, str]  # requirement, pointer tail, expected, found
 
 
@@ -250,41 +270,29 @@ def _judged(name: str, value: Any) -> list[_Judged]:
 
 
 _MAX_PART = 2**70  # integers beyond: the strict parser's text renders them (it may be huge)
-_JSONSCHEMA_MEMBERS = ("instance_id", "transport", "routes", "system_url", "admin_base_url",
-                       "world_size", "error")  # fmt: skip
 
 
-def _for_jsonschema(
-    iid: int, transport: Any, routes: Sequence[str], system: Any, admin: Any, size: Any, error: Any
-) -> bool:
+def _for_jsonschema(w: Any) -> bool:
     """Whether a typed worker is jsonschema's to judge: a transport without exactly one key
     (WORKER-3), an error worker with routes, URLs or world_size (WORKER-11), admin_base_url without
     world_size (WORKER-10), or an integer too large to render here."""
-    if transport.count(None) != 2 or not -_MAX_PART < iid < _MAX_PART:
+    size, admin = w.world_size, w.admin_base_url
+    if _ROW(w.transport).count(None) != 2 or not -_MAX_PART < w.instance_id < _MAX_PART:
         return True
     if size is not None and not -_MAX_PART < size < _MAX_PART:
         return True
-    if error is not None:
-        return bool(routes) or system is not None or admin is not None or size is not None
+    if w.error is not None:
+        return bool(w.routes) or (w.system_url, admin, size) != (None, None, None)
     return admin is not None and size is None
 
 
-def _members_hold(columns: Mapping[str, Sequence[Any]], canonical: bool) -> bool:
-    """Whether the decoded columns hold every check msgspec does not carry, and none is jsonschema's."""
-    for name, (checks, items) in _UNCARRIED.items():
-        column = columns[name]
-        if (canonical and name == "admin_base_url") or not (checks or items):
-            continue
-        if name in _OPTIONAL and None in column:
-            column = [v for v in column if v is not None]
-        if items:
-            column = list(set(column))
-            every_item = list({item for value in column for item in value})
-            if every_item and not all(c.holds_all(every_item) for c in items):
-                return False
-        if column and not all(c.holds_all(column) for c in checks):
-            return False
-    return not any(map(_for_jsonschema, *(columns[name] for name in _JSONSCHEMA_MEMBERS)))
+def _holds(checks: Sequence[_Check], items: Sequence[_Check], column: Sequence[Any]) -> bool:
+    """Whether every value of a column (None: absent) holds ``checks``, and each item ``items``."""
+    values = list(set(column) - {None})
+    every_item = list({item for value in values for item in value}) if items else []
+    return all(c.holds_all(values) for c in checks if values) and all(
+        c.holds_all(every_item) for c in items if every_item
+    )
 
 
 # Admin URLs in the form LIST-6 compares (lower case, explicit port, no %, no trailing slash, no
@@ -292,15 +300,15 @@ def _members_hold(columns: Mapping[str, Sequence[Any]], canonical: bool) -> bool
 # and such a URL is its own key and has a usable host. One match over all of them, joined.
 _OCTET = r"(?:[1-9]?[0-9]|1[0-9]{2}|2[0-4][0-9]|25[0-5])"
 _CANONICAL_ADMIN = (
-    r"https?://(?:(?:" + _OCTET + r"\.){3}" + _OCTET
-    + r"|(?:(?!xn--)[a-z0-9_-]+\.)*(?!xn--)[0-9]*[a-z_-][a-z0-9_-]*)"
+    rf"https?://(?:(?:{_OCTET}\.){{3}}{_OCTET}"
+    r"|(?:(?!xn--)[a-z0-9_-]+\.)*(?!xn--)[0-9]*[a-z_-][a-z0-9_-]*)"
     r":(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
     r"(?:/[\x21\x22\x24\x26-\x3e\x40-\x7e]*[\x21\x22\x24\x26-\x2e\x30-\x3e\x40-\x7e])?"
-)  # fmt: skip
+)
 _CANONICAL_ADMINS = re.compile(r"(?:" + _CANONICAL_ADMIN + r"\n)*+\Z").match
-#: The members the semantic rules read (a _Listing's columns).
-_RULE_MEMBERS = ("namespace", "component", "endpoint", "instance_id", "request_plane_url",
-                 "routes", "admin_base_url")  # fmt: skip
+#: The members the semantic rules read (a _Listing's columns), a worker's identity first.
+_IDENTITY = ("namespace", "component", "endpoint", "instance_id")
+_RULE_MEMBERS = (*_IDENTITY, "request_plane_url", "routes", "admin_base_url")
 _RULE_ROW = operator.attrgetter(*_RULE_MEMBERS)
 
 
@@ -315,10 +323,6 @@ class _Fallback(Exception):
     """The refusal path cannot vouch for this body: the exhaustive path decides."""
 
 
-def _increase(keys: list[Any]) -> bool:
-    return all(map(operator.lt, keys, islice(keys, 1, None)))
-
-
 class _Listing:
     """The workers as the semantic rules read them: each member's usable value by column."""
 
@@ -329,15 +333,14 @@ class _Listing:
     def label(self, i: int) -> str | None:
         return _label(self.workers[i])
 
-    def violation(self, requirement: str, i: int, where: str, expected: str, found: str) -> Violation:  # fmt: skip
-        pointer = f"/workers/{i}{where}"
-        return Violation(requirement, pointer, expected=expected, found=found, worker=self.label(i))
+    def violation(self, req: str, i: int, tail: str, expected: str, found: str) -> Violation:
+        pointer = f"/workers/{i}{tail}"
+        return Violation(req, pointer, expected=expected, found=found, worker=self.label(i))
 
     @cached_property
     def keys(self) -> list[tuple[Any, ...]]:
         """Each worker's identity, None for a part that cannot be read."""
-        c = self.columns
-        return list(zip(c["namespace"], c["component"], c["endpoint"], c["instance_id"], strict=True))  # fmt: skip
+        return list(zip(*(self.columns[name] for name in _IDENTITY), strict=True))
 
     @cached_property
     def identities(self) -> list[tuple[int, tuple[Any, ...]]]:
@@ -346,16 +349,15 @@ class _Listing:
 
     @cached_property
     def increasing(self) -> bool:
-        """Whether the readable identities strictly increase (then LIST-1 and LIST-2 hold)."""
-        with contextlib.suppress(TypeError):  # None against a part
-            return all(map(operator.lt, self.keys, islice(self.keys, 1, None))) or _increase([k for _, k in self.identities])  # fmt: skip
-        return _increase([key for _, key in self.identities])
+        """Whether the identities strictly increase: then LIST-1 and LIST-2 hold, unwalked."""
+        with contextlib.suppress(TypeError):  # None against a part: the rules walk them
+            return all(map(operator.lt, self.keys, islice(self.keys, 1, None)))
+        return False
 
     @cached_property
     def present(self) -> list[tuple[int, str]]:
         """(index, admin_base_url) of every usable admin URL."""
-        urls = self.columns["admin_base_url"]
-        return [(i, a) for i, a in enumerate(urls) if a is not None] if None in urls else [*enumerate(urls)]  # fmt: skip
+        return [(i, a) for i, a in enumerate(self.columns["admin_base_url"]) if a is not None]
 
     @cached_property
     def canonical(self) -> bool:
@@ -367,11 +369,16 @@ class _Listing:
     def admins(self) -> list[tuple[int, str, str | None, str]]:
         """(index, admin_base_url, host problem or None, the endpoint LIST-6 compares)."""
         canonical = self.canonical
-        return [(i, a, None, a) if canonical or _CANONICAL_ADMINS(a + "\n") else (i, a, url_host_problem(a), admin_key(a)) for i, a in self.present]  # fmt: skip
+        return [
+            (i, a, None, a)
+            if canonical or _CANONICAL_ADMINS(a + "\n")
+            else (i, a, url_host_problem(a), admin_key(a))
+            for i, a in self.present
+        ]
 
 
 def _sorted_by_identity(listing: _Listing) -> Iterator[Violation]:
-    """LIST-1: workers sorted by (namespace, component, endpoint, instance_id); a repeat is LIST-2's."""
+    """LIST-1: workers sorted by identity (a repeated identity is LIST-2's)."""
     if listing.increasing:
         return
     seen: set[tuple[Any, ...]] = set()
@@ -381,10 +388,9 @@ def _sorted_by_identity(listing: _Listing) -> Iterator[Violation]:
             seen.add(key)
             if previous is not None and key < previous[1]:
                 k = previous[0]
-                yield listing.violation(
-                    "LIST-1", i, "", "workers sorted by (namespace, component, endpoint, instance_id)",
-                    f"{listing.label(i)} after {listing.label(k)} (/workers/{k})",
-                )  # fmt: skip
+                what = "workers sorted by (namespace, component, endpoint, instance_id)"
+                found = f"{listing.label(i)} after {listing.label(k)} (/workers/{k})"
+                yield listing.violation("LIST-1", i, "", what, found)
             previous = (i, key)
 
 
@@ -394,10 +400,9 @@ def _unique_identity(listing: _Listing) -> Iterator[Violation]:
     for i, key in [] if listing.increasing else listing.identities:
         j = first.setdefault(key, i)
         if j != i:
-            yield listing.violation(
-                "LIST-2", i, "", "a unique (namespace, component, endpoint, instance_id)",
-                f"the same identity {listing.label(i)} as /workers/{j}",
-            )  # fmt: skip
+            what = "a unique (namespace, component, endpoint, instance_id)"
+            found = f"the same identity {listing.label(i)} as /workers/{j}"
+            yield listing.violation("LIST-2", i, "", what, found)
 
 
 def _request_plane_url_matches(listing: _Listing) -> Iterator[Violation]:
@@ -412,8 +417,11 @@ def _request_plane_url_matches(listing: _Listing) -> Iterator[Violation]:
 
 def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
     """LIST-4: routes sorted ascending by code point (the first step down is reported)."""
-    steps = {r: next((j for j in range(1, len(r)) if r[j] < r[j - 1]), 0)
-             for r in set(listing.columns["routes"]) if r is not None}  # fmt: skip
+    steps = {
+        r: next((j for j in range(1, len(r)) if r[j] < r[j - 1]), 0)
+        for r in set(listing.columns["routes"])
+        if r is not None
+    }
     for i, routes in enumerate(listing.columns["routes"] if any(steps.values()) else ()):
         j = steps.get(routes, 0)
         if j:
@@ -425,7 +433,9 @@ def _routes_sorted(listing: _Listing) -> Iterator[Violation]:
 def _namespace_in_scope(listing: _Listing) -> Iterator[Violation]:
     """LIST-5: every worker's namespace is the body's namespace or starts with it."""
     scope, names = listing.scope, listing.columns["namespace"]
-    outside = set() if scope is None else {n for n in set(names) - {None} if not n.startswith(scope)}  # fmt: skip
+    outside = (
+        set() if scope is None else {n for n in set(names) - {None} if not n.startswith(scope)}
+    )
     for i, name in enumerate(names if outside else ()):
         if name in outside:
             what = f"the body's namespace {scope!r} or a namespace starting with it"
@@ -441,18 +451,18 @@ def _unique_admin_endpoint(listing: _Listing) -> Iterator[Violation]:
         if problem is None and seen.setdefault(key, (i, admin))[0] != i:
             j, other = seen[key]
             same = "" if other == admin else f" as {clip(other)!r}"
-            yield listing.violation(
-                "LIST-6", i, "/admin_base_url", "an admin_base_url no other worker advertises",
-                f"{clip(admin)!r}, the same endpoint ({clip(key)}){same} advertised by "
-                f"{listing.label(j)} (/workers/{j})",
-            )  # fmt: skip
+            found = f"{clip(admin)!r}, the same endpoint ({clip(key)}){same} advertised by "
+            found += f"{listing.label(j)} (/workers/{j})"
+            what = "an admin_base_url no other worker advertises"
+            yield listing.violation("LIST-6", i, "/admin_base_url", what, found)
 
 
 def _admin_host_usable(listing: _Listing) -> Iterator[Violation]:
     """WORKER-8 (its part the pattern cannot say): an admin_base_url host the admin pool can use."""
     for i, admin, problem, _ in [] if listing.canonical else listing.admins:
         if problem is not None:
-            what, found = "an admin_base_url the admin pool can use", f"{clip(admin)!r}: {clip(problem)}"  # fmt: skip
+            found = f"{clip(admin)!r}: {clip(problem)}"
+            what = "an admin_base_url the admin pool can use"
             yield listing.violation("WORKER-8", i, "/admin_base_url", what, found)
 
 
@@ -480,7 +490,8 @@ def _semantic(workers: Sequence[Any], bad: set[tuple[int, str]], scope: Any) -> 
             row = [v if type(v) is str else None for v in map(w.get, _RULE_MEMBERS)]
             row[3] = _integral(w.get("instance_id"))
             routes: Any = w.get("routes")
-            row[5] = tuple(routes) if type(routes) is list and all(type(r) is str for r in routes) else None  # fmt: skip
+            strings = type(routes) is list and all(type(r) is str for r in routes)
+            row[5] = tuple(routes) if strings else None
         else:
             row = [None] * len(_RULE_MEMBERS)
         rows.append(row)
@@ -501,15 +512,21 @@ def _verdict(data: object) -> tuple[list[Violation], Snapshot | None]:
         else:
             return _exhaustive(data)
     except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
-        return _exhaustive_text(data) if isinstance(data, str) else _exhaustive(data)
+        return _exhaustive(data)
     try:
         snapshot = _DECODER.decode(raw)
     except _DECODE_ERRORS:
         return _refused(raw)
     columns = _columns(snapshot.workers)
     listing = _Listing(columns, snapshot.namespace, snapshot.workers)
-    if not _members_hold(columns, listing.canonical) or any(
-        True for rule in SEMANTIC_RULES.values() for _ in rule(listing)
+    if (
+        any(map(_for_jsonschema, snapshot.workers))
+        or not all(
+            _holds(*checks, columns[name])
+            for name, checks in _UNCARRIED.items()
+            if not (listing.canonical and name == "admin_base_url")  # within the pattern
+        )
+        or any(True for rule in SEMANTIC_RULES.values() for _ in rule(listing))
     ):
         return _refused(raw)
     # Every string of the text is one the snapshot holds (the body's 3 names and its namespace,
@@ -518,7 +535,7 @@ def _verdict(data: object) -> tuple[list[Violation], Snapshot | None]:
         _text_holds_only(raw) and not may_be_variant(raw)
     ):
         return [], snapshot
-    return _exhaustive_text(raw)
+    return _exhaustive(raw)
 
 
 def _text_holds_only(raw: bytes) -> bool:
@@ -579,12 +596,9 @@ def _refused(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
         except _DECODE_ERRORS:
             entries = _ENTRIES.decode(workers_text)
             workers = [_decoded(entry) for entry in entries]
-        typed = [i for i, w in enumerate(workers) if w is not None]
+        # A worker msgspec cannot type, or one jsonschema's to judge, is parsed and judged by it.
+        typed = [i for i, w in enumerate(workers) if w is not None and not _for_jsonschema(w)]
         columns = _columns([workers[i] for i in typed])
-        theirs = list(map(_for_jsonschema, *(columns[n] for n in _JSONSCHEMA_MEMBERS)))
-        if any(theirs):  # jsonschema's to judge: parsed, as a worker msgspec cannot type
-            typed = [i for i, t in zip(typed, theirs, strict=True) if not t]
-            columns = _columns([workers[i] for i in typed])
         suspects = sorted(set(range(len(workers))) - set(typed))
         entries = entries if entries is not None or not suspects else _ENTRIES.decode(workers_text)
         texts = [bytes(entries[i]) for i in suspects] if entries is not None else []
@@ -597,19 +611,18 @@ def _refused(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
         top_errors = [] if _holds_top(body) else _validator().iter_errors({**body, "workers": []})
         found, bad = _schema_violations(listed, top_errors)
         for name, (checks, items) in _CHECKS.items():
-            values = list(set(columns[name]) - {None})
-            routes = list({r for value in values for r in value}) if items else []
-            if all(c.holds_all(values) for c in checks if values) and all(
-                c.holds_all(routes) for c in items if routes
-            ):
-                continue  # every value holds every check
-            failing = set(values) if items else {v for c in checks for v in filter(c.fails, values)}
+            if _holds(checks, items, columns[name]):
+                continue
+            values = set(columns[name]) - {None}
+            failing = values if items else {v for c in checks for v in filter(c.fails, values)}
             memo = {value: _judged(name, value) for value in failing}
             for i, value in zip(typed, columns[name], strict=True):
                 for requirement, tail, expected, text in memo.get(value, ()):
                     bad.add((i, name))
-                    found.append(Violation(requirement, f"/workers/{i}/{name}{tail}", expected=expected,
-                                           found=text, worker=_label(workers[i])))  # fmt: skip
+                    where, label = f"/workers/{i}/{name}{tail}", _label(workers[i])
+                    found.append(
+                        Violation(requirement, where, expected=expected, found=text, worker=label)
+                    )
         for i in suspects:
             errors = _entry_validator().iter_errors(workers[i])
             entry_found, entry_bad = _schema_violations(workers[i], errors, head=["workers", i])
@@ -621,17 +634,16 @@ def _refused(raw: bytes) -> tuple[list[Violation], Snapshot | None]:
             raise _Fallback  # nothing the table names: the reference decides
         return sorted(found, key=lambda v: _pointer_sort_key(v.pointer)), None
     except (_Fallback, KeyError, *_DECODE_ERRORS):
-        return _exhaustive_text(raw)
+        return _exhaustive(raw)
 
 
-def _exhaustive_text(raw: bytes | str) -> tuple[list[Violation], Snapshot | None]:
-    parsed = parse(raw)
-    return ([parsed], None) if isinstance(parsed, Violation) else _exhaustive(parsed)
-
-
-def _exhaustive(parsed: object) -> tuple[list[Violation], Snapshot | None]:
+def _exhaustive(data: object) -> tuple[list[Violation], Snapshot | None]:
+    """The reference verdict: the strict parser (on text), jsonschema and the semantic rules."""
+    parsed = parse(data) if isinstance(data, bytes | str) else data
+    if isinstance(parsed, Violation):
+        return [parsed], None
     if depth(parsed) > MAX_DEPTH:
-        return [too_deep()], None
+        return [TOO_DEEP], None
     dialect = dialect_violations(parsed)  # another protocol: refused as a whole, DIALECT-1 first
     if dialect:
         return dialect, None
@@ -653,8 +665,6 @@ def _semantic_violations(parsed: object, bad: set[tuple[int, str]]) -> list[Viol
 
 
 _TRANSPORT_KEYS = ("tcp", "nats_tcp", "http")
-_DEFINED = {"": frozenset({"protocol_version", "namespace", "workers"}),
-            "worker": frozenset(WORKER_FIELDS), "transport": frozenset(_TRANSPORT_KEYS)}  # fmt: skip
 
 
 def _repeated_members(parsed: Any, entries: Iterable[int] | None = None) -> Iterator[Violation]:
@@ -662,46 +672,45 @@ def _repeated_members(parsed: Any, entries: Iterable[int] | None = None) -> Iter
     only these workers'); names inside unknown members are not judged (BODY-5), as serde does."""
     workers = parsed.get("workers") if isinstance(parsed, dict) else None
     workers = workers if isinstance(workers, list) else []
-    objects: list[tuple[Any, frozenset[str], list[Any]]] = [(parsed, _DEFINED[""], [])]
+    top = ("protocol_version", "namespace", "workers")
+    objects: list[tuple[Any, Sequence[str], list[Any]]] = [(parsed, top, [])]
     for i in range(len(workers)) if entries is None else entries:
-        w = workers[i]
-        objects.append((w, _DEFINED["worker"], ["workers", i]))
-        if isinstance(w, dict):
-            objects.append((w.get("transport"), _DEFINED["transport"], ["workers", i, "transport"]))
+        transport = workers[i].get("transport") if isinstance(workers[i], dict) else None
+        objects.append((workers[i], WORKER_FIELDS, ["workers", i]))
+        objects.append((transport, _TRANSPORT_KEYS, ["workers", i, "transport"]))
     for obj, defined, path in objects:
-        names = {n: c for n, c in obj.repeated.items() if n in defined} if isinstance(obj, Object) else {}  # fmt: skip
+        repeated = obj.repeated if isinstance(obj, Object) else {}
+        names = sorted((n, c) for n, c in repeated.items() if n in defined)
         if names:
-            listed = ", ".join(f"{n!r} {c} times" for n, c in sorted(names.items()))
-            found = f"{clip(listed)} (a parser keeps one value silently: which one differs between parsers)"  # fmt: skip
-            yield Violation("BODY-6", json_pointer(path), expected="each member name once per object",
-                            found=found, worker=entry_label(obj) if path else None)  # fmt: skip
-
-
-def _error_items(error: Any, path: list[Any]) -> list[tuple[str, list[Any], str, str]]:
-    """(requirement, path, expected, found) of each violation a jsonschema error stands for."""
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    requirement = schema.get("x-requirement") or "BODY-1"
-    description = schema.get("description", "a value the schema allows")
-    if error.validator == "required":
-        instance = error.instance if isinstance(error.instance, Mapping) else {}
-        missing = [p for p in error.validator_value if p not in instance]
-        return [(requirement, [*path, p], f"property {p!r} ({description})", "it missing") for p in missing]  # fmt: skip
-    more = getattr(error, "more_items", 0)
-    rest = f" (and {more} more such items after it, not listed)" if more else ""
-    return [(requirement, path, description, _render(error.instance, error.validator) + rest)]
+            listed = ", ".join(f"{n!r} {c} times" for n, c in names)
+            found = f"{clip(listed)} (a parser keeps one value silently: which one differs between"
+            found += " parsers)"
+            label, what = entry_label(obj) if path else None, "each member name once per object"
+            yield Violation("BODY-6", json_pointer(path), expected=what, found=found, worker=label)
 
 
 def _schema_violations(
     parsed: object, errors: Iterable[Any], head: Sequence[str | int] = ()
 ) -> tuple[list[Violation], set[tuple[int, str]]]:
-    """jsonschema's ``errors`` about ``parsed`` (at ``head``) as violations, and the members refused."""
+    """jsonschema's ``errors`` about ``parsed`` (at ``head``) as violations, and the members they
+    refuse (worker index, member name)."""
     out: list[Violation] = []
     seen: set[tuple[str, str]] = set()
     bad: set[tuple[int, str]] = set()
     for error in errors:
-        for requirement, where, expected, what in _error_items(
-            error, [*head, *error.absolute_path]
-        ):
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        requirement = schema.get("x-requirement") or "BODY-1"
+        description = schema.get("description", "a value the schema allows")
+        path = [*head, *error.absolute_path]
+        if error.validator == "required":  # one violation per missing member
+            instance = error.instance if isinstance(error.instance, Mapping) else {}
+            missing = [p for p in error.validator_value if p not in instance]
+            items = [([*path, p], f"property {p!r} ({description})", "it missing") for p in missing]
+        else:
+            more = getattr(error, "more_items", 0)
+            rest = f" (and {more} more such items after it, not listed)" if more else ""
+            items = [(path, description, _render(error.instance, error.validator) + rest)]
+        for where, expected, what in items:
             pointer = json_pointer(where)
             if (requirement, pointer) in seen:
                 continue  # e.g. transport "x": both "type" and "oneOf" fail; one defect, one entry
@@ -732,26 +741,24 @@ def _validator() -> Any:
             return value.is_finite() and value == value.to_integral_value()
         return isinstance(value, int) and not isinstance(value, bool)
 
-    # format "uint64" (instance_id) asserts an integer literal: 1.0 and 1e0 are integral numbers, but
-    # a u64 written as a float is what WORKER-2 forbids (a parser may round it through binary64).
+    # format "uint64" (instance_id) asserts an integer literal: 1.0 and 1e0 are integral, but a
+    # u64 written as a float is what WORKER-2 forbids (a parser may round it through binary64).
     formats = FormatChecker(formats=())
     formats.checks("uint64")(lambda instance: not isinstance(instance, float | Number))
 
     def unique_items(validator: Any, unique: Any, instance: Any, _schema: Any) -> Iterator[Any]:
         # jsonschema compares unsortable items pairwise (quadratic); JSON equality keys are linear.
-        yield from [ValidationError("has repeated items", validator="uniqueItems")] if unique and validator.is_type(instance, "array") and _repeated(instance) else []  # fmt: skip
+        if unique and validator.is_type(instance, "array") and _repeated(instance):
+            yield ValidationError("has repeated items", validator="uniqueItems")
 
     every_item = Draft202012Validator.VALIDATORS["items"]
 
     def items(validator: Any, item_schema: Any, instance: Any, schema: Any) -> Iterator[Any]:
         # Every item error of routes is WORKER-5: after _ITEM_ERRORS of them the rest are counted
         # (cheaply) into the last message instead of costing one jsonschema error each.
-        errors = every_item(validator, item_schema, instance, schema)
-        if schema.get("x-requirement") != "WORKER-5":
-            yield from errors
-            return
-        for n, error in enumerate(errors):
-            if n == _ITEM_ERRORS:
+        capped = schema.get("x-requirement") == "WORKER-5"
+        for n, error in enumerate(every_item(validator, item_schema, instance, schema)):
+            if capped and n == _ITEM_ERRORS:
                 rest = instance[error.path[0] + 1 :] if error.path else []
                 error.more_items = sum(1 for r in rest if not isinstance(r, str) or not r)
                 yield error
@@ -788,7 +795,9 @@ def _integral(value: Any) -> int | None:
 
 def _label_at(parsed: Any, path: Sequence[Any]) -> str | None:
     """The label of the worker ``path`` lies in."""
-    workers = parsed.get("workers") if isinstance(parsed, Mapping) and path[:1] == ["workers"] else None  # fmt: skip
+    workers = (
+        parsed.get("workers") if isinstance(parsed, Mapping) and path[:1] == ["workers"] else None
+    )
     i = path[1] if len(path) > 1 else None
     ok = isinstance(workers, list) and isinstance(i, int) and i < len(workers)
     return entry_label(workers[i]) if ok else None  # type: ignore[index]
@@ -800,13 +809,13 @@ _JSON_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.du
 def _render(value: Any, keyword: str) -> str:
     if isinstance(value, Number | BigInt) or value is None:
         return "null" if value is None else clip(value.text)
-    text = clip(str(value) if isinstance(value, int | Decimal) and not isinstance(value, bool) else _JSON_TEXT(value))  # fmt: skip
+    number = isinstance(value, int | Decimal) and not isinstance(value, bool)
+    text = clip(str(value) if number else _JSON_TEXT(value))
     if keyword == "uniqueItems" and isinstance(value, list):
         dupes = _repeated(value)
         shown = ", ".join(clip(json.dumps(v, default=str), 60) for v in dupes[:5])
-        return (
-            f"{text} (repeated: {shown}{f' and {len(dupes) - 5} more' if len(dupes) > 5 else ''})"
-        )
+        more = f" and {len(dupes) - 5} more" if len(dupes) > 5 else ""
+        return f"{text} (repeated: {shown}{more})"
     return text
 
 
@@ -817,9 +826,7 @@ def _json_key(value: Any) -> Any:
     if isinstance(value, Mapping):
         return (4, frozenset((k, _json_key(v)) for k, v in value.items()))
     kinds = ((bool | None, 0), (int | float | Decimal, 1), (str, 2))
-    return next(
-        ((k, value) for t, k in kinds if isinstance(value, t) or value is None), (5, id(value))
-    )
+    return next(((k, value) for t, k in kinds if isinstance(value, t)), (5, id(value)))
 
 
 def _repeated(items: list[Any]) -> list[Any]:
