@@ -119,13 +119,8 @@ async def orchestrate(call: ClientCall, poll_interval: float | None = None) -> N
         await plane.aclose()
 
 
-def _run(call: ClientCall) -> None:
-    """Main's call order once, at Prime-RL's settings: the plane's own poll interval,
-    whole-second timeouts."""
-    asyncio.run(orchestrate(call))
-
-
-run = contract_client(_run)
+#: Main's call order once, at Prime-RL's settings (the plane's own poll interval, whole seconds).
+run = contract_client(lambda call: asyncio.run(orchestrate(call)))
 
 
 def main() -> int:
