@@ -21,6 +21,7 @@ failures retried for pause, resume and path updates, ``trust_env`` off. It never
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -292,6 +293,8 @@ class DynamoAdminPlane:
         )
         self._discovery: Discovery | None = None
         self._pool: AdminPool | None = None
+        self._healthy_pool: AdminPool | None = None  # the binding whose health was checked
+        self._deadline = 0.0  # the readiness budget's end (monotonic), from wait_for_ready
         self._engines: dict[str, EnginePlan] = {}
         self._nccl: Literal["uninitialized", "ready", "terminal"] = "uninitialized"
         self._terminal: str | None = None
@@ -300,8 +303,10 @@ class DynamoAdminPlane:
     # --- main's surface ---------------------------------------------------------------------------
 
     async def wait_for_ready(self, model_name: str) -> None:
-        """Two identical ready listings of ``model_name``'s engines (READY-1..6), then every engine's
-        health 2xx (ADMIN-1); binds ``clients``. Within ``client.wait_for_ready_timeout``."""
+        """Two identical ready listings of ``model_name``'s engines (READY-1..6); binds ``clients``.
+        Within ``client.wait_for_ready_timeout``. Nothing is sent to an engine yet: main's
+        ``wait_for_ready`` has no W, so the engines' health (ADMIN-1) is checked once a plan for
+        the W of the first collective is accepted (RANK-2: no request before it)."""
         if model_name != self.model_name:
             raise ConfigError(
                 f"READY-5: this plane was built for model {self.model_name!r}; wait_for_ready was "
@@ -309,28 +314,8 @@ class DynamoAdminPlane:
                 requirement="READY-5",
             )
         self._require_live()
-        deadline = time.monotonic() + self._timeout
-        discovery = await self._discovery_client.wait_ready(timeout=self._timeout)
-        engines = [_admin_engine(w, self.admin_api) for w in discovery.workers]
-        pool = AdminPool(
-            engines,
-            credentials=self._credentials,
-            disallowed=self._disallowed,
-            timeout=ADMIN_TIMEOUT,
-            update_timeout=UPDATE_TIMEOUT,
-            discovery=self._discovery_client,
-            transport=self._transport,
-            environ=self._environ,
-        )
-        try:
-            await wait_healthy(pool, deadline, self._poll_interval)
-        except BaseException:
-            await pool.aclose()
-            raise
-        if self._pool is not None:
-            await self._pool.aclose()
-        self._discovery, self._pool = discovery, pool
-        self.clients = [pool.http_client(e.label) for e in pool.engines]
+        self._deadline = time.monotonic() + self._timeout
+        await self._bind(await self._discovery_client.wait_ready(timeout=self._timeout))
 
     async def initialize_nccl(
         self,
@@ -409,6 +394,7 @@ class DynamoAdminPlane:
         async with self._lock:
             pool = self._require_pool()
             await self._verify()
+            await self._healthy()
             form = _FORMS[self.admin_api]
             paused = await self._retried(pool, "pause", *form.pause)
             if paused:
@@ -446,11 +432,56 @@ class DynamoAdminPlane:
         return self._pool.plan if self._pool is not None else None
 
     async def _plan(self, convention: Convention, world: int) -> BroadcastPlan:
-        """TOPO-1, then the plan: refused unless the listing sums to W and covers [0, W) once."""
+        """A listing that sums to W (READY-3: a shorter one is pending until the readiness budget
+        ends, then POLL-5 says the sum found), TOPO-1, the plan (refused unless it covers [0, W)
+        once), then every engine's health (ADMIN-1): nothing reaches an engine before the plan."""
         self._require_pool()
-        await self._verify()
         assert self._discovery is not None
-        return self._discovery.plan(convention, inference_world_size=world)
+        if self._discovery.world_size_sum != world:
+            await self._bind(await self._wait_for(world))
+        await self._verify()
+        plan = self._discovery.plan(convention, inference_world_size=world)
+        await self._healthy()
+        return plan
+
+    async def _wait_for(self, world: int) -> Discovery:
+        """Two identical listings summing to ``world``, within what is left of the readiness budget
+        (at least two polls)."""
+        client = self._discovery_client
+        kept = client.policy
+        client.policy = dataclasses.replace(kept, inference_world_size=world)
+        budget = max(self._deadline - time.monotonic(), 2 * self._poll_interval + 1.0)
+        try:
+            return await client.wait_ready(timeout=budget)
+        finally:
+            client.policy = kept
+
+    async def _bind(self, discovery: Discovery) -> None:
+        """One client per listed engine (canonical order, credentials attached); nothing sent."""
+        engines = [_admin_engine(w, self.admin_api) for w in discovery.workers]
+        pool = AdminPool(
+            engines,
+            credentials=self._credentials,
+            disallowed=self._disallowed,
+            timeout=ADMIN_TIMEOUT,
+            update_timeout=UPDATE_TIMEOUT,
+            discovery=self._discovery_client,
+            transport=self._transport,
+            environ=self._environ,
+        )
+        if self._pool is not None:
+            await self._pool.aclose()
+        self._discovery, self._pool, self._healthy_pool = discovery, pool, None
+        self.clients = [pool.http_client(e.label) for e in pool.engines]
+
+    async def _healthy(self) -> None:
+        """Every bound engine's health 2xx (ADMIN-1), once per binding, waited out within what is
+        left of the readiness budget."""
+        pool = self._require_pool()
+        if self._healthy_pool is not pool:
+            deadline = max(self._deadline, time.monotonic() + self._poll_interval)
+            await wait_healthy(pool, deadline, self._poll_interval)
+            self._healthy_pool = pool
 
     async def _send_init(self, plan: BroadcastPlan, meet: Rendezvous) -> None:
         pool = self._require_pool()

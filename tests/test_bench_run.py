@@ -197,3 +197,23 @@ def test_client_profile_section_times_each_client_in_a_fresh_process() -> None:
     assert series["counts"]["pass"] >= 27 and series["counts"]["fail"] == 0
     with pytest.raises(ValueError, match="unknown clients"):
         run_client_profile(ClientProfileConfig(clients=("nobody",)))
+
+
+def test_the_client_profile_sentence_sets_the_two_paces_side_by_side() -> None:
+    from tools.bench.client_profile import REAL_PACE, client_profile_says
+
+    def series(median: float) -> dict[str, Any]:
+        return {"status": "ok", "wall_s": {"median": median}}
+
+    section: dict[str, Any] = {
+        "config": {"target": "reference", "poll_interval": 0.1},
+        "series": {"project client": series(18.0), f"project client{REAL_PACE}": series(112.0)},
+        "bounds": {
+            "conformant": {"client": "project client", "wall_s": 18.0},
+            "misbehaving": {"client": "never ready", "wall_s": 89.0},
+        },
+    }
+    said = client_profile_says({"client": section})
+    assert "(project client) takes 112 s, against 18 s at the 0.1 s pace" in said
+    del section["series"][f"project client{REAL_PACE}"]
+    assert "1 s pace" not in client_profile_says({"client": section})

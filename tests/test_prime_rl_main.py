@@ -22,7 +22,7 @@ import pytest
 from _prime_rl_support import ClientConfig, DynamoConfig
 
 from conformance.client_scenarios import PINNED_TOPOLOGY
-from prime_rl_dynamo.errors import AdminError, ConfigError, TopologyError
+from prime_rl_dynamo.errors import AdminError, ConfigError, NotReadyError
 from prime_rl_dynamo.prime_rl_main import (
     ADMIN_PLANE_SURFACE,
     MAIN_RECEIVERS,
@@ -62,12 +62,12 @@ def fleet() -> Iterator[Any]:
         yield running
 
 
-def main_client(fleet: Any) -> ClientConfig:
+def main_client(fleet: Any, **fields: Any) -> ClientConfig:
     """Main's ClientConfig as its users write it for Dynamo: base_url the frontend, dynamo on
     (the RL listener is the frontend's port + 1, as main's launcher sets DYN_RL_PORT)."""
     port = urlsplit(fleet.frontend_url).port
     assert port is not None
-    return ClientConfig(base_url=f"http://127.0.0.1:{port - 1}/v1", dynamo=DynamoConfig())
+    return ClientConfig(base_url=f"http://127.0.0.1:{port - 1}/v1", dynamo=DynamoConfig(), **fields)
 
 
 def _wait(path: Path, deadline: float) -> None:
@@ -308,15 +308,28 @@ def test_the_python_workers_engine_routes_carry_the_credentials(tmp_path: Path) 
 
 
 @pytest.mark.integration
-def test_prime_server_routes_by_field_name(fleet: Any, tmp_path: Path) -> None:
-    run_main(fleet, "filesystem", tmp_path, admin_api="prime")
-    updates = [r for r in fleet.recorder.requests(server="admin") if r.path == "/update_weights"]
+@pytest.mark.parametrize("transport", ["filesystem", "nccl"])
+def test_prime_server_routes_by_field_name(fleet: Any, tmp_path: Path, transport: str) -> None:
+    run_main(fleet, transport, tmp_path, admin_api="prime")
+    admin = fleet.recorder.requests(server="admin")
+    updates = [r for r in admin if r.path == "/update_weights"]
     assert len(updates) == 2 * len(fleet.engines)
     assert all(set(r.json) == {"weight_dir", "version_uid"} for r in updates)
     assert {r.json["weight_dir"] for r in updates} == {
         str(tmp_path / "step_1"),
         str(tmp_path / "step_2"),
     }
+    inits = [r for r in admin if r.path == "/init_broadcaster"]
+    if transport == "filesystem":
+        assert inits == []
+        return
+    # Over the wire, by main's route fields (no engine_world_size), and accepted by every engine.
+    assert [r.status for r in inits] == [200] * len(fleet.engines)
+    assert all(
+        set(r.json) == {n for n, _ in WORKER_INIT_BROADCASTER} - {"session_id"} for r in inits
+    )
+    assert sorted(r.json["rank_offset"] for r in inits) == [0, 2, 6]
+    assert {r.json["inference_world_size"] for r in inits} == {W}
 
 
 @contextlib.asynccontextmanager
@@ -337,15 +350,23 @@ def test_a_world_size_the_listing_does_not_sum_to_sends_nothing_and_init_runs_on
     fleet: Any,
 ) -> None:
     async def main() -> None:
-        async with ready_plane(fleet) as plane:
-            with pytest.raises(TopologyError) as info:
+        # A listing short of W is pending (an engine may still join: READY-3) until the readiness
+        # budget ends; then POLL-5 names the sum found. Not a request reaches an engine (RANK-2).
+        plane = DynamoAdminPlane(
+            main_client(fleet, wait_for_ready_timeout=1), MODEL, environ=ENV, poll_interval=0.1
+        )
+        try:
+            await plane.wait_for_ready(MODEL)
+            with pytest.raises(NotReadyError) as info:
                 await plane.initialize_nccl(**RENDEZVOUS, inference_world_size=W + 1)
-            assert info.value.requirement in ("RANK-2", "RANK-6")
-            assert not [r for r in fleet.recorder.requests(server="admin") if _is_init(r)]
+            assert info.value.last is not None and info.value.last.world_size_sum == W
+            assert fleet.recorder.requests(server="admin") == []
             # Nothing was sent, so the plane is not spent; the right W initialises once.
             await plane.initialize_nccl(**RENDEZVOUS, inference_world_size=W)
             with pytest.raises(ConfigError, match="once per engine start"):
                 await plane.initialize_nccl(**RENDEZVOUS, inference_world_size=W)
+        finally:
+            await plane.aclose()
 
     asyncio.run(main())
     assert len([r for r in fleet.recorder.requests(server="admin") if _is_init(r)]) == 3
@@ -417,16 +438,18 @@ def test_a_failed_path_update_is_retried_then_every_engine_is_resumed(
 def test_an_answer_that_will_not_heal_is_not_retried(fleet: Any, tmp_path: Path) -> None:
     async def main() -> None:
         async with ready_plane(fleet, poll_interval=0.01) as plane:
+            await plane.update_weights(tmp_path, transport="filesystem", step=1)
             victim = fleet.engines[0]
             victim.admin_redirect_path = "/moved"  # a 307: never followed, never retried
             try:
                 with pytest.raises(AdminError, match="pause failed on 1 engine"):
-                    await plane.update_weights(tmp_path, transport="filesystem", step=1)
+                    await plane.update_weights(tmp_path, transport="filesystem", step=2)
             finally:
                 victim.admin_redirect_path = None
 
     asyncio.run(main())
     pauses = [r for r in fleet.recorder.requests(server="admin") if r.path == "/pause"]
-    assert len(pauses) == len(fleet.engines)
+    assert len(pauses) == 2 * len(fleet.engines)
     assert not any(e.paused for e in fleet.engines)
-    assert not [r for r in fleet.recorder.requests(server="admin") if _is_update(r)]
+    updates = [r for r in fleet.recorder.requests(server="admin") if _is_update(r)]
+    assert len(updates) == len(fleet.engines), "the second step's update was sent"

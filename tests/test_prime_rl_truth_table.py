@@ -85,3 +85,50 @@ def test_mains_dynamo_admin_plane_fails_one_root_cause_and_judges_nothing_else(
     assert "refused-valid-fleet" in failed[0].details["reasons"]
     rest = [r for r in report.results if r.status is not Status.FAIL]
     assert rest and all(r.status is Status.SKIP and "not judged" in r.message for r in rest)
+
+
+# --- the older generations' own pools (conformance/examples/prime_rl_generations.py) -------------
+
+GENERATIONS_MODULE = "conformance.examples.prime_rl_generations"
+#: generation -> (check -> (status, a reason its result must name, or None)), written from its code.
+OLDER: dict[str, dict[str, tuple[Status, str | None]]] = {
+    # The even split: offsets [0, 2, 4] on [2, 4, 1]; control clients with no headers at all;
+    # every error status of the init ignored.
+    "828ddc7da": {
+        "RANK-3::prime-nccl-offsets": (Status.FAIL, "wrong-offset"),
+        "RANK-6::ranks-cover-once": (Status.FAIL, "rank-collides"),
+        "CRED-2::credentials-sent": (Status.FAIL, "credential-missing"),
+        "ADMIN-3::failed-admin-call": (Status.FAIL, "updated-after-failure"),
+    },
+    # Prefix sums with engine_world_size through collective_rpc keywords, Bearer unless EMPTY; an
+    # error in a 200 body is not read.
+    "e9d3f8791": {
+        "RANK-3::prime-nccl-offsets": (Status.PASS, None),
+        "RANK-6::ranks-cover-once": (Status.PASS, None),
+        "CRED-2::credentials-sent": (Status.PASS, None),
+        "ADMIN-3::failed-admin-call": (Status.FAIL, "updated-after-failure"),
+    },
+    # Bearer EMPTY goes to the listing only (client_headers tests the key for truthiness); its
+    # admin clients send no key for EMPTY: judged on that, it completes and CRED-2 passes. No
+    # allow-list: credentials reach every advertised host.
+    "73164c322": {
+        "RANK-5::nixl-offsets": (Status.PASS, None),
+        "RANK-6::ranks-cover-once": (Status.PASS, None),
+        "CRED-2::credentials-sent": (Status.PASS, None),
+        "CRED-3::credentials-allow-list": (Status.FAIL, "credential-leaked"),
+    },
+}
+
+
+@pytest.mark.parametrize("generation", sorted(OLDER))
+def test_older_generations_earn_what_their_code_does(generation: str) -> None:
+    from conformance.examples.prime_rl_generations import GENERATIONS
+
+    run = {**RUN, "client_conventions": (GENERATIONS[generation].convention,)}
+    report = conformance.run(client=f"{GENERATIONS_MODULE}:g{generation}", **run)
+    by_check = {r.check: r for r in report.results}
+    for check, (status, reason) in OLDER[generation].items():
+        result = by_check[check]
+        assert result.status is status, (check, result.status, result.message)
+        if reason is not None:
+            assert reason in result.details["reasons"], (check, result.details)

@@ -217,6 +217,9 @@ async def _admin(request: Request, operation: str) -> Response:
     # would refuse is presented the fault all the same (ADMIN-3, TOPO-1 judge what it does then).
     if operation in faults.admin_fail:
         return _error(500, f"injected failure of {operation} on engine {engine.key}")
+    # The worker processes that answer this call: a resize scripted after the init shows in the
+    # listing, not in the reply of the init that triggered it.
+    processes = engine.world_size
     if operation in _INIT_OPERATIONS and _is_init(operation, await _lenient_object(request)):
         if engine.admin_error_in_200:
             # Dynamo's engine routes answer errors in a 200 body: the fault makes admin do so too.
@@ -243,7 +246,7 @@ async def _admin(request: Request, operation: str) -> Response:
         if data["method"] in ("init_weight_transfer_engine", "init_broadcaster"):
             engine.broadcaster = {"args": data.get("args", []), **(data.get("kwargs") or {})}
         # One result per worker process of the engine, as vLLM's collective_rpc returns.
-        return JSONResponse({"results": [None] * engine.world_size})
+        return JSONResponse({"results": [None] * processes})
     return _ok()
 
 

@@ -194,8 +194,23 @@ def client_profile_says(report: dict[str, Any]) -> str:
     at = f" at a load of {load[0]:.1f}" if load[0] is not None else ""
     ok, bad = found["conformant"], found["misbehaving"]
     target = section.get("config", {}).get("target", "reference")
+    fast = section.get("config", {}).get("poll_interval", 0.1)
+    real = {
+        label.removesuffix(REAL_PACE): s["wall_s"]["median"]
+        for label, s in (section.get("series") or {}).items()
+        if label.endswith(REAL_PACE) and s.get("status") == "ok"
+    }
+    slow = ""
+    if real:
+        worst = max(real, key=real.__getitem__)
+        fast_wall = section["series"].get(worst, {}).get("wall_s", {}).get("median")
+        side = f", against {fast_wall:.0f} s at the {fast:g} s pace" if fast_wall else ""
+        slow = (
+            f"; at a trainer's {REAL_PACE_S:g} s pace with whole-second timeouts the slowest "
+            f"conformant client ({worst}) takes {real[worst]:.0f} s{side}"
+        )
     return (
         f"the whole client profile ({target} fleets) takes "
         f"{ok['wall_s']:.0f} s for the slowest conformant client ({ok['client']}) and "
-        f"{bad['wall_s']:.0f} s for the slowest misbehaving one ({bad['client']}){at}"
+        f"{bad['wall_s']:.0f} s for the slowest misbehaving one ({bad['client']}){at}{slow}"
     )
