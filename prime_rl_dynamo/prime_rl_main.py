@@ -31,6 +31,7 @@ from typing import Any, Literal
 import httpx
 
 from prime_rl_dynamo.admin import AdminEngine, AdminPool, EngineResult, verify_fleet
+from prime_rl_dynamo.admin import _update_request as _stock_reload
 from prime_rl_dynamo.client import Discovery, DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.credentials import Credentials
 from prime_rl_dynamo.defaults import ADMIN_TIMEOUT, POLL_INTERVAL, UPDATE_TIMEOUT
@@ -209,8 +210,11 @@ MAIN_RECEIVERS: Mapping[str, Receiver] = {
 #: with main's positional ``init_broadcaster`` args, as main's DynamoAdminPlane), ``"prime"``
 #: (Prime-RL's own server routes, ``/init_broadcaster`` and ``/update_weights`` by field name),
 #: ``"engine_routes"`` (Dynamo's Python worker: ``/engine/*`` on each ``system_url`` with
-#: ``engine_rpc``).
-ADMIN_APIS = ("vllm", "prime", "engine_routes")
+#: ``engine_rpc``), ``"stock_vllm"`` (stock vLLM, no Prime worker extension: a filesystem update
+#: is vLLM's own ``/collective_rpc`` ``reload_weights`` with ``weights_path``, as
+#: ``AdminPool.update_weights(api="vllm")``; main's ``update_weights_from_path`` is Prime's
+#: extension method, which stock vLLM 0.31 does not have).
+ADMIN_APIS = ("vllm", "prime", "engine_routes", "stock_vllm")
 _TRANSPORTS = ("filesystem", "nccl", "nixl", "mx_refit")
 #: Main's retry bound for pause, resume and path updates: 10 attempts within twice the budget.
 _ATTEMPTS = 10
@@ -226,6 +230,7 @@ _PAUSE_QUERY = "/pause?mode=keep&clear_cache=false"
 _FORMS = {
     "vllm": _Form((_PAUSE_QUERY, None), ("/resume", None)),
     "prime": _Form((_PAUSE_QUERY, None), ("/resume", None)),
+    "stock_vllm": _Form((_PAUSE_QUERY, None), ("/resume", None)),
     "engine_routes": _Form(
         ("/engine/pause_generation", {"mode": "keep", "clear_cache": False}),
         ("/engine/resume_generation", {}),
@@ -384,6 +389,11 @@ class DynamoAdminPlane:
             raise ConfigError(
                 "transport mx_refit (ModelExpress refit) is not driven through Dynamo discovery"
             )
+        if self.admin_api == "stock_vllm" and transport != "filesystem":
+            raise ConfigError(
+                f"admin_api 'stock_vllm' reloads weights from a path (transport filesystem); "
+                f"a {transport} update needs Prime's worker extension (admin_api 'vllm')"
+            )
         if weight_dir is None and transport != "nixl":
             raise ConfigError(f"a {transport} weight update needs the step's weight_dir")
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
@@ -514,7 +524,7 @@ class DynamoAdminPlane:
         }
         if meet.session_id is not None:
             fields["session_id"] = meet.session_id
-        if self.admin_api == "vllm":
+        if self.admin_api in ("vllm", "stock_vllm"):
             args = [fields[name] for name, _ in WORKER_INIT_BROADCASTER if name in fields]
             rpc = {
                 "method": "init_broadcaster",
@@ -544,6 +554,8 @@ class DynamoAdminPlane:
                 "kwargs": {},
                 "timeout": pool.update_timeout,
             }
+        elif self.admin_api == "stock_vllm":
+            path, body = _stock_reload(directory, "vllm")
         elif self.admin_api == "engine_routes":
             path = "/engine/update_weights_from_distributed"
             body = {

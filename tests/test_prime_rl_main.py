@@ -332,6 +332,46 @@ def test_prime_server_routes_by_field_name(fleet: Any, tmp_path: Path, transport
     assert {r.json["inference_world_size"] for r in inits} == {W}
 
 
+@pytest.mark.integration
+def test_stock_vllm_reloads_from_the_step_directory(fleet: Any, tmp_path: Path) -> None:
+    # Stock vLLM has no update_weights_from_path (Prime's extension): the filesystem update is
+    # vLLM's own reload_weights with weights_path, over /collective_rpc, once per engine and step.
+    run_main(fleet, "filesystem", tmp_path, admin_api="stock_vllm")
+    calls = fleet.recorder.requests(server="admin")
+    updates = [r.json for r in calls if r.path == "/collective_rpc"]
+    assert updates == [
+        {"method": "reload_weights", "args": [], "kwargs": {"weights_path": str(tmp_path / s)}}
+        for s in ("step_1", "step_2")
+        for _ in fleet.engines
+    ]
+    assert not [r for r in calls if r.path == "/update_weights"]
+
+
+def test_stock_vllm_refuses_a_collective_update_before_sending_anything() -> None:
+    sent: list[httpx.Request] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(503)
+
+    async def go() -> None:
+        plane = DynamoAdminPlane(
+            ClientConfig(dynamo=DynamoConfig(discovery_url="http://127.0.0.1:9")),
+            MODEL,
+            admin_api="stock_vllm",
+            environ=ENV,
+            transport=httpx.MockTransport(record),
+        )
+        try:
+            await plane.update_weights("/w", transport="nccl", step=1)
+        finally:
+            await plane.aclose()
+
+    with pytest.raises(ConfigError, match="needs Prime's worker extension"):
+        asyncio.run(go())
+    assert sent == []
+
+
 @contextlib.asynccontextmanager
 async def ready_plane(fleet: Any, **options: Any) -> AsyncIterator[DynamoAdminPlane]:
     """The plane over ``fleet`` once ready; it and its transport (if given) closed afterwards."""

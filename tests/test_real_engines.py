@@ -5,7 +5,9 @@ package discovers it, plans the broadcast, pauses, reloads weights from a path, 
 greedy tokens each engine generates change, then come back with the first checkpoint. A gloo
 broadcast set up by the package's own plan delivers the same weights a reload from disk does;
 a plan whose ranks collide fails within its timeout. The ``workers`` and ``roundtrip``
-conformance profiles run against the same fleet.
+conformance profiles run against the same fleet, and both Prime-RL drop-ins (main's
+``DynamoAdminPlane``, 73164c322's ``DynamoInferencePool``) reload it in Prime-RL's call order.
+The ``client`` profile does not: it builds and scripts its own fleets (docs/harness.md).
 
 Needs the real-engine virtualenv (scripts/install-real-engines.sh); ``pytest -m real_engines``
 runs exactly these tests (``make test`` runs them in their own lane).
@@ -25,6 +27,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _prime_rl_support import ClientConfig, DynamoConfig
 
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import discover_sync
@@ -401,3 +404,116 @@ def test_a_sidecar_without_rl_still_serves_the_mutating_engine_routes(
     assert version.status_code == 200
     assert listed == ["tp1", "tp2"]  # the non-RL sidecar is not listed
     assert all(_tokens(fleet).values())
+
+
+def _pool_update(fleet: RealEngineFleet, checkpoint: Path, admin_api: str) -> AdminError | None:
+    """The 73164c322 drop-in in Prime-RL's call order: ``from_config`` (its ``client`` config
+    with ``dynamo.discovery_url``, a filesystem broadcast of W), ``wait_for_ready``, one
+    ``update_weights``, ``stop``. Returns the update's AdminError (None when it succeeded)."""
+    from types import SimpleNamespace
+
+    from prime_rl_dynamo.prime_rl import DynamoInferencePool
+
+    _, discovery = _pool(fleet)
+    model = discovery.workers[0].model
+    client = SimpleNamespace(
+        dynamo=SimpleNamespace(discovery_url=fleet.frontend_url),
+        api_key_var="VLLM_API_KEY",
+        headers={},
+        headers_from_env={},
+        wait_for_ready_timeout=120.0,
+    )
+
+    async def orchestrator() -> AdminError | None:
+        pool = await DynamoInferencePool.from_config(
+            client,
+            model,
+            weight_broadcast=SimpleNamespace(type="filesystem", inference_world_size=W),
+            admin_api=admin_api,
+            environ={},
+        )
+        try:
+            await pool.wait_for_ready(model)
+            await pool.update_weights(checkpoint, step=1)
+        except AdminError as exc:
+            return exc
+        finally:
+            await pool.stop()
+        return None
+
+    return asyncio.run(orchestrator())
+
+
+def test_the_73164c322_drop_in_reloads_stock_vllm_and_the_tokens_change(
+    fleet: RealEngineFleet,
+) -> None:
+    # admin_api "prime" is Prime's /update_weights {"weight_dir"}: stock vLLM refuses it (400,
+    # finding 2) and both engines are resumed unchanged; "vllm" reloads through reload_weights.
+    before = _tokens(fleet)
+    refused = _pool_update(fleet, fleet.checkpoint(1), "prime")
+    assert refused is not None
+    assert sorted(r.status_code for r in refused.results["update_weights"].values()) == [400, 400]
+    assert _tokens(fleet) == before
+    assert _pool_update(fleet, fleet.checkpoint(1), "vllm") is None
+    changed = _tokens(fleet)
+    assert changed != before and changed["dynamo.tp1#0"] == changed["dynamo.tp2#0"]
+    assert _pool_update(fleet, fleet.checkpoint(0), "vllm") is None
+    assert _tokens(fleet) == before
+
+
+def _main_plane_update(
+    fleet: RealEngineFleet, checkpoint: Path, admin_api: str
+) -> tuple[list[str], BaseException | None]:
+    """Prime-RL main's call order through the package's drop-in, built from main's config
+    objects (``client.dynamo`` on, its discovery URL the fleet's RL listener): the plane, then
+    ``wait_for_ready``, one filesystem update of ``checkpoint``, ``aclose``. Returns the calls
+    made and the update's error (None when it succeeded)."""
+    from prime_rl_dynamo.prime_rl_main import MAIN_STARTUP, DynamoAdminPlane
+
+    _, discovery = _pool(fleet)
+    model = discovery.workers[0].model
+    client = ClientConfig(dynamo=DynamoConfig(discovery_url=fleet.frontend_url))
+    calls: list[str] = []
+
+    async def orchestrator() -> BaseException | None:
+        plane = None
+        for call in MAIN_STARTUP:
+            calls.append(call)
+            if call == "setup_admin_plane":
+                plane = DynamoAdminPlane(
+                    client, model, admin_api=admin_api, environ={}, poll_interval=0.05
+                )
+            else:
+                assert plane is not None
+                await getattr(plane, call)(model)
+        assert plane is not None
+        try:
+            await plane.update_weights(checkpoint, transport="filesystem", step=1)
+        except AdminError as exc:
+            return exc
+        finally:
+            await plane.aclose()
+        return None
+
+    return calls, asyncio.run(orchestrator())
+
+
+def test_prime_rl_mains_drop_in_reloads_stock_vllm_and_the_tokens_change(
+    fleet: RealEngineFleet,
+) -> None:
+    # The "stock_vllm" form reloads through vLLM's own reload_weights, and the tokens change and
+    # come back. Main's "vllm" form calls update_weights_from_path, Prime's worker-extension
+    # method: stock vLLM has none, so the update fails (500 on both engines, retried as main
+    # retries a 5xx). Last in the module: after that failure an engine was left unusable (a
+    # pause answered 500, a completion timed out; docs/findings.md RE2).
+    before = _tokens(fleet)
+    calls, error = _main_plane_update(fleet, fleet.checkpoint(1), "stock_vllm")
+    assert calls == ["setup_admin_plane", "wait_for_ready"] and error is None, error
+    changed = _tokens(fleet)
+    assert changed != before and changed["dynamo.tp1#0"] == changed["dynamo.tp2#0"]
+    _, error = _main_plane_update(fleet, fleet.checkpoint(0), "stock_vllm")
+    assert error is None, error
+    assert _tokens(fleet) == before
+    _, error = _main_plane_update(fleet, fleet.checkpoint(1), "vllm")
+    print(f"main's vllm form on stock vLLM: {error}")
+    assert isinstance(error, AdminError) and "update_weights failed on 2" in str(error), error
