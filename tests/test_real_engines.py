@@ -516,4 +516,5 @@ def test_prime_rl_mains_drop_in_reloads_stock_vllm_and_the_tokens_change(
     assert _tokens(fleet) == before
     _, error = _main_plane_update(fleet, fleet.checkpoint(1), "vllm")
     print(f"main's vllm form on stock vLLM: {error}")
-    assert isinstance(error, AdminError) and "update_weights failed on 2" in str(error), error
+    assert isinstance(error, AdminError), error
+    assert error.engine, error  # names the engine that failed first
