@@ -178,7 +178,7 @@ def test_a_scripted_fault_comes_before_any_validation_of_the_body() -> None:
     invalid = {"host": "127.0.0.1"}  # an init the schema refuses
     with start_reference_fleet() as fleet:
         engine = fleet.engines[-1]
-        base = engine.admin_base_url
+        base = engine.admin_base_url.rstrip("/")  # listed with a trailing "/"
         engine.admin_error_in_200 = True
         reply = httpx.post(f"{base}/init_broadcaster", json=invalid, timeout=10)
         assert reply.status_code == 200 and reply.json()["status"] == "error"
