@@ -18,7 +18,12 @@ from typing import Any
 __all__ = ["captured"]
 
 #: Loggers of the suite's own instruments (the fleets it stands up), never the client's.
-_INSTRUMENTS = ("uvicorn", "prime_rl_dynamo.reference", "prime_rl_dynamo.harness", "httpx")
+_INSTRUMENTS = (
+    "uvicorn",
+    "prime_rl_dynamo.suite.reference",
+    "prime_rl_dynamo.suite.harness",
+    "httpx",
+)
 
 
 class _Capture(logging.Handler):

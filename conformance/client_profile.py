@@ -47,7 +47,7 @@ from conformance.client_wire import describe_call
 from conformance.registry import CheckError, CheckFunction, Failed, Skipped, check
 from conformance.runner import RunContext, profile_setup, select_checks
 from prime_rl_dynamo.plan import Convention
-from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.suite.recording import RecordedRequest
 from prime_rl_dynamo.text import cut
 
 __all__ = [
@@ -148,8 +148,8 @@ def _wanted(run: RunContext) -> set[str]:
 @contextlib.contextmanager
 def _setup(run: RunContext) -> Iterator[ClientContext]:
     try:
-        import prime_rl_dynamo.reference
-        import prime_rl_dynamo.strategies  # noqa: F401
+        import prime_rl_dynamo.suite.reference
+        import prime_rl_dynamo.suite.strategies  # noqa: F401
     except ImportError as exc:
         raise Skipped(f"the client profile needs the conformance extra: {exc}") from exc
     opts = run.options

@@ -47,11 +47,11 @@ from conformance.client_wire import InitRecord, Uninterpretable, init_record, is
 from conformance.registry import CheckError
 from conformance.runner import ProfileContext, RunContext
 from prime_rl_dynamo.plan import Convention
-from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.suite.recording import RecordedRequest
 from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
-    from prime_rl_dynamo.fleet import Fleet
+    from prime_rl_dynamo.suite.fleet import Fleet
 
 __all__ = [
     "CONVENTIONS",
@@ -502,7 +502,7 @@ class Runner:
         """A reference fleet for one run, stopped in the background once the run is judged (its
         server's shutdown is a tenth of a second or more, a hung client's open connections
         up to a second): ``close`` waits for every stop."""
-        from prime_rl_dynamo.reference import start_reference_fleet
+        from prime_rl_dynamo.suite.reference import start_reference_fleet
 
         fleet = start_reference_fleet(topology, faults=faults)
         try:
@@ -652,7 +652,7 @@ class Runner:
         """``count`` generated heterogeneous topologies (nothing unusual but sizes and hosts),
         rotating the declared conventions; every second one with an allow-list. ``shape`` may
         adapt a topology to its convention (the engines a native-NCCL client needs)."""
-        from prime_rl_dynamo.strategies import sample, topologies
+        from prime_rl_dynamo.suite.strategies import sample, topologies
         from prime_rl_dynamo.topology import topology_from_dict
 
         declared, seed = self.ctx.conventions, self.ctx.run.seed
@@ -787,7 +787,7 @@ class Runner:
             ctx.run.notes.append(f"client profile: no {kind} run on real Dynamo: {why}")
         if len(skipped) == len(kinds):
             return
-        from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
+        from prime_rl_dynamo.suite.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
         from prime_rl_dynamo.topology import topology_from_dict
 
         topology = topology_from_dict(DYNAMO_TOPOLOGY, source="real Dynamo [2, 4, 1]")

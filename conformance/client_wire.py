@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.suite.recording import RecordedRequest
 
 __all__ = [
     "InitRecord",

@@ -46,7 +46,7 @@ NOT_OBSERVABLE: dict[str, str] = {
 
 
 def _break(requirement: str, *also: str) -> Counterpart:
-    """``break=ID``: a body that breaks exactly one body requirement (prime_rl_dynamo.mutations)."""
+    """``break=ID``: a body that breaks exactly one body requirement (prime_rl_dynamo.suite.mutations)."""
     from prime_rl_dynamo.requirements import requirement as catalog
 
     wrong = f"a listing that breaks only this rule: {catalog(requirement).title}"

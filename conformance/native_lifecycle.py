@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.client_wire import describe_call, is_init, is_update
 from conformance.registry import Failed, Skipped
 from prime_rl_dynamo.plan import Convention
-from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.suite.recording import RecordedRequest
 from prime_rl_dynamo.topology import DEFAULT_ROUTES, ENGINE_ROUTE_VOCABULARY
 
 if TYPE_CHECKING:

@@ -457,7 +457,7 @@ class Options:
             return
         try:
             from prime_rl_dynamo.errors import UnsupportedReleaseError
-            from prime_rl_dynamo.harness import require_release
+            from prime_rl_dynamo.suite.harness import require_release
         except ImportError:  # pragma: no cover - the harness ships with the package
             return
         try:

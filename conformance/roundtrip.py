@@ -28,7 +28,7 @@ from prime_rl_dynamo.text import plural
 from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
-    from prime_rl_dynamo.fleet import Fleet, FleetEngine
+    from prime_rl_dynamo.suite.fleet import Fleet, FleetEngine
 
 __all__ = ["RoundtripContext", "compare_listing", "exercise", "reference_roundtrip"]
 
@@ -428,7 +428,7 @@ REFERENCE_TOPOLOGY: dict[str, Any] = {
 def reference_roundtrip(faults: tuple[str, ...] = (), seed: int = 1) -> RoundtripContext:
     """The roundtrip (churn included) on a reference fleet with ``faults``: how the kill matrix
     shows that each roundtrip check fails when a listing loses, invents or mis-scopes workers."""
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     ctx = RoundtripContext()
@@ -451,8 +451,8 @@ def _setup(run: RunContext) -> Iterator[RoundtripContext]:
 
         reason = dynamo_unavailable() or "real Dynamo is not available"
         raise Skipped(f"{dynamo_hint(reason)}; the roundtrip checks real Dynamo end to end")
-    from prime_rl_dynamo.harness import start_dynamo_fleet
-    from prime_rl_dynamo.strategies import sample, topologies
+    from prime_rl_dynamo.suite.harness import start_dynamo_fleet
+    from prime_rl_dynamo.suite.strategies import sample, topologies
     from prime_rl_dynamo.topology import topology_from_dict
 
     ctx = RoundtripContext()

@@ -31,7 +31,7 @@ from prime_rl_dynamo.wire import DISCOVERY_PATH
 if TYPE_CHECKING:
     import httpx
 
-    from prime_rl_dynamo.fleet import Fleet
+    from prime_rl_dynamo.suite.fleet import Fleet
 
 __all__ = [
     "ListenerContext",
@@ -161,7 +161,7 @@ def dynamo_unavailable() -> str | None:
         import dynamo.runtime  # noqa: F401
 
         from prime_rl_dynamo.errors import UnsupportedReleaseError
-        from prime_rl_dynamo.harness import require_release
+        from prime_rl_dynamo.suite.harness import require_release
     except Exception:
         return "the dynamo extra is not importable"
     try:
@@ -184,7 +184,7 @@ def dynamo_available() -> bool:
 
 def dynamo_release() -> str | None:
     """The installed ``ai-dynamo-runtime`` release (``1.5.1``), or None."""
-    from prime_rl_dynamo.harness import installed_release
+    from prime_rl_dynamo.suite.harness import installed_release
 
     release = installed_release()
     return release.version if release is not None else None
@@ -214,7 +214,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
         raise TargetUnreachable(f"--target dynamo: {dynamo_hint(missing)}")
     use_dynamo = opts.target == "dynamo" or (opts.target == "auto" and dynamo_available())
     if use_dynamo:
-        from prime_rl_dynamo.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
+        from prime_rl_dynamo.suite.harness import start_dynamo_fleet  # type: ignore[attr-defined,unused-ignore]
 
         with start_dynamo_fleet(
             discovery=opts.discovery, request_plane=opts.request_plane
@@ -232,7 +232,7 @@ def _target(run: RunContext, profiles: tuple[str, ...]) -> Iterator[None]:
             _wait_listed(fleet)
             yield
         return
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
 
     with start_reference_fleet(seed=run.seed) as fleet:
         run.fleet = fleet

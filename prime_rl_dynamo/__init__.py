@@ -3,9 +3,12 @@
 ``__all__`` is the whole public surface a trainer imports: the wire types, validation, readiness,
 broadcast plans, the discovery client, the admin pool, credentials, configuration, the Prime-RL
 glue (the 73164c322 inference pool, main's admin plane, the native NCCL trainer) and the errors.
-Everything else is private and may change. The suite's instruments (``reference``, ``harness``,
-``fleet``, ``strategies``, ``mutations``, ``recording``, ``specdiff``) are not loaded by this
-import (tests/test_public_api.py holds it): import them by their module when you need them.
+A trainer imports these names from here. The modules behind them (``validate``, ``plan``,
+``readiness``, ...) are the implementation, shared with this project's own suite (``conformance``)
+and CLI, and may change; the underscored ones are private to the package. The suite's instruments
+live in the subpackage ``prime_rl_dynamo.suite`` (the reference fleet, the Dynamo and real-engine
+harness, strategies, mutations, recording, spec diff); this import loads none of them
+(tests/test_public_api.py holds it).
 """
 
 from __future__ import annotations

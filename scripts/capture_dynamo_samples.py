@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from prime_rl_dynamo.harness import DynamoFleet
+from prime_rl_dynamo.suite.harness import DynamoFleet
 from prime_rl_dynamo.topology import topology_from_dict
 
 Q = "Qwen/Qwen3-0.6B"

@@ -31,7 +31,7 @@ def finding(name: str) -> Callable[[Finding], Finding]:
 
 
 def _fleet(topology: dict[str, Any], **kwargs: Any) -> Any:
-    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.suite.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     data = {"version": 1, "model": None, **topology}

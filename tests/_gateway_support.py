@@ -136,7 +136,7 @@ def stalling_head_frontend() -> Iterator[StallingFrontend]:
     """Serve the reference fleet's GET /v1/rl/workers body on every GET; hold HEAD (HTTP-2)."""
     import httpx
 
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
 
     with start_reference_fleet() as fleet:
         listing = httpx.get(fleet.frontend_url + "/v1/rl/workers", timeout=10).content

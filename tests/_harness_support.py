@@ -13,7 +13,7 @@ import pytest
 from prime_rl_dynamo.client import Discovery, PollingPolicy, ReadinessPolicy, discover_sync
 from prime_rl_dynamo.errors import NotReadyError
 from prime_rl_dynamo.plan import Convention
-from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.suite.recording import RecordedRequest
 from prime_rl_dynamo.topology import topology_from_dict
 from prime_rl_dynamo.validate import validate_body
 
@@ -38,7 +38,7 @@ def require_dynamo() -> None:
 @contextlib.contextmanager
 def hetero_fleet(topology: dict[str, Any] = HETERO) -> Iterator[Any]:
     """A started real-Dynamo fleet of ``topology`` (default HETERO), once its 4 engines are ready."""
-    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.suite.harness import start_dynamo_fleet
 
     with start_dynamo_fleet(topology_from_dict(topology)) as running:
         running.wait_ready(4, timeout=60)
@@ -129,7 +129,7 @@ def pids_alive(pids: Iterable[int | None]) -> list[int]:
 
 def etcd_available() -> bool:
     """Whether an etcd binary is installed (Debian etcd-server)."""
-    from prime_rl_dynamo.harness._etcd import find_etcd
+    from prime_rl_dynamo.suite.harness._etcd import find_etcd
 
     return find_etcd() is not None and os.access(find_etcd() or "", os.X_OK)
 

@@ -8,13 +8,13 @@ import sys
 #: The suite's instruments inside the package (docs/architecture.md lists them): what the
 #: suite measures a trainer with, never what a trainer imports.
 INSTRUMENTS = (
-    "prime_rl_dynamo.reference",
-    "prime_rl_dynamo.harness",
-    "prime_rl_dynamo.fleet",
-    "prime_rl_dynamo.strategies",
-    "prime_rl_dynamo.mutations",
-    "prime_rl_dynamo.recording",
-    "prime_rl_dynamo.specdiff",
+    "prime_rl_dynamo.suite.reference",
+    "prime_rl_dynamo.suite.harness",
+    "prime_rl_dynamo.suite.fleet",
+    "prime_rl_dynamo.suite.strategies",
+    "prime_rl_dynamo.suite.mutations",
+    "prime_rl_dynamo.suite.recording",
+    "prime_rl_dynamo.suite.specdiff",
 )
 
 #: Modules that importing the core must not load: the optional extras, the suite and its

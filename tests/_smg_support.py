@@ -29,7 +29,7 @@ from pathlib import Path
 
 import httpx
 
-from prime_rl_dynamo.harness import ManagedProcess, free_port, stop_all
+from prime_rl_dynamo.suite.harness import ManagedProcess, free_port, stop_all
 from tests._client_support import QuietHandler, serving
 
 MODEL = "Qwen/Qwen3-0.6B"

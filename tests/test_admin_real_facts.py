@@ -130,7 +130,7 @@ def test_a_vllm_reload_without_a_path_is_refused_before_any_request() -> None:
 def test_the_reference_fleet_lists_admin_urls_with_a_trailing_slash() -> None:
     # As Dynamo's sidecar does (RE3). The counterpart: a client that appends "/pause" to the URL
     # as listed sends //pause and gets a 404; the package's pool joins it right.
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     topology = topology_from_dict(

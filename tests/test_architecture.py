@@ -199,7 +199,7 @@ def test_no_package_imports_another_packages_private_module() -> None:
 def test_the_privacy_rule_reads_module_names() -> None:
     assert _private_owner("prime_rl_dynamo._bounded") == "prime_rl_dynamo"
     assert _private_owner("prime_rl_dynamo.cli._groups") == "prime_rl_dynamo.cli"
-    assert _private_owner("prime_rl_dynamo.harness._fleet") == "prime_rl_dynamo.harness"
+    assert _private_owner("prime_rl_dynamo.suite.harness._fleet") == "prime_rl_dynamo.suite.harness"
     assert _private_owner("prime_rl_dynamo.wire") is None
     assert _private_owner("conformance.examples.zoo") is None
 
@@ -302,7 +302,7 @@ def _private(name: str) -> bool:
 def _tests_module(stem: str, module: str) -> bool:
     """Whether the test file ``test_<stem>.py`` tests ``module``, judged by its name: the stem
     names one of the module's parts below its package (``test_harness_release`` tests
-    ``prime_rl_dynamo.harness._release``, ``test_bounded`` tests ``prime_rl_dynamo._bounded``)."""
+    ``prime_rl_dynamo.suite.harness._release``, ``test_bounded`` tests ``prime_rl_dynamo._bounded``)."""
     return any(part.strip("_") and part.strip("_") in stem for part in module.split(".")[1:])
 
 

@@ -148,7 +148,7 @@ def test_unavailable_dynamo_is_reported_skipped_not_invented(
     from tools.bench.discovery import run_discovery
 
     # As if the dynamo extra were not installed: importing the harness fails.
-    monkeypatch.setitem(sys.modules, "prime_rl_dynamo.harness", None)
+    monkeypatch.setitem(sys.modules, "prime_rl_dynamo.suite.harness", None)
     section = run_discovery(DiscoveryConfig(sizes=(1,), requests=2, ready_repetitions=1, warmup=0))
     dynamo = section["series"]["dynamo"]
     assert dynamo["status"] == "skipped"

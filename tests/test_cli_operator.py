@@ -24,7 +24,7 @@ from _gateway_support import TOKEN_HEADER, tls_gateway
 from _parallel_support import side_by_side
 
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,8 @@ import pytest
 
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.errors import ConfigError
-from prime_rl_dynamo.reference import start_reference_fleet
-from prime_rl_dynamo.reference.faults import parse_fault
+from prime_rl_dynamo.suite.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference.faults import parse_fault
 from prime_rl_dynamo.topology import topology_from_dict
 
 SAMPLES = Path(__file__).parent / "data" / "samples"

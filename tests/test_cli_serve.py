@@ -12,7 +12,7 @@ from prime_rl_dynamo.cli.serve import _lines
 
 @pytest.mark.integration
 def test_serve_says_a_fleet_with_an_erroring_group_is_never_ready(tmp_path: Path) -> None:
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
 
     topology = tmp_path / "t.yaml"
     topology.write_text(

@@ -14,7 +14,7 @@ from prime_rl_dynamo.topology import topology_from_dict
 
 pytestmark = [pytest.mark.integration, pytest.mark.dynamo, pytest.mark.slow]
 
-harness = pytest.importorskip("prime_rl_dynamo.harness")
+harness = pytest.importorskip("prime_rl_dynamo.suite.harness")
 
 TOPOLOGY = {
     "version": 1,

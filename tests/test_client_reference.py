@@ -22,8 +22,8 @@ from prime_rl_dynamo.errors import (
     ProtocolError,
     TopologyChangedError,
 )
-from prime_rl_dynamo.reference import start_reference_fleet
-from prime_rl_dynamo.reference.fleet import ReferenceFleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference.fleet import ReferenceFleet
 from prime_rl_dynamo.topology import default_topology, topology_from_dict
 from prime_rl_dynamo.wire import WorkerId
 

@@ -203,7 +203,7 @@ def _refuse() -> None:
 def test_a_harness_that_cannot_change_the_fleet_in_time_is_an_error_not_a_failure(
     change: Callable[[], object], why: str
 ) -> None:
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     ctx = _guard_context(client_timeout=2.5)  # a change past 0.5 s outlasts what the client has

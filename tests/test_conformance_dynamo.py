@@ -21,7 +21,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def fleet() -> Iterator[Any]:
-    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.suite.harness import start_dynamo_fleet
 
     with start_dynamo_fleet() as running:
         running.wait_ready()

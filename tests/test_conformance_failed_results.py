@@ -14,7 +14,7 @@ import pytest
 import conformance
 from conformance.reporting import write_json
 from conformance.results import Report, Result, Status
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 SMALL = {"load_clients": 1, "load_requests": 1, "seed": 1}
 

@@ -14,7 +14,7 @@ import pytest
 
 import conformance
 from conformance.html_report import write_html
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

@@ -16,7 +16,7 @@ from _gateway_support import stalling_head_frontend
 from _parallel_support import side_by_side
 from _report_support import assert_valid_junit
 
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 from tests._suite_support import ENV, PYTEST_ROUTE, ROOT, interrupt_when, pytest_route
 
 pytestmark = pytest.mark.integration

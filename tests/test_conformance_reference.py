@@ -14,7 +14,7 @@ import pytest
 import conformance
 from conformance.results import Status
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.reference import BREAKS, start_reference_fleet
+from prime_rl_dynamo.suite.reference import BREAKS, start_reference_fleet
 from prime_rl_dynamo.variants import with_variants
 from tests._suite_support import pytest_route
 

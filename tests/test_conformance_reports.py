@@ -19,8 +19,8 @@ import conformance
 from conformance.reporting import write_json, write_junit
 from conformance.results import Report, Status
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 pytestmark = pytest.mark.integration
 

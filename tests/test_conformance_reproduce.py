@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 from tests._suite_support import pytest_route
 
 pytestmark = pytest.mark.integration

@@ -12,8 +12,8 @@ import pytest
 import conformance
 from conformance.frontend import BODY_REQUIREMENTS
 from conformance.results import Report
-from prime_rl_dynamo.reference import BREAKS, start_reference_fleet
-from prime_rl_dynamo.reference.faults import Fault
+from prime_rl_dynamo.suite.reference import BREAKS, start_reference_fleet
+from prime_rl_dynamo.suite.reference.faults import Fault
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,4 @@
-"""The public hypothesis strategies (prime_rl_dynamo.strategies) keep their promises."""
+"""The public hypothesis strategies (prime_rl_dynamo.suite.strategies) keep their promises."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from prime_rl_dynamo.mutations import DrawChooser, mutate
 from prime_rl_dynamo.plan import plan_broadcast
-from prime_rl_dynamo.strategies import (
+from prime_rl_dynamo.suite.mutations import DrawChooser, mutate
+from prime_rl_dynamo.suite.strategies import (
     BREAKABLE_REQUIREMENTS,
     DEFAULT_MODEL,
     Fleet,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 pytestmark = pytest.mark.integration
 

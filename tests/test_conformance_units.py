@@ -267,7 +267,7 @@ def test_compare_listing_lets_a_dead_instance_linger_only_with_an_error() -> Non
 def test_pass_messages_say_one_body_not_one_bodies() -> None:
     # A fleet that lists one distinct body: "(1 distinct body judged)", not "1 distinct bodies".
     import conformance
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
 
     with start_reference_fleet() as fleet:
         report = conformance.run(

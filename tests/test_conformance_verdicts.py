@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 pytestmark = pytest.mark.integration
 
@@ -121,7 +121,7 @@ def test_exit_3_nothing_listening_is_one_line_and_a_short_summary(
 
 def _harness_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
     """Standing up real Dynamo raises ``error`` (as a broken etcd would, say)."""
-    import prime_rl_dynamo.harness as harness
+    import prime_rl_dynamo.suite.harness as harness
 
     def start_dynamo_fleet(*args: Any, **kwargs: Any) -> Any:
         raise error

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from conformance.client_wire import Uninterpretable, init_record, is_init, is_update
-from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.suite.recording import RecordedRequest
 
 HOST, PORT = "10.0.0.1", 29501
 
@@ -22,7 +22,7 @@ INIT_ROUTE = "update/init_weight_transfer_engine"
 
 def _reference_fleet(*engines: dict[str, Any]) -> Any:
     """A reference fleet of these engines (topology file entries), started on loopback."""
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     return start_reference_fleet(topology_from_dict({"version": 1, "engines": list(engines)}))
@@ -217,7 +217,7 @@ def test_the_reference_presents_the_engine_route_vocabulary() -> None:
 
 @pytest.mark.integration
 def test_the_frontend_faults_the_client_scenarios_use() -> None:
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.validate import validate_body
 
     with start_reference_fleet() as fleet:

@@ -14,7 +14,7 @@ import pytest
 
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.exitcodes import ExitCode
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 from tests._client_support import QuietHandler, serving
 
 pytestmark = pytest.mark.integration

@@ -91,6 +91,6 @@ def test_the_check_catches_names_that_do_not_exist() -> None:
     assert unresolved("_fast_rules_hold") == "_fast_rules_hold occurs in no code"
     assert unresolved("prime_rl_dynamo/_speedups.c") is not None
     assert unresolved("prime_rl_dynamo.validate.ACCELERATED") is not None
-    assert unresolved("prime_rl_dynamo/reference/faults.py::NO_SUCH_TABLE") is not None
+    assert unresolved("prime_rl_dynamo/suite/reference/faults.py::NO_SUCH_TABLE") is not None
     assert unresolved("prime_rl_dynamo/validate.py") is None
     assert unresolved("prime_rl_dynamo.validate.SEMANTIC_RULES") is None

@@ -91,7 +91,7 @@ R5_ROWS = [
 
 
 def _r5_form(release: str) -> str:
-    from prime_rl_dynamo.harness import DynamoRelease
+    from prime_rl_dynamo.suite.harness import DynamoRelease
 
     key = DynamoRelease(release).key
     forms = [
@@ -148,7 +148,7 @@ def test_r5_reproduction_on_the_installed_release() -> None:
     import json
 
     pytest.importorskip("dynamo.runtime", reason="needs the dynamo extra (ai-dynamo-runtime)")
-    from prime_rl_dynamo.harness import installed_release
+    from prime_rl_dynamo.suite.harness import installed_release
     from tools.compat import transport_form
 
     release = installed_release()

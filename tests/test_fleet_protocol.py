@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from prime_rl_dynamo.fleet import Fleet
+from prime_rl_dynamo.suite.fleet import Fleet
 from prime_rl_dynamo.topology import Topology, topology_from_dict
 from prime_rl_dynamo.wire import WorkerId
 
@@ -31,7 +31,7 @@ def _by_identity(body: dict[str, Any]) -> dict[WorkerId, dict[str, Any]]:
 
 
 def _reference(topology: Topology) -> Fleet:
-    from prime_rl_dynamo.reference import ReferenceFleet
+    from prime_rl_dynamo.suite.reference import ReferenceFleet
 
     return ReferenceFleet(topology)
 
@@ -40,7 +40,7 @@ def _dynamo(topology: Topology) -> Fleet:
     from tests._harness_support import require_dynamo
 
     require_dynamo()
-    from prime_rl_dynamo.harness import DynamoFleet
+    from prime_rl_dynamo.suite.harness import DynamoFleet
 
     return DynamoFleet(topology)
 

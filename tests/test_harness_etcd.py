@@ -26,7 +26,7 @@ from tests._harness_support import (
 
 require_dynamo()
 
-from prime_rl_dynamo.harness import DynamoFleet, start_dynamo_fleet  # noqa: E402
+from prime_rl_dynamo.suite.harness import DynamoFleet, start_dynamo_fleet  # noqa: E402
 
 pytestmark = [
     pytest.mark.integration,

@@ -24,13 +24,13 @@ from tests._harness_support import etcd_available, pids_alive, require_dynamo
 
 require_dynamo()
 
-from prime_rl_dynamo.harness import DynamoFleet  # noqa: E402
+from prime_rl_dynamo.suite.harness import DynamoFleet  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.dynamo]
 
 DRIVER = """
 import json, sys, time
-from prime_rl_dynamo.harness import start_dynamo_fleet
+from prime_rl_dynamo.suite.harness import start_dynamo_fleet
 from prime_rl_dynamo.topology import topology_from_dict
 fleet = start_dynamo_fleet(
     topology_from_dict({"engines": [{"component": "a", "count": 2}]}), discovery=sys.argv[1]
@@ -155,7 +155,7 @@ def _fleet_pids(parent: int) -> list[int]:
 def test_a_stolen_frontend_port_is_chosen_again(monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
 
-    from prime_rl_dynamo.harness import _fleet
+    from prime_rl_dynamo.suite.harness import _fleet
 
     squatter = socket.socket()
     squatter.bind(("127.0.0.1", 0))

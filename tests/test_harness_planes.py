@@ -15,8 +15,8 @@ from tests._harness_support import fetch_snapshot, listening_sockets, pids_alive
 require_dynamo()
 
 from conformance.roundtrip import compare_listing  # noqa: E402
-from prime_rl_dynamo.harness import DynamoFleet, start_dynamo_fleet  # noqa: E402
-from prime_rl_dynamo.harness._nats import find_nats_server  # noqa: E402
+from prime_rl_dynamo.suite.harness import DynamoFleet, start_dynamo_fleet  # noqa: E402
+from prime_rl_dynamo.suite.harness._nats import find_nats_server  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.dynamo]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from prime_rl_dynamo.errors import HarnessError, UnsupportedReleaseError
-from prime_rl_dynamo.harness import _release
-from prime_rl_dynamo.harness._environment import FleetEnvironment
-from prime_rl_dynamo.harness._release import (
+from prime_rl_dynamo.suite.harness import _release
+from prime_rl_dynamo.suite.harness._environment import FleetEnvironment
+from prime_rl_dynamo.suite.harness._release import (
     FIRST_LISTENER_RELEASE,
     DynamoRelease,
     installed_release,

@@ -21,19 +21,19 @@ import httpx
 import pytest
 
 from prime_rl_dynamo.errors import HarnessError
-from prime_rl_dynamo.harness._fleet import DynamoFleet
-from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
-from prime_rl_dynamo.harness._release import installed_release
-from prime_rl_dynamo.harness._signals import SigtermGuard
-from prime_rl_dynamo.harness._stubs import StubRecorder
-from prime_rl_dynamo.recording import RecordedRequest, Recorder
+from prime_rl_dynamo.suite.harness._fleet import DynamoFleet
+from prime_rl_dynamo.suite.harness._process import ManagedProcess, free_port, stop_all
+from prime_rl_dynamo.suite.harness._release import installed_release
+from prime_rl_dynamo.suite.harness._signals import SigtermGuard
+from prime_rl_dynamo.suite.harness._stubs import StubRecorder
+from prime_rl_dynamo.suite.recording import RecordedRequest, Recorder
 from prime_rl_dynamo.topology import topology_from_dict
 from tests._harness_support import etcd_available, pids_alive
 
 pytest.importorskip("starlette", reason="the stub admin API reuses the reference extra")
 
-from prime_rl_dynamo.harness._admin import AdminDispatcher
-from prime_rl_dynamo.reference.state import ReferenceEngine
+from prime_rl_dynamo.suite.harness._admin import AdminDispatcher
+from prime_rl_dynamo.suite.reference.state import ReferenceEngine
 
 
 def _wait_gone(pids: list[int], timeout: float = 10.0) -> list[int]:
@@ -216,11 +216,11 @@ DRIVER = """
 import sys, time
 from pathlib import Path
 from typing import Any
-from prime_rl_dynamo.harness._process import ManagedProcess
+from prime_rl_dynamo.suite.harness._process import ManagedProcess
 child = ManagedProcess(
     "child",
     [sys.executable, "-c",
-     "from prime_rl_dynamo.harness._process import die_with_parent; die_with_parent(); "
+     "from prime_rl_dynamo.suite.harness._process import die_with_parent; die_with_parent(); "
      "import time; time.sleep(60)"],
     {**__import__("os").environ},
     Path(sys.argv[1]),
@@ -335,7 +335,7 @@ def test_etcd_restarts_on_new_ports_when_one_was_taken(
 ) -> None:
     import socket
 
-    from prime_rl_dynamo.harness import _etcd
+    from prime_rl_dynamo.suite.harness import _etcd
 
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", 0))
@@ -410,7 +410,7 @@ def test_namespace_scope_rules_follow_what_1_6_1_does(
 
 
 def test_model_directory_is_made_locally_and_complete(tmp_path: Path) -> None:
-    from prime_rl_dynamo.harness._model import write_model_dir
+    from prime_rl_dynamo.suite.harness._model import write_model_dir
 
     first = write_model_dir(tmp_path, "org/Model-1")
     assert write_model_dir(tmp_path, "org/Model-1") == first

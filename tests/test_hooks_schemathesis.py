@@ -178,7 +178,7 @@ def test_schemathesis_run_with_the_shipped_hooks_passes_on_real_dynamos_text_pla
     tmp_path: Path,
 ) -> None:
     pytest.importorskip("dynamo.runtime")
-    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.suite.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     topology = topology_from_dict(

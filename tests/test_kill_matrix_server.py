@@ -22,8 +22,8 @@ from conformance.kill_matrix import SERVER_COUNTERPARTS, Counterpart
 from conformance.registry import Failed, Skipped, all_checks
 from conformance.results import Report, Status
 from conformance.roundtrip import reference_roundtrip
-from prime_rl_dynamo.reference import start_reference_fleet
-from prime_rl_dynamo.reference.faults import parse_fault
+from prime_rl_dynamo.suite.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference.faults import parse_fault
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prime_rl_dynamo.mutations import MUTATIONS, DrawChooser, RandomChooser, mutate
-from prime_rl_dynamo.reference.listing import dumps
-from prime_rl_dynamo.strategies import discovery_bodies
+from prime_rl_dynamo.suite.mutations import MUTATIONS, DrawChooser, RandomChooser, mutate
+from prime_rl_dynamo.suite.reference.listing import dumps
+from prime_rl_dynamo.suite.strategies import discovery_bodies
 from prime_rl_dynamo.validate import check_body
 from prime_rl_dynamo.variants import with_variants
 

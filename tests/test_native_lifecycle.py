@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.native_lifecycle import event, init_problems, lifecycle_problems, native_fleet
-from prime_rl_dynamo.recording import RecordedRequest
+from prime_rl_dynamo.suite.recording import RecordedRequest
 
 ENGINES = [
     {"key": "dynamo.a#0", "label": "dynamo.a.rl#1"},

@@ -445,7 +445,7 @@ def test_schemathesis_checks_the_rl_listener_405_contract(mode: str, finding: st
 def test_schemathesis_passes_on_real_dynamo() -> None:
     pytest.importorskip("schemathesis")
     pytest.importorskip("dynamo.runtime")
-    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.suite.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     # The default namespace and model; W = 2 + 4.

@@ -15,7 +15,7 @@ from conformance.reporting import write_junit
 from conformance.results import Report, Result, Status
 from conformance.waivers import Waiver, apply_waivers
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 
 @pytest.fixture(scope="module")

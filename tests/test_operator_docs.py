@@ -10,7 +10,7 @@ import pytest
 
 from prime_rl_dynamo.cli import main
 from prime_rl_dynamo.errors import ConfigError
-from prime_rl_dynamo.reference.faults import FAULTS, parse_fault
+from prime_rl_dynamo.suite.reference.faults import FAULTS, parse_fault
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ def test_the_schemathesis_config_runs_from_any_directory(
     import subprocess
     import sys
 
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
 
     assert main(["schema", "path", "schemathesis.toml"]) == 0
     config = capsys.readouterr().out.strip()

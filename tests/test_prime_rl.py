@@ -205,7 +205,7 @@ def test_every_error_is_in_the_packages_tree() -> None:
 
 @pytest.fixture
 def hetero() -> Iterator[Any]:
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     with start_reference_fleet(topology_from_dict(HETERO)) as fleet:
@@ -214,7 +214,7 @@ def hetero() -> Iterator[Any]:
 
 
 def _fleet(data: dict[str, Any]) -> Any:
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     return start_reference_fleet(topology_from_dict(data))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration

@@ -54,7 +54,7 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture()
 def fleet() -> Iterator[Any]:
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     with start_reference_fleet(topology_from_dict(PINNED_TOPOLOGY)) as running:
@@ -273,7 +273,7 @@ PYTHON_WORKERS: dict[str, Any] = {
 
 @pytest.mark.integration
 def test_the_python_workers_engine_routes_carry_the_credentials(tmp_path: Path) -> None:
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     with start_reference_fleet(topology_from_dict(PYTHON_WORKERS)) as python_fleet:

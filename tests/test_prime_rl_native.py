@@ -182,7 +182,7 @@ def _run(fleet: Any, weight_dir: Path, *, commit: bool = True, timeout: float = 
 
 @pytest.fixture()
 def native_fleet() -> Any:
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     with start_reference_fleet(topology_from_dict(PINNED_NATIVE_TOPOLOGY)) as fleet:
@@ -244,7 +244,7 @@ def test_a_trainer_that_never_commits_times_out_and_every_engine_is_resumed(
 def test_a_fleet_without_the_native_routes_is_refused_before_any_engine_call(
     tmp_path: Path,
 ) -> None:
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     plain = {

@@ -32,10 +32,10 @@ from _prime_rl_support import ClientConfig, DynamoConfig
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import discover_sync
 from prime_rl_dynamo.errors import AdminError
-from prime_rl_dynamo.harness import free_port
-from prime_rl_dynamo.harness.real import RealEngine, RealEngineFleet, tiny_llama
 from prime_rl_dynamo.plan import Rendezvous
 from prime_rl_dynamo.readiness import PollingPolicy, ReadinessPolicy
+from prime_rl_dynamo.suite.harness import free_port
+from prime_rl_dynamo.suite.harness.real import RealEngine, RealEngineFleet, tiny_llama
 
 pytestmark = [pytest.mark.real_engines, pytest.mark.timeout(1800)]
 
@@ -155,7 +155,7 @@ def _trainer(port: int, checkpoint: Path, timeout: float) -> subprocess.Popen[st
         [
             str(_engines_python()),
             "-m",
-            "prime_rl_dynamo.harness.real.gloo",
+            "prime_rl_dynamo.suite.harness.real.gloo",
             str(port),
             str(W),
             str(checkpoint),
@@ -170,7 +170,7 @@ def _trainer(port: int, checkpoint: Path, timeout: float) -> subprocess.Popen[st
 
 
 def _engines_python() -> Path:
-    from prime_rl_dynamo.harness.real import engines_python
+    from prime_rl_dynamo.suite.harness.real import engines_python
 
     return engines_python()
 
@@ -180,7 +180,7 @@ def _manifest(checkpoint: Path) -> list[Any]:
         [
             str(_engines_python()),
             "-m",
-            "prime_rl_dynamo.harness.real.gloo",
+            "prime_rl_dynamo.suite.harness.real.gloo",
             "0",
             "0",
             str(checkpoint),
@@ -372,7 +372,7 @@ def test_a_sidecar_without_rl_still_serves_the_mutating_engine_routes(
     # without --enable-rl, is not listed, yet its system server pauses the engine and takes a
     # weight version (docs/findings.md RE7). The workers profile cannot judge it: it probes
     # listed workers only.
-    from prime_rl_dynamo.harness import ManagedProcess, free_system_port, stop_all
+    from prime_rl_dynamo.suite.harness import ManagedProcess, free_system_port, stop_all
 
     engine = fleet.engine("dynamo.tp1#0")
     assert engine.sidecar is not None

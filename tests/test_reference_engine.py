@@ -15,8 +15,8 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
-from prime_rl_dynamo.reference import ReferenceFleet, start_reference_fleet
 from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.suite.reference import ReferenceFleet, start_reference_fleet
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,8 @@ import jsonschema
 import pytest
 
 from prime_rl_dynamo import validate
-from prime_rl_dynamo.reference import BREAKS, ReferenceFleet, start_reference_fleet
 from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.suite.reference import BREAKS, ReferenceFleet, start_reference_fleet
 from prime_rl_dynamo.topology import topology_from_dict
 from prime_rl_dynamo.variants import with_variants
 from prime_rl_dynamo.wire import WorkerId
@@ -503,7 +503,7 @@ def test_add_starts_new_engines_on_new_ports() -> None:
 
 
 def test_topology_file_faults_and_jsonl_record(tmp_path: Path) -> None:
-    from prime_rl_dynamo.recording import Recorder
+    from prime_rl_dynamo.suite.recording import Recorder
 
     topology = tmp_path / "fleet.yaml"
     topology.write_text(

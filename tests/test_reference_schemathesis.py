@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from _schemathesis_support import assert_passed, run_schemathesis
 
-from prime_rl_dynamo.reference import ReferenceFleet, start_reference_fleet
+from prime_rl_dynamo.suite.reference import ReferenceFleet, start_reference_fleet
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 
 from prime_rl_dynamo import validate
 from prime_rl_dynamo.errors import ConfigError
-from prime_rl_dynamo.reference.breaks import BREAKS, break_body
-from prime_rl_dynamo.reference.faults import FAULTS, Fault, parse_fault, parse_faults
-from prime_rl_dynamo.reference.frontend import Frontend
-from prime_rl_dynamo.reference.listing import WorkerView, dumps, listing_body
-from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine, churn_view
 from prime_rl_dynamo.requirements import all_requirements
 from prime_rl_dynamo.resources import load_json
-from prime_rl_dynamo.strategies import discovery_bodies, topologies
+from prime_rl_dynamo.suite.reference.breaks import BREAKS, break_body
+from prime_rl_dynamo.suite.reference.faults import FAULTS, Fault, parse_fault, parse_faults
+from prime_rl_dynamo.suite.reference.frontend import Frontend
+from prime_rl_dynamo.suite.reference.listing import WorkerView, dumps, listing_body
+from prime_rl_dynamo.suite.reference.state import FleetState, ReferenceEngine, churn_view
+from prime_rl_dynamo.suite.strategies import discovery_bodies, topologies
 from prime_rl_dynamo.topology import MembershipEvent, default_topology, topology_from_dict
 from prime_rl_dynamo.variants import with_variants
 from prime_rl_dynamo.wire import WORKER_FIELDS
@@ -137,7 +137,7 @@ def test_bad_faults_are_refused_with_what_was_expected(text: str) -> None:
 
 def test_every_numeric_fault_has_bounds() -> None:
     # A numeric fault without a largest value was a KeyError out of parse_fault (status=403).
-    from prime_rl_dynamo.reference import faults
+    from prime_rl_dynamo.suite.reference import faults
 
     assert set(faults._NUMERIC) == set(faults._MAXIMUM)
     assert parse_fault("status=403") == Fault("status", "403", None)

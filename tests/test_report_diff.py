@@ -12,7 +12,7 @@ import pytest
 import conformance
 from conformance.reporting import write_json
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ import pytest
 from _gateway_support import stalling_head_frontend
 from _report_support import assert_valid_junit
 
-from prime_rl_dynamo.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 from tests._suite_support import ENV, PYTEST_ROUTE, ROOT, interrupt_when
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]

@@ -63,7 +63,7 @@ class _Fleet:
 
 
 def _engines() -> list[Any]:
-    from prime_rl_dynamo.harness import DynamoEngine
+    from prime_rl_dynamo.suite.harness import DynamoEngine
     from prime_rl_dynamo.topology import topology_from_dict
 
     topology = topology_from_dict(

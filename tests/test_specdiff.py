@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.specdiff import (
+from prime_rl_dynamo.suite.specdiff import (
     DiffReport,
     diff_documents,
     diff_paths,

@@ -139,7 +139,7 @@ def _comparisons(n: int, monkeypatch: pytest.MonkeyPatch) -> int:
     """Value comparisons (jsonschema's ``equal`` plus set look-ups) one enum diff of size n costs."""
     import jsonschema._keywords as keywords
 
-    from prime_rl_dynamo import specdiff
+    from prime_rl_dynamo.suite import specdiff
 
     count = [0]
     original = keywords.equal  # type: ignore[attr-defined]
@@ -173,7 +173,7 @@ def test_spec_diff_is_linear_in_an_enums_size(monkeypatch: pytest.MonkeyPatch) -
 def test_a_large_enum_change_is_one_bounded_line() -> None:
     # A shifted 8,000-value enum differs at every position: the change names the keyword once
     # and a few of the values, not every index (an 87 KB line before).
-    from prime_rl_dynamo import specdiff
+    from prime_rl_dynamo.suite import specdiff
 
     old = _enum_schema([f"v{i}" for i in range(8000)])
     new = _enum_schema([f"v{i}" for i in range(1, 8001)])
@@ -182,7 +182,7 @@ def test_a_large_enum_change_is_one_bounded_line() -> None:
 
 
 def test_changes_in_many_keywords_are_named_a_few_at_a_time() -> None:
-    from prime_rl_dynamo import specdiff
+    from prime_rl_dynamo.suite import specdiff
 
     keywords = {f"x{i}": i for i in range(12)}
     old = _edit(LISTING, "$defs/worker/properties/name", {"type": "string", "minLength": 1})

@@ -19,10 +19,10 @@ from conformance.results import Status
 from prime_rl_dynamo.admin import AdminPool
 from prime_rl_dynamo.client import DiscoveryClient, PollingPolicy, ReadinessPolicy
 from prime_rl_dynamo.errors import NotReadyError, ProtocolError, TopologyChangedError
-from prime_rl_dynamo.reference import start_reference_fleet
-from prime_rl_dynamo.reference.v2 import V2_BREAKS
 from prime_rl_dynamo.requirements import all_requirements, v2_requirements
 from prime_rl_dynamo.resources import load_json, schema_dir
+from prime_rl_dynamo.suite.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference.v2 import V2_BREAKS
 from prime_rl_dynamo.v2 import PROTOCOL_HEADER, accepted_versions, check_body_v2
 
 ASK = {PROTOCOL_HEADER: "2, 1"}
@@ -313,7 +313,7 @@ def test_v2_openapi_document_is_generated_from_the_schemas() -> None:
 
 
 def test_spec_diff_says_v1_to_v2_is_a_new_version() -> None:
-    from prime_rl_dynamo.specdiff import DiffReport, diff_documents, protocol_version_of
+    from prime_rl_dynamo.suite.specdiff import DiffReport, diff_documents, protocol_version_of
 
     old, new = load_json("rl-workers.v1.schema.json"), load_json("rl-workers.v2.schema.json")
     changes = diff_documents("rl-workers", old, new)

@@ -20,7 +20,7 @@ from tests._harness_support import require_dynamo
 
 require_dynamo()
 
-from prime_rl_dynamo.harness import start_dynamo_fleet  # noqa: E402
+from prime_rl_dynamo.suite.harness import start_dynamo_fleet  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.dynamo, pytest.mark.slow]
 

@@ -14,8 +14,8 @@ import pytest
 from conformance.reporting import matrix_markdown, matrix_rows
 from conformance.runner import Options
 from prime_rl_dynamo.cli import main
-from prime_rl_dynamo.reference import start_reference_fleet
 from prime_rl_dynamo.requirements import all_requirements, resolve_requirements, v2_requirements
+from prime_rl_dynamo.suite.reference import start_reference_fleet
 
 
 def test_v2_ids_resolve_like_v1_ids_case_insensitively() -> None:

@@ -15,11 +15,11 @@ import conformance
 from conformance.results import Status
 from prime_rl_dynamo import DiscoveryClient, ReadinessPolicy
 from prime_rl_dynamo.errors import ConfigError, ProtocolError
-from prime_rl_dynamo.reference import start_reference_fleet
-from prime_rl_dynamo.reference.faults import parse_fault
-from prime_rl_dynamo.reference.listing import dumps
-from prime_rl_dynamo.reference.variants import VARIANT_BODIES, variant_body
 from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.suite.reference import start_reference_fleet
+from prime_rl_dynamo.suite.reference.faults import parse_fault
+from prime_rl_dynamo.suite.reference.listing import dumps
+from prime_rl_dynamo.suite.reference.variants import VARIANT_BODIES, variant_body
 from prime_rl_dynamo.validate import check_body, validate_body
 from prime_rl_dynamo.variants import VARIANTS, identify, may_be_variant
 

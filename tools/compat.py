@@ -157,7 +157,7 @@ def _client_outcome(name: str, target: str, fleet: Any, topology: Any) -> dict[s
 
 def _clients() -> dict[str, Any]:
     from conformance.client_scenarios import DYNAMO_TOPOLOGY
-    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.suite.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     topology = topology_from_dict(DYNAMO_TOPOLOGY, source="the client profile's real Dynamo")
@@ -193,7 +193,7 @@ def _now() -> str:
 def run_cell(out: Path) -> dict[str, Any]:
     """Run this venv's release through the suite and the clients; write and return its cell."""
     from prime_rl_dynamo.errors import HarnessError
-    from prime_rl_dynamo.harness import installed_release
+    from prime_rl_dynamo.suite.harness import installed_release
 
     release = installed_release()
     if release is None:
@@ -345,7 +345,7 @@ def probe(assignments: Sequence[str], timeout: float = 30.0) -> int:
     print its first listing's first worker (or the harness's error): the reproduction of a
     host-setting finding. Exit 0 when every engine was listed without an error, 1 otherwise."""
     from prime_rl_dynamo.errors import HarnessError
-    from prime_rl_dynamo.harness import DynamoFleet
+    from prime_rl_dynamo.suite.harness import DynamoFleet
 
     env = dict(a.split("=", 1) for a in assignments)
     fleet = DynamoFleet(env=env, startup_timeout=timeout)
@@ -405,7 +405,7 @@ def _is_hex_id(text: str, instance_id: Any) -> bool:
 
 
 def _release_key(version: str) -> tuple[int, ...]:
-    from prime_rl_dynamo.harness import DynamoRelease
+    from prime_rl_dynamo.suite.harness import DynamoRelease
 
     return DynamoRelease(version).key
 
@@ -477,7 +477,7 @@ def _outcome(outcome: dict[str, Any]) -> str:
 
 
 def _release_facts(version: str) -> dict[str, str]:
-    from prime_rl_dynamo.harness import DynamoRelease
+    from prime_rl_dynamo.suite.harness import DynamoRelease
 
     release = DynamoRelease(version)
     return {
@@ -772,7 +772,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "probe":
         return probe(args.assignments)
     if args.command == "binary":
-        from prime_rl_dynamo.harness import installed_release
+        from prime_rl_dynamo.suite.harness import installed_release
 
         release = installed_release()
         print(f"ai-dynamo-runtime {release.version if release else None}:")

@@ -122,7 +122,7 @@ def _run(faults: list[str], json_path: Path, html_path: Path | None) -> None:
     import conformance
     from conformance.html_report import write_html
     from conformance.reporting import write_json
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
 
     with start_reference_fleet(faults=faults, seed=1) as fleet:
         report = conformance.run(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from prime_rl_dynamo.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from prime_rl_dynamo.fleet import Fleet
+    from prime_rl_dynamo.suite.fleet import Fleet
 
 __all__ = ["serve_until_interrupted", "stop_on_signals"]
 

@@ -31,7 +31,7 @@ def _description() -> str:
     }
     exits.update(_OTHER_EXITS)
     codes = ", ".join(f"{code} {meaning}" for code, meaning in sorted(exits.items()))
-    from prime_rl_dynamo.harness import release_label
+    from prime_rl_dynamo.suite.harness import release_label
 
     return (
         "Run the conformance suite. Every check carries a requirement ID of "

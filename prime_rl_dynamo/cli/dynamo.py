@@ -17,7 +17,7 @@ from prime_rl_dynamo.cli._groups import add_command, add_group
 from prime_rl_dynamo.cli._serving import serve_until_interrupted, stop_on_signals
 from prime_rl_dynamo.cli.output import complain
 from prime_rl_dynamo.exitcodes import ExitCode
-from prime_rl_dynamo.harness import release_label
+from prime_rl_dynamo.suite.harness import release_label
 from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
 
 
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         topology = load_topology(args.topology)
     from prime_rl_dynamo.errors import UnsupportedReleaseError
-    from prime_rl_dynamo.harness import require_release
+    from prime_rl_dynamo.suite.harness import require_release
 
     try:
         require_release()
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     except UnsupportedReleaseError as exc:
         complain("dynamo up", f"cannot host a fleet: {exc}")
         return ExitCode.USAGE
-    from prime_rl_dynamo.harness import DynamoFleet
+    from prime_rl_dynamo.suite.harness import DynamoFleet
 
     stop_on_signals(sigint=True)
     try:
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_real(args: argparse.Namespace) -> int:
     """``dynamo up --real 1,2``: real engines, with a progress line while they load."""
     from prime_rl_dynamo.errors import ConfigError, HarnessError, UnsupportedReleaseError
-    from prime_rl_dynamo.harness.real import RealEngineFleet
+    from prime_rl_dynamo.suite.harness.real import RealEngineFleet
 
     try:
         sizes = [int(part) for part in args.real.split(",")]

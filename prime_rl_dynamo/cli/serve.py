@@ -82,7 +82,7 @@ def port_number(text: str) -> int:
 
 
 def _fault_help() -> str:
-    from prime_rl_dynamo.reference.faults import FAULTS
+    from prime_rl_dynamo.suite.reference.faults import FAULTS
 
     lines = ["faults:"]
     for name, (value, text) in FAULTS.items():
@@ -96,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
     """Start the fleet, print its addresses, wait for Ctrl-C."""
     from pathlib import Path
 
-    from prime_rl_dynamo.recording import Recorder
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.recording import Recorder
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
 
     recorder = Recorder(path=Path(args.record)) if args.record else None
     stop_on_signals()

@@ -37,7 +37,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print every change and the verdict; the exit code says whether VERSION-1 holds."""
-    from prime_rl_dynamo.specdiff import diff_paths, load_acceptances
+    from prime_rl_dynamo.suite.specdiff import diff_paths, load_acceptances
 
     for path in (args.old, args.new):
         if not path.exists():

@@ -102,7 +102,9 @@ class _Frontend:
 @contextlib.contextmanager
 def _reference_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[_Frontend]:
     start = time.perf_counter()
-    require("prime_rl_dynamo.reference", reason="the reference fleet is not importable: {exc}")
+    require(
+        "prime_rl_dynamo.suite.reference", reason="the reference fleet is not importable: {exc}"
+    )
     # stderr goes to a file: a pipe nobody reads would stall a chatty child.
     with tempfile.TemporaryFile(mode="w+") as errors:
         proc = subprocess.Popen(
@@ -159,8 +161,8 @@ def _readline_with_deadline(proc: subprocess.Popen[str], timeout_s: float) -> st
 @contextlib.contextmanager
 def _dynamo_frontend(topology: dict[str, Any], timeout_s: float) -> Iterator[_Frontend]:
     start = time.perf_counter()
-    require("dynamo.runtime", "prime_rl_dynamo.harness", reason=NO_DYNAMO)
-    from prime_rl_dynamo.harness import start_dynamo_fleet
+    require("dynamo.runtime", "prime_rl_dynamo.suite.harness", reason=NO_DYNAMO)
+    from prime_rl_dynamo.suite.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     try:

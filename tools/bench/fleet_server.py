@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-seconds", type=float, default=1800.0)
     args = parser.parse_args(argv)
 
-    from prime_rl_dynamo.reference import start_reference_fleet
+    from prime_rl_dynamo.suite.reference import start_reference_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     topology = topology_from_dict(json.loads(args.topology), source="<bench topology>")

@@ -220,7 +220,7 @@ def _reference_size(engines: int, config: ProtocolConfig, rng: random.Random) ->
 
 
 def _dynamo_size(engines: int, config: ProtocolConfig) -> dict[str, Any]:
-    from prime_rl_dynamo.harness import start_dynamo_fleet
+    from prime_rl_dynamo.suite.harness import start_dynamo_fleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     topology = topology_from_dict(fleet_topology(engines, ENGINE_WORLD_SIZE), source="<bench>")

@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import uvicorn
 
-    from prime_rl_dynamo.reference.frontend import Frontend
-    from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
+    from prime_rl_dynamo.suite.reference.frontend import Frontend
+    from prime_rl_dynamo.suite.reference.state import FleetState, ReferenceEngine
     from prime_rl_dynamo.topology import topology_from_dict
     from tools.bench.discovery import fleet_topology
     from tools.bench.protocol import ENGINE_WORLD_SIZE

@@ -61,9 +61,11 @@ class _DynamoRun(_Frontend):
 @contextlib.contextmanager
 def _dynamo_roundtrip(topology: dict[str, Any], config: ScaleConfig) -> Iterator[_DynamoRun]:
     """Start the fleet, time until its listing equals it, measure memory; yield while it runs."""
-    require("dynamo.runtime", "conformance.roundtrip", "prime_rl_dynamo.harness", reason=NO_DYNAMO)
+    require(
+        "dynamo.runtime", "conformance.roundtrip", "prime_rl_dynamo.suite.harness", reason=NO_DYNAMO
+    )
     from conformance.roundtrip import compare_listing
-    from prime_rl_dynamo.harness import DynamoFleet
+    from prime_rl_dynamo.suite.harness import DynamoFleet
     from prime_rl_dynamo.topology import topology_from_dict
 
     began = time.perf_counter()

@@ -32,21 +32,26 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from prime_rl_dynamo.errors import HarnessError
-from prime_rl_dynamo.fleet import Fleet, FleetEngine
-from prime_rl_dynamo.harness._environment import FleetEnvironment
-from prime_rl_dynamo.harness._fleet import ListenerFleet
-from prime_rl_dynamo.harness._nats import NatsServer
-from prime_rl_dynamo.harness._process import ManagedProcess, free_port, free_system_port, stop_all
-from prime_rl_dynamo.harness._release import require_release
-from prime_rl_dynamo.harness._signals import SigtermGuard
-from prime_rl_dynamo.recording import Recorder
+from prime_rl_dynamo.suite.fleet import Fleet, FleetEngine
+from prime_rl_dynamo.suite.harness._environment import FleetEnvironment
+from prime_rl_dynamo.suite.harness._fleet import ListenerFleet
+from prime_rl_dynamo.suite.harness._nats import NatsServer
+from prime_rl_dynamo.suite.harness._process import (
+    ManagedProcess,
+    free_port,
+    free_system_port,
+    stop_all,
+)
+from prime_rl_dynamo.suite.harness._release import require_release
+from prime_rl_dynamo.suite.harness._signals import SigtermGuard
+from prime_rl_dynamo.suite.recording import Recorder
 from prime_rl_dynamo.topology import EngineGroup, EngineSpec, Topology
 from prime_rl_dynamo.wire import Labelled, WorkerId
 
 if TYPE_CHECKING:
     from typing import Unpack
 
-    from prime_rl_dynamo.fleet import EngineOptions
+    from prime_rl_dynamo.suite.fleet import EngineOptions
 
 __all__ = [
     "ENGINES_VENV",
@@ -59,9 +64,9 @@ __all__ = [
 ]
 
 #: The real-engine virtualenv, relative to the repository (scripts/install-real-engines.sh).
-ENGINES_VENV = Path(__file__).resolve().parents[3] / ".venv-engines"
+ENGINES_VENV = Path(__file__).resolve().parents[4] / ".venv-engines"
 #: The vLLM worker extension every engine loads (a gloo receiver of broadcast weights).
-EXTENSION = "prime_rl_dynamo.harness.real.gloo.GlooWeightReceiver"
+EXTENSION = "prime_rl_dynamo.suite.harness.real.gloo.GlooWeightReceiver"
 #: The name every engine serves its model under.
 MODEL_NAME = "tiny-llama"
 #: The routes Dynamo 1.6.1's vLLM sidecar advertises for a vLLM 0.31 engine started without
@@ -301,7 +306,13 @@ class RealEngineFleet(ListenerFleet[RealEngine], Fleet):
         out = self.workdir / f"checkpoint-{seed}"
         if not (out / "config.json").exists():
             self._engine_python(
-                ["-m", "prime_rl_dynamo.harness.real.tiny_llama", str(out), "--seed", str(seed)],
+                [
+                    "-m",
+                    "prime_rl_dynamo.suite.harness.real.tiny_llama",
+                    str(out),
+                    "--seed",
+                    str(seed),
+                ],
                 f"building the tiny Llama checkpoint (seed {seed})",
             )
         return out
@@ -386,7 +397,7 @@ class RealEngineFleet(ListenerFleet[RealEngine], Fleet):
         argv = [
             self.python,
             "-m",
-            "prime_rl_dynamo.harness.frontend",
+            "prime_rl_dynamo.suite.harness.frontend",
             "--http-port",
             str(self.http_port),
         ]
@@ -619,4 +630,4 @@ def _threads_bind(tp: int) -> str:
 
 def _repo_root() -> str:
     """The directory holding the ``prime_rl_dynamo`` package (for the engines' PYTHONPATH)."""
-    return str(Path(__file__).resolve().parents[3])
+    return str(Path(__file__).resolve().parents[4])

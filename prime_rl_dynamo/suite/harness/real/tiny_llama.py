@@ -61,7 +61,7 @@ def build(out: Path, seed: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: build the checkpoint named on the command line."""
-    parser = argparse.ArgumentParser(prog="python -m prime_rl_dynamo.harness.real.tiny_llama")
+    parser = argparse.ArgumentParser(prog="python -m prime_rl_dynamo.suite.harness.real.tiny_llama")
     parser.add_argument("out", type=Path)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

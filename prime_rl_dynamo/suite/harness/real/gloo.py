@@ -8,7 +8,7 @@ Two halves, both run in the real-engine virtualenv (they need torch):
   ``rank_offset``, ``inference_world_size``, ``timeout``); its rank is ``rank_offset`` plus its
   tensor-parallel rank plus one in a group of ``inference_world_size + 1``. ``receive_weights`` takes one
   broadcast of every tensor from rank 0 and loads it into the model.
-- ``python -m prime_rl_dynamo.harness.real.gloo PORT W CHECKPOINT``: rank 0 (the trainer). It
+- ``python -m prime_rl_dynamo.suite.harness.real.gloo PORT W CHECKPOINT``: rank 0 (the trainer). It
   hosts the rendezvous store, waits until every rank 1..W has been claimed exactly once, then
   broadcasts the checkpoint's tensors in name order.
 
@@ -137,7 +137,7 @@ def broadcast(port: int, inference_world_size: int, checkpoint: str, timeout: fl
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the trainer side (rank 0)."""
-    parser = argparse.ArgumentParser(prog="python -m prime_rl_dynamo.harness.real.gloo")
+    parser = argparse.ArgumentParser(prog="python -m prime_rl_dynamo.suite.harness.real.gloo")
     parser.add_argument("port", type=int)
     parser.add_argument("inference_world_size", type=int)
     parser.add_argument("checkpoint")

@@ -11,7 +11,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from prime_rl_dynamo.mutations import smg_body
+from prime_rl_dynamo.suite.mutations import smg_body
 from prime_rl_dynamo.wire import WORKER_FIELDS
 
 __all__ = ["VARIANT_BODIES", "variant_body"]

@@ -10,10 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 # Loopback ports and managed processes: the standard library only, so loaded now.
-from prime_rl_dynamo.harness._process import ManagedProcess, free_port, free_system_port, stop_all
+from prime_rl_dynamo.suite.harness._process import (
+    ManagedProcess,
+    free_port,
+    free_system_port,
+    stop_all,
+)
 
 # Which release is installed and what it can host: light (package metadata only), so loaded now.
-from prime_rl_dynamo.harness._release import (
+from prime_rl_dynamo.suite.harness._release import (
     FIRST_LISTENER_RELEASE,
     DynamoRelease,
     installed_release,
@@ -22,7 +27,7 @@ from prime_rl_dynamo.harness._release import (
 )
 
 if TYPE_CHECKING:
-    from prime_rl_dynamo.harness._fleet import DynamoEngine, DynamoFleet, start_dynamo_fleet
+    from prime_rl_dynamo.suite.harness._fleet import DynamoEngine, DynamoFleet, start_dynamo_fleet
 
 _LAZY = ("DynamoEngine", "DynamoFleet", "start_dynamo_fleet")
 __all__ = [
@@ -43,7 +48,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from prime_rl_dynamo.harness import _fleet
+        from prime_rl_dynamo.suite.harness import _fleet
 
         return getattr(_fleet, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prime_rl_dynamo._urls import url_host
-from prime_rl_dynamo.reference.listing import WorkerView
+from prime_rl_dynamo.suite.reference.listing import WorkerView
 from prime_rl_dynamo.topology import EngineSpec, MembershipEvent
 from prime_rl_dynamo.wire import Labelled, WorkerId
 

@@ -25,8 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from prime_rl_dynamo.reference.state import ReferenceEngine
 from prime_rl_dynamo.resources import load_json
+from prime_rl_dynamo.suite.reference.state import ReferenceEngine
 from prime_rl_dynamo.text import clip
 
 __all__ = ["ADMIN_PREFIX", "engine_app"]

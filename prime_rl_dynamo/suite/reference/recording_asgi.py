@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from prime_rl_dynamo.recording import RecordedRequest, Recorder
+from prime_rl_dynamo.suite.recording import RecordedRequest, Recorder
 
 __all__ = ["Dispatcher", "host_of", "lifespan", "read_body", "serve_recorded"]
 

@@ -27,22 +27,22 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import httpx
 
 from prime_rl_dynamo.errors import HarnessError
-from prime_rl_dynamo.fleet import Fleet, FleetEngine, started
-from prime_rl_dynamo.harness._environment import FleetEnvironment, scope_variables
-from prime_rl_dynamo.harness._etcd import EtcdServer
-from prime_rl_dynamo.harness._nats import NatsServer
-from prime_rl_dynamo.harness._process import ManagedProcess, free_port, stop_all
-from prime_rl_dynamo.harness._release import DynamoRelease, require_release
-from prime_rl_dynamo.harness._signals import SigtermGuard
-from prime_rl_dynamo.harness._stubs import StubLauncher, StubOptions, StubProcess
-from prime_rl_dynamo.recording import Recorder
+from prime_rl_dynamo.suite.fleet import Fleet, FleetEngine, started
+from prime_rl_dynamo.suite.harness._environment import FleetEnvironment, scope_variables
+from prime_rl_dynamo.suite.harness._etcd import EtcdServer
+from prime_rl_dynamo.suite.harness._nats import NatsServer
+from prime_rl_dynamo.suite.harness._process import ManagedProcess, free_port, stop_all
+from prime_rl_dynamo.suite.harness._release import DynamoRelease, require_release
+from prime_rl_dynamo.suite.harness._signals import SigtermGuard
+from prime_rl_dynamo.suite.harness._stubs import StubLauncher, StubOptions, StubProcess
+from prime_rl_dynamo.suite.recording import Recorder
 from prime_rl_dynamo.topology import EngineSpec, Topology, default_topology
 from prime_rl_dynamo.wire import DISCOVERY_PATH, Labelled, WorkerId
 
 if TYPE_CHECKING:
     from typing import Unpack
 
-    from prime_rl_dynamo.fleet import EngineOptions
+    from prime_rl_dynamo.suite.fleet import EngineOptions
 
 __all__ = ["DynamoEngine", "DynamoFleet", "ListenerFleet", "start_dynamo_fleet"]
 
@@ -319,7 +319,7 @@ class DynamoFleet(ListenerFleet[DynamoEngine], Fleet):
             argv = [
                 self.environment.python,
                 "-m",
-                "prime_rl_dynamo.harness.frontend",
+                "prime_rl_dynamo.suite.harness.frontend",
                 "--http-port",
                 str(self.http_port),
             ]

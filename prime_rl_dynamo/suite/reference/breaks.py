@@ -1,6 +1,6 @@
 """Bodies that break exactly one requirement of schema/requirements.v1.json (fault ``break=ID``).
 
-A thin adapter over ``prime_rl_dynamo.mutations`` with a ``random.Random`` seeded by the fault's
+A thin adapter over ``prime_rl_dynamo.suite.mutations`` with a ``random.Random`` seeded by the fault's
 seed and the requirement: the same seed gives the same bytes. ``HTTP-5`` is the one break of the
 whole reply rather than of a body: a 500 without its message.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from prime_rl_dynamo.mutations import MUTATIONS, RandomChooser
+from prime_rl_dynamo.suite.mutations import MUTATIONS, RandomChooser
 
 __all__ = ["BREAKS", "BrokenBody", "break_body"]
 

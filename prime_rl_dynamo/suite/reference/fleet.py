@@ -22,19 +22,19 @@ from starlette.types import Receive, Scope, Send
 
 from prime_rl_dynamo._urls import url_host
 from prime_rl_dynamo.errors import ConfigError, TransportError
-from prime_rl_dynamo.fleet import Fleet, FleetEngine, started
-from prime_rl_dynamo.recording import Recorder
-from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
-from prime_rl_dynamo.reference.faults import ENGINE_FAULTS, Fault, parse_faults
-from prime_rl_dynamo.reference.frontend import Frontend, abort_connection
-from prime_rl_dynamo.reference.recording_asgi import Dispatcher, serve_recorded
-from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
+from prime_rl_dynamo.suite.fleet import Fleet, FleetEngine, started
+from prime_rl_dynamo.suite.recording import Recorder
+from prime_rl_dynamo.suite.reference.engine import ADMIN_PREFIX, engine_app
+from prime_rl_dynamo.suite.reference.faults import ENGINE_FAULTS, Fault, parse_faults
+from prime_rl_dynamo.suite.reference.frontend import Frontend, abort_connection
+from prime_rl_dynamo.suite.reference.recording_asgi import Dispatcher, serve_recorded
+from prime_rl_dynamo.suite.reference.state import FleetState, ReferenceEngine
 from prime_rl_dynamo.topology import EngineSpec, MembershipEvent, Topology, load_topology
 
 if TYPE_CHECKING:
     from typing import Unpack
 
-    from prime_rl_dynamo.fleet import EngineOptions
+    from prime_rl_dynamo.suite.fleet import EngineOptions
 
 __all__ = ["ReferenceFleet", "start_reference_fleet"]
 

@@ -11,11 +11,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from prime_rl_dynamo.reference.breaks import BREAKS
-    from prime_rl_dynamo.reference.faults import FAULTS, Fault, parse_fault, parse_faults
-    from prime_rl_dynamo.reference.fleet import ReferenceFleet, start_reference_fleet
-    from prime_rl_dynamo.reference.listing import dumps, listing_body, view_entry
-    from prime_rl_dynamo.reference.state import ReferenceEngine
+    from prime_rl_dynamo.suite.reference.breaks import BREAKS
+    from prime_rl_dynamo.suite.reference.faults import FAULTS, Fault, parse_fault, parse_faults
+    from prime_rl_dynamo.suite.reference.fleet import ReferenceFleet, start_reference_fleet
+    from prime_rl_dynamo.suite.reference.listing import dumps, listing_body, view_entry
+    from prime_rl_dynamo.suite.reference.state import ReferenceEngine
 
 _WHERE = {
     "BREAKS": "breaks",

@@ -1,4 +1,4 @@
-"""A stub RL worker process on the real Dynamo runtime: ``python -m prime_rl_dynamo.harness.stub_worker --spec FILE``.
+"""A stub RL worker process on the real Dynamo runtime: ``python -m prime_rl_dynamo.suite.harness.stub_worker --spec FILE``.
 
 Each engine of the spec gets its own ``DistributedRuntime`` (so its own instance_id and system
 server), serves ``{ns}.{component}.{endpoint}`` answering ``{"method": "routes"}``, registers its
@@ -23,10 +23,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from prime_rl_dynamo.harness._admin import AdminDispatcher
-from prime_rl_dynamo.harness._process import die_with_parent, free_system_port
-from prime_rl_dynamo.recording import RecordedRequest, Recorder
-from prime_rl_dynamo.reference.state import ReferenceEngine
+from prime_rl_dynamo.suite.harness._admin import AdminDispatcher
+from prime_rl_dynamo.suite.harness._process import die_with_parent, free_system_port
+from prime_rl_dynamo.suite.recording import RecordedRequest, Recorder
+from prime_rl_dynamo.suite.reference.state import ReferenceEngine
 from prime_rl_dynamo.topology import EngineFaults, EngineSpec
 
 # Hidden system route used once at start-up to prove the system port is ours (another process
@@ -305,7 +305,7 @@ async def _main(spec_path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the stub worker process."""
     parser = argparse.ArgumentParser(
-        prog="python -m prime_rl_dynamo.harness.stub_worker", allow_abbrev=False
+        prog="python -m prime_rl_dynamo.suite.harness.stub_worker", allow_abbrev=False
     )
     parser.add_argument("--spec", required=True, type=Path, help="JSON spec written by the harness")
     args = parser.parse_args(argv)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from prime_rl_dynamo.errors import HarnessError
-from prime_rl_dynamo.harness._process import ManagedProcess
+from prime_rl_dynamo.suite.harness._process import ManagedProcess
 
 __all__ = ["LoopbackServer"]
 

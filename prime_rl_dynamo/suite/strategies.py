@@ -3,7 +3,7 @@
 Fleets of engines with prefill/decode roles and TP x PP x PCP x DP (x EP) layouts, u64 instance
 ids above 2^53, components sharing an instance id, other models, error workers, arbitrary arrival
 order, namespaces and prefix scopes. ``invalid_bodies`` breaks exactly one requirement per body
-(the mutations of ``prime_rl_dynamo.mutations``, choices drawn by hypothesis).
+(the mutations of ``prime_rl_dynamo.suite.mutations``, choices drawn by hypothesis).
 The only module of the package that needs hypothesis to import (install the ``conformance``
 extra).
 """
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from prime_rl_dynamo.mutations import MUTATIONS, DrawChooser, mutate
+from prime_rl_dynamo.suite.mutations import MUTATIONS, DrawChooser, mutate
 from prime_rl_dynamo.wire import U64_MAX, Identified, WorkerId, listed_entry
 
 __all__ = [

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
-from prime_rl_dynamo.reference.state import FleetState, ReferenceEngine
+from prime_rl_dynamo.suite.reference.state import FleetState, ReferenceEngine
 from prime_rl_dynamo.v2 import MAX_WAIT, PROTOCOL_HEADER, etag_of, fingerprint
 from prime_rl_dynamo.wire import WorkerId
 

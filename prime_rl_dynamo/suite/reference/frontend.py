@@ -21,16 +21,16 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from prime_rl_dynamo.reference.breaks import break_body
-from prime_rl_dynamo.reference.faults import Fault, parse_faults
-from prime_rl_dynamo.reference.listing import (
+from prime_rl_dynamo.suite.reference.breaks import break_body
+from prime_rl_dynamo.suite.reference.faults import Fault, parse_faults
+from prime_rl_dynamo.suite.reference.listing import (
     WorkerView,
     discovery_failed_body,
     dumps,
     listing_body,
 )
-from prime_rl_dynamo.reference.state import FleetState, churn_view
-from prime_rl_dynamo.reference.variants import variant_body
+from prime_rl_dynamo.suite.reference.state import FleetState, churn_view
+from prime_rl_dynamo.suite.reference.variants import variant_body
 from prime_rl_dynamo.wire import DISCOVERY_PATH
 
 __all__ = ["DISCOVERY_PATH", "Frontend", "abort_connection"]
@@ -244,7 +244,7 @@ class Frontend:
                 status, value = self._lagged[0]
         data = dumps(value)
         if v2_broken == "V2-2":
-            from prime_rl_dynamo.reference.v2 import repeat_member
+            from prime_rl_dynamo.suite.reference.v2 import repeat_member
 
             data = repeat_member(data)
         if "oversized" in by_name:
@@ -272,7 +272,7 @@ class Frontend:
 
     async def _answer_v2(self, scope: Scope, active: list[Fault], number: int) -> Any:
         """Protocol 2 (SPEC-v2.md): the v2 listing, its ETag, 304 and the ``?wait=`` change feed."""
-        from prime_rl_dynamo.reference.v2 import counter_answer, serve_v2
+        from prime_rl_dynamo.suite.reference.v2 import counter_answer, serve_v2
 
         if any(f.name == "etag-counter" for f in active):
             return counter_answer(self.body(active), self.state, number)

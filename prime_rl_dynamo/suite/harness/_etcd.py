@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import httpx
 
-from prime_rl_dynamo.harness._loopback import LoopbackServer
-from prime_rl_dynamo.harness._process import ManagedProcess, free_port
+from prime_rl_dynamo.suite.harness._loopback import LoopbackServer
+from prime_rl_dynamo.suite.harness._process import ManagedProcess, free_port
 
 __all__ = ["EtcdServer", "find_etcd"]
 

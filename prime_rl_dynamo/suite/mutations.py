@@ -3,7 +3,7 @@ one requirement, so a validator can be checked to name exactly it.
 
 Every choice a mutation makes (which worker, which bad value) goes through a ``Chooser``: over a
 seeded ``random.Random`` (the reference server's ``break=ID`` fault) or over hypothesis's ``draw``
-(``prime_rl_dynamo.strategies.invalid_bodies``), so both break a body the same ways.
+(``prime_rl_dynamo.suite.strategies.invalid_bodies``), so both break a body the same ways.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ imports this subpackage.
 
 from __future__ import annotations
 
-from prime_rl_dynamo.harness.real._fleet import (
+from prime_rl_dynamo.suite.harness.real._fleet import (
     RealEngine,
     RealEngineFleet,
     engines_python,

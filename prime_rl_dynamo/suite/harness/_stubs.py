@@ -1,6 +1,6 @@
 """Stub worker processes: packing engines into processes, their spec files, starting, readiness.
 
-Each stub process (``prime_rl_dynamo.harness.stub_worker``) reads a JSON spec naming its engines
+Each stub process (``prime_rl_dynamo.suite.harness.stub_worker``) reads a JSON spec naming its engines
 and what they answer, writes a ready file with their instance ids and URLs once registered, and
 appends every call it serves to a JSON-lines recording that ``StubRecorder`` reads back.
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from prime_rl_dynamo.errors import HarnessError
-from prime_rl_dynamo.harness._environment import FleetEnvironment
-from prime_rl_dynamo.harness._model import write_model_dir
-from prime_rl_dynamo.harness._process import ManagedProcess, stop_all
-from prime_rl_dynamo.recording import RecordedRequest, Recorder
+from prime_rl_dynamo.suite.harness._environment import FleetEnvironment
+from prime_rl_dynamo.suite.harness._model import write_model_dir
+from prime_rl_dynamo.suite.harness._process import ManagedProcess, stop_all
+from prime_rl_dynamo.suite.recording import RecordedRequest, Recorder
 from prime_rl_dynamo.topology import EngineSpec, Topology
 
 __all__ = ["StubLauncher", "StubOptions", "StubProcess", "StubRecorder"]
@@ -72,7 +72,13 @@ class StubProcess(ManagedProcess):
         self.spec_file = workdir / f"{name}.spec.json"
         self.ready_file = workdir / f"{name}.ready.json"
         self.record_file = workdir / f"{name}.record.jsonl"
-        argv = [python, "-m", "prime_rl_dynamo.harness.stub_worker", "--spec", str(self.spec_file)]
+        argv = [
+            python,
+            "-m",
+            "prime_rl_dynamo.suite.harness.stub_worker",
+            "--spec",
+            str(self.spec_file),
+        ]
         super().__init__(name, argv, env, workdir / f"{name}.log")
 
 

@@ -1,6 +1,6 @@
 """The admin API a stub engine serves at its admin_base_url (``http://HOST:PORT/admin``).
 
-Reuses the reference fleet's engine application (prime_rl_dynamo.reference.engine), so admin
+Reuses the reference fleet's engine application (prime_rl_dynamo.suite.reference.engine), so admin
 calls are validated and faulted exactly as on the reference fleet. One dispatcher per stub
 process tells engines apart by the port a request arrived on and records every admin call.
 """
@@ -13,10 +13,10 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from prime_rl_dynamo.recording import Recorder
-from prime_rl_dynamo.reference.engine import ADMIN_PREFIX, engine_app
-from prime_rl_dynamo.reference.recording_asgi import Dispatcher, serve_recorded
-from prime_rl_dynamo.reference.state import ReferenceEngine
+from prime_rl_dynamo.suite.recording import Recorder
+from prime_rl_dynamo.suite.reference.engine import ADMIN_PREFIX, engine_app
+from prime_rl_dynamo.suite.reference.recording_asgi import Dispatcher, serve_recorded
+from prime_rl_dynamo.suite.reference.state import ReferenceEngine
 
 __all__ = ["AdminDispatcher"]
 

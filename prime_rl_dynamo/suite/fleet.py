@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypedDict, TypeVar, runtime_checkable
 
-from prime_rl_dynamo.recording import Recorder
+from prime_rl_dynamo.suite.recording import Recorder
 from prime_rl_dynamo.topology import EngineSpec, Topology
 from prime_rl_dynamo.wire import DISCOVERY_PATH, WorkerId
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prime_rl_dynamo.errors import HarnessError, UnsupportedReleaseError
-from prime_rl_dynamo.harness._release import DynamoRelease, require_release
+from prime_rl_dynamo.suite.harness._release import DynamoRelease, require_release
 from prime_rl_dynamo.topology import EngineSpec
 from prime_rl_dynamo.wire import DISCOVERY_BACKENDS, REQUEST_PLANES
 

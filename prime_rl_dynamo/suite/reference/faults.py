@@ -180,7 +180,7 @@ def parse_fault(text: str) -> Fault:
                 f"fault {text!r}: {wanted} must be at most {_MAXIMUM[name]:g}, found {value}"
             )
     if name == "break":
-        from prime_rl_dynamo.reference.breaks import BREAKS
+        from prime_rl_dynamo.suite.reference.breaks import BREAKS
 
         if value not in BREAKS:
             raise ConfigError(
@@ -189,7 +189,7 @@ def parse_fault(text: str) -> Fault:
                 f"{', '.join(BREAKS)}"
             )
     if name == "break-v2":
-        from prime_rl_dynamo.reference.v2 import V2_BREAKS
+        from prime_rl_dynamo.suite.reference.v2 import V2_BREAKS
 
         if value not in V2_BREAKS:
             raise ConfigError(
@@ -197,7 +197,7 @@ def parse_fault(text: str) -> Fault:
                 f"one of {', '.join(V2_BREAKS)}"
             )
     if name == "variant":
-        from prime_rl_dynamo.reference.variants import VARIANT_BODIES
+        from prime_rl_dynamo.suite.reference.variants import VARIANT_BODIES
 
         if value not in VARIANT_BODIES:
             raise ConfigError(

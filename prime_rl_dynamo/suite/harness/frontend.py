@@ -1,4 +1,4 @@
-"""The real Dynamo frontend with its RL listener: ``python -m prime_rl_dynamo.harness.frontend``.
+"""The real Dynamo frontend with its RL listener: ``python -m prime_rl_dynamo.suite.harness.frontend``.
 
 Runs the installed Dynamo release's HTTP frontend (dynamic engine) on loopback; the RL listener comes from
 ``DYN_ENABLE_RL=true`` and ``DYN_RL_PORT`` in the environment the harness passes in.
@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 
-from prime_rl_dynamo.harness._process import die_with_parent
+from prime_rl_dynamo.suite.harness._process import die_with_parent
 
 
 async def _main(http_host: str, http_port: int) -> None:
@@ -36,7 +36,7 @@ async def _main(http_host: str, http_port: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the frontend process."""
     parser = argparse.ArgumentParser(
-        prog="python -m prime_rl_dynamo.harness.frontend", allow_abbrev=False
+        prog="python -m prime_rl_dynamo.suite.harness.frontend", allow_abbrev=False
     )
     parser.add_argument("--http-host", default="127.0.0.1")
     parser.add_argument("--http-port", type=int, required=True)
