@@ -10,7 +10,8 @@ conformance profiles run against the same fleet, and both Prime-RL drop-ins (mai
 The ``client`` profile does not: it builds and scripts its own fleets (docs/harness.md).
 
 Needs the real-engine virtualenv (scripts/install-real-engines.sh); ``pytest -m real_engines``
-runs exactly these tests (``make test`` runs them in their own lane).
+runs these tests and the Python worker's descriptor reproduction
+(tests/test_python_worker_descriptor.py); ``make test`` runs them in their own lane.
 """
 
 from __future__ import annotations
