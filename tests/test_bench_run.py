@@ -54,9 +54,17 @@ def test_report_top_level(report: dict[str, Any]) -> None:
         assert key in machine, f"machine description lacks {key}"
     assert machine["packages"]["prime-rl-dynamo"], "own version missing from the machine record"
     assert report["suite"] == {"status": "skipped", "reason": "not selected"}
-    assert set(report["config"]) == {"validation", "discovery", "suite", "scale", "client"}
+    assert set(report["config"]) == {
+        "validation",
+        "discovery",
+        "suite",
+        "scale",
+        "client",
+        "engines",
+    }
     assert report["scale"] == {"status": "skipped", "reason": "not selected"}
     assert report["client"] == {"status": "skipped", "reason": "not selected"}
+    assert report["engines"] == {"status": "skipped", "reason": "not selected"}
 
 
 def test_discovery_section_has_every_size_and_ratio_free_when_alone(

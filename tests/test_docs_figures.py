@@ -173,3 +173,24 @@ def test_protocol_figures_come_from_the_protocol_report() -> None:
     )
     assert "costs the reference server 999x less CPU per poll" in text
     assert "(**999x**)" in text  # the table too
+
+
+def test_the_real_engine_figures_come_from_the_report_and_a_retyped_one_is_found() -> None:
+    # docs/harness.md "Real engines" and docs/bench.md quote the engines section (python -m
+    # tools.bench --only engines); a rerun rewrites both, and a figure typed beside them fails.
+    report = json.loads((ROOT / REPORT).read_text(encoding="utf-8"))
+    assert report["engines"]["status"] == "ok"
+    report["engines"]["update_s"]["median"] = 9.87
+    report["engines"]["memory_gib"]["ready"] = 6.54
+    rendered = render_blocks(report)
+    for name in ("docs/harness.md", "docs/bench.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        body = _with_blocks(text, rendered)["engines"][0]
+        assert "took 9.87 s" in body and "in 6.5 GiB resident" in body, name
+        assert update_text(text, rendered) != text  # the committed figures are not these
+    text = (ROOT / "docs/harness.md").read_text(encoding="utf-8")
+    heading = "## Real engines"
+    assert {"engines", "engines-console"} <= {m["name"] for m in _BLOCK.finditer(text)}
+    assert _hand_figures(_section(text, heading)) == []
+    typed = text.replace("**Cost**", "**Cost** (a weight update takes 0.3 s)", 1)
+    assert typed != text and _hand_figures(_section(typed, heading)) == ["0.3 s"]

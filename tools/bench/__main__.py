@@ -55,9 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--only",
         action="append",
-        choices=("validation", "discovery", "suite", "scale", "client"),
+        choices=("validation", "discovery", "suite", "scale", "client", "engines"),
         help="run only this section (repeatable; scale: 64-256 engines and the 256-engine "
-        "round trip, part of the full run only; client: the client profile's runtime)",
+        "round trip, part of the full run only; client: the client profile's runtime; "
+        "engines: a real vLLM fleet's time and memory, never part of the full run)",
     )
     parser.add_argument(
         "--no-dynamo",

@@ -20,6 +20,7 @@ from typing import Any
 from prime_rl_dynamo.exitcodes import ExitCode
 from tools import REPO
 from tools.bench.client_profile import client_profile_says
+from tools.bench.engines import engines_console, engines_cost_says
 from tools.bench.markdown import render_markdown, rerun_command
 from tools.bench.table import fmt_ratio
 
@@ -418,6 +419,8 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     "validation-goals": lambda r: "\n\n" + _validation_goals(r) + "\n\n",
     "discovery-says": _discovery_says,
     "client-profile": client_profile_says,
+    "engines": engines_cost_says,
+    "engines-console": engines_console,
 }
 
 #: Blocks rendered from the scale report (docs/bench/scale.json, or bench.json's own section).

@@ -14,6 +14,7 @@ from typing import Any
 
 from tools.bench.client_profile import ClientProfileConfig, run_client_profile
 from tools.bench.discovery import DiscoveryConfig, run_discovery
+from tools.bench.engines import EnginesConfig, run_engines
 from tools.bench.machine import describe_machine
 from tools.bench.progress import NullReporter, Reporter
 from tools.bench.scale import ScaleConfig, run_scale
@@ -32,7 +33,7 @@ __all__ = [
 #: Identifies the layout of the JSON report; bump when keys change meaning.
 REPORT_FORMAT = "prime-rl-dynamo-bench/1"
 
-SECTIONS = ("validation", "discovery", "suite", "scale", "client")
+SECTIONS = ("validation", "discovery", "suite", "scale", "client", "engines")
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,9 @@ class BenchConfig:
     # (--only scale) or in the full run.
     scale: ScaleConfig | None = None
     client: ClientProfileConfig | None = field(default_factory=ClientProfileConfig)
+    # Real vLLM engines (minutes of both cores, about 8 GiB, the real-engine virtualenv): only on
+    # request (--only engines), never in the full run.
+    engines: EnginesConfig | None = None
 
     def only(self, sections: list[str] | tuple[str, ...]) -> BenchConfig:
         """The same run restricted to some sections."""
@@ -60,6 +64,7 @@ class BenchConfig:
             suite=self.suite if "suite" in sections else None,
             scale=(self.scale or ScaleConfig()) if "scale" in sections else None,
             client=self.client if "client" in sections else None,
+            engines=(self.engines or EnginesConfig()) if "engines" in sections else None,
         )
 
     def without_dynamo(self) -> BenchConfig:
@@ -163,6 +168,11 @@ def run_bench(
         if config.client is not None
         else _skipped("not selected")
     )
+    report["engines"] = (
+        run_engines(config.engines, reporter)
+        if config.engines is not None
+        else _skipped("not selected")
+    )
     report["config"] = {
         name: (asdict(value) if value is not None else None)
         for name, value in (
@@ -171,6 +181,7 @@ def run_bench(
             ("suite", config.suite),
             ("scale", config.scale),
             ("client", config.client),
+            ("engines", config.engines),
         )
     }
     report["wall_s"] = time.perf_counter() - started

@@ -201,7 +201,7 @@ def _suite_table(section: dict[str, Any]) -> Any:
 
 def _skips(report: dict[str, Any]) -> list[str]:
     lines = []
-    for name in ("validation", "discovery", "suite", "client"):
+    for name in ("validation", "discovery", "suite", "client", "engines"):
         section = report.get(name) or {}
         if section.get("status") == "skipped":
             lines.append(f"{name}: skipped ({section.get('reason')})")
@@ -219,6 +219,7 @@ def render_tables(report: dict[str, Any], console: Any = None) -> None:
     from rich.markup import escape
 
     from prime_rl_dynamo.cli.output import make_console
+    from tools.bench.engines import engines_cost_says
 
     if console is None:
         # Piped output (CI logs, files) gets room for the wide validation tables, unless COLUMNS
@@ -251,6 +252,8 @@ def render_tables(report: dict[str, Any], console: Any = None) -> None:
         s.get("status") == "ok" for s in (report.get("client", {}).get("series") or {}).values()
     ):
         console.print(_suite_table(report["client"]))
+    if report.get("engines", {}).get("status") == "ok":
+        console.print(escape(f"real engines: {engines_cost_says(report)}"))
     for line in _skips(report):
         console.print(f"[yellow]{escape(line)}[/yellow]")
     machine = report.get("machine", {})
