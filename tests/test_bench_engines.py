@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from prime_rl_dynamo.suite.harness.real import _fleet
 from tools.bench.engines import (
     EnginesConfig,
     engines_console,
@@ -81,19 +80,17 @@ def test_without_the_real_engine_virtualenv_the_section_is_skipped_with_the_reas
 
 
 def test_a_machine_short_of_memory_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     for name in ("python", "vllm-rs"):
         (venv / "bin" / name).touch()
-    monkeypatch.setattr(_fleet, "_available_memory", lambda: 1 * GIB)
-    why = refusal(EnginesConfig(), venv)
+    why = refusal(EnginesConfig(), venv, available=1 * GIB)
     assert why is not None and "1.0 GiB available" in why
     assert "needs about" in why
     # the counterpart: with memory to spare the same venv is accepted
-    monkeypatch.setattr(_fleet, "_available_memory", lambda: 64 * GIB)
-    assert refusal(EnginesConfig(), venv) is None
+    assert refusal(EnginesConfig(), venv, available=64 * GIB) is None
 
 
 def test_the_section_runs_only_on_request() -> None:

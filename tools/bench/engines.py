@@ -54,16 +54,20 @@ class EnginesConfig:
     startup_timeout_s: float = 900.0
 
 
-def refusal(config: EnginesConfig, venv: Path | None = None) -> str | None:
-    """Why the section cannot run here (no real-engine virtualenv, too little memory), or None."""
-    from prime_rl_dynamo.suite.harness.real import engines_python, memory_needed
-    from prime_rl_dynamo.suite.harness.real._fleet import _available_memory
+def refusal(
+    config: EnginesConfig, venv: Path | None = None, available: int | None = None
+) -> str | None:
+    """Why the section cannot run here (no real-engine virtualenv, too little memory), or None.
+    ``available``: the bytes of memory to judge by (default: this machine's MemAvailable)."""
+    from prime_rl_dynamo.suite.harness.real import available_memory, engines_python, memory_needed
 
     try:
         engines_python(venv)
     except HarnessError as exc:
         return str(exc)
-    needed, available = memory_needed(config.tensor_parallel), _available_memory()
+    needed = memory_needed(config.tensor_parallel)
+    if available is None:
+        available = available_memory()
     if available is not None and available < needed:
         return (
             f"the fleet needs about {needed / _GIB:.1f} GiB and the machine has "

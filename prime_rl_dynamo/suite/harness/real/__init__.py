@@ -9,8 +9,9 @@ from __future__ import annotations
 from prime_rl_dynamo.suite.harness.real._fleet import (
     RealEngine,
     RealEngineFleet,
+    available_memory,
     engines_python,
     memory_needed,
 )
 
-__all__ = ["RealEngine", "RealEngineFleet", "engines_python", "memory_needed"]
+__all__ = ["RealEngine", "RealEngineFleet", "available_memory", "engines_python", "memory_needed"]

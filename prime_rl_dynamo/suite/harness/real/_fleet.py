@@ -93,7 +93,7 @@ def memory_needed(tensor_parallel: Sequence[int]) -> int:
     return sum(_RANK_BYTES * tp + _ENGINE_BYTES for tp in tensor_parallel) + _ENGINE_BYTES
 
 
-def _available_memory() -> int | None:
+def available_memory() -> int | None:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
@@ -339,7 +339,7 @@ class RealEngineFleet(ListenerFleet[RealEngine], Fleet):
         if self._stopped or self.frontend is not None:
             raise HarnessError("this fleet was started already; start a new RealEngineFleet")
         needed = memory_needed(self.tensor_parallel)
-        available = _available_memory()
+        available = available_memory()
         if self.check_memory and available is not None and available < needed:
             raise HarnessError(
                 f"not enough memory for real engines with tensor parallel "
