@@ -173,17 +173,8 @@ def run_bench(
         if config.engines is not None
         else _skipped("not selected")
     )
-    report["config"] = {
-        name: (asdict(value) if value is not None else None)
-        for name, value in (
-            ("validation", config.validation),
-            ("discovery", config.discovery),
-            ("suite", config.suite),
-            ("scale", config.scale),
-            ("client", config.client),
-            ("engines", config.engines),
-        )
-    }
+    configs = {name: getattr(config, name) for name in SECTIONS}
+    report["config"] = {name: asdict(c) if c is not None else None for name, c in configs.items()}
     report["wall_s"] = time.perf_counter() - started
     report["machine"]["load_average_after"] = describe_machine()["load_average"]
     return report
