@@ -8,19 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import conformance.client.verdicts as verdicts
 from conformance.client.credentials import credential_problems
 from conformance.client.ranks import order_problems
 from conformance.client.registration import client_check
-from conformance.client.verdicts import (
-    Problem,
-    Problems,
-    completed,
-    dynamo_plan,
-    ended,
-    failure,
-    real_dynamo,
-    verdict,
-)
+from conformance.client.verdicts import Problem, Problems, verdict
 from conformance.client_runs import REAL_DYNAMO, ClientContext, ClientRun
 from conformance.registry import CheckError, Skipped
 
@@ -51,7 +43,7 @@ def _held_then_proceeded(run: ClientRun) -> Problems:
                 "ready (the snapshot was still pending)",
             )
         )
-    problems += completed(run, "the client did not proceed once the fleet was ready")
+    problems += verdicts.completed(run, "the client did not proceed once the fleet was ready")
     return problems
 
 
@@ -75,7 +67,7 @@ def pending_verdict(ctx: ClientContext, scenario_ids: tuple[str, ...]) -> str:
     """The verdict of a pending rule: held back until ready, then every engine initialised."""
     problems = _pending_problems(ctx, scenario_ids)
     if problems:
-        raise failure(problems)
+        raise verdicts.failure(problems)
     real = sum(1 for r in _pending_runs(ctx, scenario_ids) if r.name.startswith(REAL_DYNAMO))
     more = f" (and {real} on real Dynamo)" if real else ""
     return (
@@ -126,7 +118,7 @@ def _streak_problems(run: ClientRun) -> Problems:
     at or past ``ready_from_listing``) since the last poll that was not."""
     first = run.first_init_time()
     if first is None:
-        return ended(run, "the client initialised nothing")
+        return verdicts.ended(run, "the client initialised nothing")
     before = [r for r in run.listing_calls if r.time < first]
     healthy_from = (run.ready_from_listing or 1) - 1
     streak = 0
@@ -161,7 +153,7 @@ def check_two_polls(ctx: ClientContext) -> str | None:
     problems: Problems = []
     for run in runs:
         problems += _streak_problems(run)
-        problems += completed(run, "the client did not complete")
+        problems += verdicts.completed(run, "the client did not complete")
     return verdict(problems, f"{len(runs)} scenarios: planned after two complete polls in a row")
 
 
@@ -193,7 +185,9 @@ _MATCHING = ("model-less", "other-model", "other-model-no-admin")
 def _matching_problems(run: ClientRun) -> Problems:
     """A single-variable matching scenario: others left alone, the plan complete."""
     problems = _others_problems(run)[1]
-    problems += completed(run, "the client did not complete (the unusual entry stopped it)")
+    problems += verdicts.completed(
+        run, "the client did not complete (the unusual entry stopped it)"
+    )
     return problems
 
 
@@ -201,13 +195,15 @@ def _others(ctx: ClientContext) -> tuple[int, Problems]:
     """(reachable engines of another model, the problems) over the matching scenarios and the
     plan on real Dynamo."""
     runs = [ctx.scenario(s) for s in _MATCHING]
-    real_dynamo([*runs, *dynamo_plan(ctx)])
+    verdicts.real_dynamo([*runs, *verdicts.dynamo_plan(ctx)])
     problems: Problems = []
     judged = 0
-    for run in [*runs, *dynamo_plan(ctx)]:
+    for run in [*runs, *verdicts.dynamo_plan(ctx)]:
         n, found = _others_problems(run)
         judged, problems = judged + n, problems + found
-        problems += completed(run, "the client did not complete (the unusual entry stopped it)")
+        problems += verdicts.completed(
+            run, "the client did not complete (the unusual entry stopped it)"
+        )
     return judged, problems
 
 
@@ -222,7 +218,7 @@ def _others(ctx: ClientContext) -> tuple[int, Problems]:
 def check_others(ctx: ClientContext) -> str | None:
     """A model-less entry matches; entries of another model take no part, whatever they carry."""
     runs = [ctx.scenario(s) for s in _MATCHING]
-    real = real_dynamo([*runs, *dynamo_plan(ctx)])
+    real = verdicts.real_dynamo([*runs, *verdicts.dynamo_plan(ctx)])
     judged, problems = _others(ctx)
     return verdict(
         problems,
