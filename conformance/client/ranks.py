@@ -241,11 +241,13 @@ def check_refusal(ctx: ClientContext) -> str | None:
 
 
 def order_problems(run: ClientRun) -> Problems:
+    """RANK-1 in one run: engines placed by their offsets in the canonical order."""
     records = run.init_records()
+    last = {key: got[-1].rank_offset for key, got in records.items() if got}
     placed = [
-        (records[e["key"]][-1].rank_offset, e["label"])
+        (offset, e["label"])
         for e in run.engines
-        if records.get(e["key"]) and isinstance(records[e["key"]][-1].rank_offset, int)
+        if isinstance(offset := last.get(e["key"] or ""), int)
     ]
     canonical = [e["label"] for e in run.engines]
     by_offset = [label for _, label in sorted(placed)]

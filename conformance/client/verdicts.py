@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from conformance.client_runs import REAL_DYNAMO, ClientContext, ClientRun
+from conformance.client_runs import REAL_DYNAMO, ClientContext, ClientRun, ListedEngine
 from conformance.client_wire import InitRecord
 from conformance.registry import CheckError, Failed
 from prime_rl_dynamo.plan import Convention
@@ -105,7 +104,7 @@ def plan_problems(run: ClientRun, *, sizes: bool = True, offsets: bool = True) -
     family = _family(run.convention)
     offset = 1 if family == "vllm-native" else 0
     for engine in run.engines:
-        got = records.get(engine["key"], [])
+        got = records.get(engine["key"] or "", [])
         label = f"{engine['label']} (world_size {engine['world_size']})"
         if not got:
             problems.append(Problem(run, "no-init", f"{label} received no broadcast init"))
@@ -141,7 +140,7 @@ def plan_problems(run: ClientRun, *, sizes: bool = True, offsets: bool = True) -
     return problems
 
 
-def _size_problems(run: ClientRun, engine: dict[str, Any], rec: InitRecord, label: str) -> Problems:
+def _size_problems(run: ClientRun, engine: ListedEngine, rec: InitRecord, label: str) -> Problems:
     if rec.family == "vllm-native":
         if rec.group_world_size != run.inference_world_size + 1:
             return [
