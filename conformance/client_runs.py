@@ -53,6 +53,7 @@ from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.fleet import Fleet
+    from prime_rl_dynamo.reference.fleet import ReferenceFleet
     from prime_rl_dynamo.topology import Topology
 
 __all__ = [
@@ -401,7 +402,7 @@ def _call_function(
     client: ClientUnderTest, call: ClientCall, run: ClientRun, extra: dict[str, str], grace: float
 ) -> None:
     assert client.func is not None
-    box: dict[str, Any] = {}
+    box: dict[str, object] = {}
     args, kwargs = call.arguments()
 
     def target() -> None:
@@ -522,7 +523,7 @@ class Runner:
         self._stopping: list[threading.Thread] = []
 
     @contextlib.contextmanager
-    def fleet(self, topology: Topology, faults: tuple[str, ...] = ()) -> Iterator[Any]:
+    def fleet(self, topology: Topology, faults: tuple[str, ...] = ()) -> Iterator[ReferenceFleet]:
         """A reference fleet for one run, stopped in the background once the run is judged (its
         server's shutdown is a tenth of a second or more, a hung client's open connections
         up to a second): ``close`` waits for every stop."""
@@ -727,7 +728,7 @@ class Runner:
                         continue
                 self.scenario(scenario, other)
 
-    def scenario(self, scenario: Scenario, other: Any) -> None:
+    def scenario(self, scenario: Scenario, other: Fleet) -> None:
         """One scenario; the plan the client should have reached is read after it ends."""
         from prime_rl_dynamo.topology import topology_from_dict
 
@@ -893,7 +894,7 @@ class Runner:
         )
 
 
-def _schedule_done(fleet: Any, ready_at: float | None, ready_after: float) -> None:
+def _schedule_done(fleet: ReferenceFleet, ready_at: float | None, ready_after: float) -> None:
     """Let the whole schedule happen before the final fleet is read (a client that returned
     early must be judged against the fleet as it ends up, not as it was when it returned)."""
     frontend = fleet.frontend
