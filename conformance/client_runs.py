@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import random
 import signal
 import subprocess
 import tempfile
@@ -20,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import httpx
 
@@ -52,6 +53,8 @@ from prime_rl_dynamo.wire import WorkerId
 
 if TYPE_CHECKING:
     from prime_rl_dynamo.suite.fleet import Fleet
+    from prime_rl_dynamo.suite.reference.fleet import ReferenceFleet
+    from prime_rl_dynamo.topology import Topology
 
 __all__ = [
     "CONVENTIONS",
@@ -60,6 +63,8 @@ __all__ = [
     "REAL_DYNAMO",
     "ClientContext",
     "ClientRun",
+    "ListedEngine",
+    "OtherEngine",
     "Runner",
     "call_client",
     "during",
@@ -105,6 +110,25 @@ def is_listing(r: RecordedRequest) -> bool:
     return r.method == "GET" and r.path == LISTING_PATH
 
 
+class ListedEngine(TypedDict):
+    """One engine of the listing as the suite read it (``listed_engines``)."""
+
+    label: str  # its worker identity, as the reports name it
+    identity: WorkerId
+    world_size: Any  # as listed: an int for every engine of a plan
+    admin_base_url: str | None
+    host: str | None  # the admin URL's host
+    key: str | None  # the fleet's engine key (None: no URL of a known engine)
+    reachable: bool  # whether it lists any URL a client could call
+    model: str | None
+
+
+class OtherEngine(ListedEngine):
+    """A listed engine outside the plan, and why."""
+
+    why: str  # "another model", "error" or "no admin URL or world_size"
+
+
 @dataclass
 class ClientRun:
     """One run of the client under test against one fleet, and what the fleet recorded."""
@@ -116,8 +140,8 @@ class ClientRun:
     credentials: Credentials
     master_address: str
     master_port: int
-    engines: list[dict[str, Any]] = field(default_factory=list)  # the plan's engines, canonical
-    others: list[dict[str, Any]] = field(default_factory=list)  # listed, outside the plan
+    engines: list[ListedEngine] = field(default_factory=list)  # the plan's engines, canonical
+    others: list[OtherEngine] = field(default_factory=list)  # listed, outside the plan
     admin_calls: list[RecordedRequest] = field(default_factory=list)  # admin + engine routes
     listing_calls: list[RecordedRequest] = field(default_factory=list)  # GET /v1/rl/workers
     other_listener_calls: list[RecordedRequest] = field(default_factory=list)  # the rest of it
@@ -125,7 +149,7 @@ class ClientRun:
     returned: bool = False
     hung: bool = False  # still running at its deadline plus GRACE_S (stopped)
     message: str = ""  # the client's error text (exception or stderr): report detail only
-    result: dict[str, Any] | None = None  # what the client wrote to CONFORMANCE_RESULT_FILE
+    result: dict[str, object] | None = None  # what the client wrote to CONFORMANCE_RESULT_FILE
     exit_code: int | None = None  # shell commands only
     started: float = 0.0  # time.time() when the client was started
     elapsed: float = 0.0
@@ -378,7 +402,7 @@ def _call_function(
     client: ClientUnderTest, call: ClientCall, run: ClientRun, extra: dict[str, str], grace: float
 ) -> None:
     assert client.func is not None
-    box: dict[str, Any] = {}
+    box: dict[str, object] = {}
     args, kwargs = call.arguments()
 
     def target() -> None:
@@ -411,9 +435,7 @@ def _listing_http() -> httpx.Client:
     return httpx.Client(timeout=10, trust_env=False)
 
 
-def listed_engines(
-    fleet: Fleet, model: str | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def listed_engines(fleet: Fleet, model: str | None) -> tuple[list[ListedEngine], list[OtherEngine]]:
     """(matching engines in canonical order, every other listed engine), from the listing.
 
     A worker matches when its ``model`` is absent or equal to ``model`` (SPEC §9.1). Each other
@@ -428,13 +450,14 @@ def listed_engines(
         for known in (engine.system_url, engine.admin_base_url):
             if known:
                 key_by_url[known.rstrip("/")] = engine.spec.key
-    ready, others = [], []
+    ready: list[ListedEngine] = []
+    others: list[OtherEngine] = []
     for w in body["workers"]:
         url = w.get("admin_base_url")
         reachable = url or w.get("system_url")
         key = key_by_url.get(reachable.rstrip("/")) if reachable else None
         identity = WorkerId.from_entry(w)
-        entry = {
+        entry: ListedEngine = {
             "label": str(identity),
             "identity": identity,
             "world_size": w.get("world_size"),
@@ -454,12 +477,14 @@ def listed_engines(
                 if not matches
                 else ("error" if "error" in w else "no admin URL or world_size")
             )
-            others.append({**entry, "why": why})
+            others.append(OtherEngine(**entry, why=why))
     ready.sort(key=lambda e: e["identity"])
     return ready, others
 
 
-def _credentials(rng: Any, *, api_key: str | None = None, allowed: Any = None) -> Credentials:
+def _credentials(
+    rng: random.Random, *, api_key: str | None = None, allowed: tuple[str, ...] | None = None
+) -> Credentials:
     from conformance.client_call import SECRET_ENV
 
     return Credentials(
@@ -471,7 +496,7 @@ def _credentials(rng: Any, *, api_key: str | None = None, allowed: Any = None) -
 
 
 def _new_run(
-    rng: Any, name: str, kind: str, convention: str, width: int, **fields: Any
+    rng: random.Random, name: str, kind: str, convention: str, width: int, **fields: Any
 ) -> ClientRun:
     """A run to do for W = ``width``: fresh credentials (unless ``fields`` has them) and a random
     master port (the group's coordinates) drawn from ``rng``; ``fields`` are ClientRun's others."""
@@ -490,7 +515,7 @@ _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "htt
 class Runner:
     """Runs the client of ``ctx`` against fleets and appends each run to ``ctx.runs``."""
 
-    def __init__(self, ctx: ClientContext, rng: Any) -> None:
+    def __init__(self, ctx: ClientContext, rng: random.Random) -> None:
         self.ctx = ctx
         self.rng = rng
         declared = ctx.conventions
@@ -498,7 +523,7 @@ class Runner:
         self._stopping: list[threading.Thread] = []
 
     @contextlib.contextmanager
-    def fleet(self, topology: Any, faults: tuple[str, ...] = ()) -> Iterator[Any]:
+    def fleet(self, topology: Topology, faults: tuple[str, ...] = ()) -> Iterator[ReferenceFleet]:
         """A reference fleet for one run, stopped in the background once the run is judged (its
         server's shutdown is a tenth of a second or more, a hung client's open connections
         up to a second): ``close`` waits for every stop."""
@@ -703,7 +728,7 @@ class Runner:
                         continue
                 self.scenario(scenario, other)
 
-    def scenario(self, scenario: Scenario, other: Any) -> None:
+    def scenario(self, scenario: Scenario, other: Fleet) -> None:
         """One scenario; the plan the client should have reached is read after it ends."""
         from prime_rl_dynamo.topology import topology_from_dict
 
@@ -869,7 +894,7 @@ class Runner:
         )
 
 
-def _schedule_done(fleet: Any, ready_at: float | None, ready_after: float) -> None:
+def _schedule_done(fleet: ReferenceFleet, ready_at: float | None, ready_after: float) -> None:
     """Let the whole schedule happen before the final fleet is read (a client that returned
     early must be judged against the fleet as it ends up, not as it was when it returned)."""
     frontend = fleet.frontend
@@ -883,7 +908,7 @@ def _schedule_done(fleet: Any, ready_at: float | None, ready_after: float) -> No
 
 
 def real_listing_problem(
-    run: ClientRun, ready: list[dict[str, Any]], others: list[dict[str, Any]], width: int
+    run: ClientRun, ready: list[ListedEngine], others: list[OtherEngine], width: int
 ) -> None:
     """Say (as ``run.harness_problem``) what the real listing failed to present of the scenario."""
     missing = []

@@ -41,7 +41,7 @@ _PROFILE_MODULES = {
     "frontend": "conformance.frontend",
     "frontend-v2": "conformance.frontend_v2",
     "workers": "conformance.workers",
-    "client": "conformance.client_profile",
+    "client": "conformance.client",
     "roundtrip": "conformance.roundtrip",
 }
 

@@ -285,9 +285,6 @@ TESTS = ROOT / "tests"
 #: test, each with the reason it waits; the list only shrinks (fixing one fails the test below
 #: until its entry is dropped).
 KNOWN_PRIVATE_IMPORTS = {
-    # conformance/client_profile.py is being split by requirement family (issue 37, item 4),
-    # which removes the set-up step `_decided` is; the test goes with it.
-    ("test_conformance_pace", "conformance.client_profile._decided"),
     # conformance/examples/ is being reworked in parallel (issues 34/35); the spec client's
     # driver and the examples' contract wrapper become public there, not here.
     ("test_client_dynamo", "conformance.examples.spec_client._drive"),

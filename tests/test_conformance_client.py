@@ -11,7 +11,7 @@ import pytest
 from _suite_support import not_passing
 
 import conformance
-from conformance.client_profile import check_others, readiness
+from conformance.client.readiness import check_others, pending_verdict
 from conformance.client_runs import ClientContext, ClientRun, during, real_listing_problem
 from conformance.client_scenarios import PINNED_TOPOLOGY, heterogeneous
 from conformance.registry import CheckError, Failed
@@ -172,7 +172,7 @@ def test_generated_topologies_are_madeheterogeneous(groups: list[dict[str, objec
 
 
 def _guard_context(**options: object) -> ClientContext:
-    from conformance.client_profile import load_client
+    from conformance.client import load_client
     from conformance.runner import Options, RunContext
 
     opts = Options(profiles=("client",), seed=1, **options)  # type: ignore[arg-type]
@@ -180,7 +180,7 @@ def _guard_context(**options: object) -> ClientContext:
 
 
 def _real_run(kind: str) -> ClientRun:
-    from conformance.client_profile import Credentials
+    from conformance.client import Credentials
 
     return ClientRun(
         name="real Dynamo 1.6.1 [2, 4, 1], engine-c killed",
@@ -216,11 +216,11 @@ def test_a_harness_that_cannot_change_the_fleet_in_time_is_an_error_not_a_failur
         during(ctx, lambda *a, **k: None, fleet, topology.model, idle, change)
     assert why in idle.harness_problem
     with pytest.raises(CheckError, match="the client is not judged on it"):
-        readiness(ctx, ("error-then-ready",))  # the check of READY-1
+        pending_verdict(ctx, ("error-then-ready",))  # the check of READY-1
     # The guard is what makes it an error: the same records without it are a failure.
     idle.harness_problem = ""
     with pytest.raises(Failed):
-        readiness(ctx, ("error-then-ready",))  # the check of READY-1
+        pending_verdict(ctx, ("error-then-ready",))  # the check of READY-1
 
 
 def test_a_real_listing_without_another_model_is_an_error_of_ready_5() -> None:

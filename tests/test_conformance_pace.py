@@ -121,11 +121,11 @@ def test_a_client_slower_than_its_pace_fails_poll_1_only() -> None:
 
 def test_no_real_dynamo_run_is_made_for_a_client_without_a_baseline() -> None:
     # Every check a real Dynamo run feeds would be "not judged": the run is not made at all.
-    from conformance.client_profile import _decided
+    from conformance.client.profile import why_not_made
 
     class WithoutBaseline:
         def baseline_cause(self) -> str:
             return "the client did not complete the conformant baseline"
 
     for kind in ("dynamo:plan", "dynamo:error-then-ready", "dynamo:resize-after-init"):
-        assert _decided(WithoutBaseline(), kind) == WithoutBaseline().baseline_cause()  # type: ignore[arg-type]
+        assert why_not_made(WithoutBaseline(), kind) == WithoutBaseline().baseline_cause()  # type: ignore[arg-type]

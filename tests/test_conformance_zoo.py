@@ -2,7 +2,7 @@
 reason it gives, and no other requirement on the same runs; the faithful clients pass everything.
 
 Each counterpart runs narrowed (``checks=``) to its check and the checks judging the same runs
-(``client_profile.related_checks``), so the whole matrix stays a few minutes of CI.
+(``conformance.client.related_checks``), so the whole matrix stays a few minutes of CI.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import conformance
-from conformance.client_profile import NEEDS, related_checks
+from conformance.client import CLIENT_CHECKS, related_checks
+from conformance.client_scenarios import SCENARIOS
 from conformance.examples import lifecycle_zoo
 from conformance.examples.spec_client import ZOO
 from conformance.examples.zoo import BY_NAME, COUNTERPARTS, REASONS
@@ -47,7 +48,11 @@ def test_every_client_check_has_a_counterpart_and_every_bug_is_one() -> None:
     killed = {cp.check for cp in COUNTERPARTS}
     assert checks - NEVER_JUDGED - killed == set(), "client checks without a counterpart"
     assert killed <= checks, "counterparts of checks that do not exist"
-    assert set(NEEDS) == checks  # every check says which runs it judges
+    assert set(CLIENT_CHECKS) == checks  # every check says which runs it judges
+    runs = {"rank", "refusal", "baseline", "dynamo"} | {s.id for s in SCENARIOS}
+    for c in CLIENT_CHECKS.values():  # ... and names only runs the set-up can make
+        assert set(c.needs) <= runs, c
+        assert c.needs or c.id in NEVER_JUDGED, c
     # every zoo bug (and each lifecycle deviation of Prime-RL's start-up) is in the matrix
     assert {cp.name for cp in COUNTERPARTS} == set(BY_NAME) | set(lifecycle_zoo.BY_NAME)
     for cp in COUNTERPARTS:

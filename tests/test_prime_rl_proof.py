@@ -16,7 +16,7 @@ import pytest
 from _suite_support import not_passing
 
 import conformance
-from conformance.client_profile import SECRET_ENV, Credentials
+from conformance.client import SECRET_ENV, Credentials
 from conformance.examples.prime_rl_pool_client import run
 from conformance.registry import all_checks
 from conformance.results import Status

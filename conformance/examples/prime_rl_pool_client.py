@@ -205,7 +205,7 @@ def main() -> int:
     """
     import sys
 
-    from conformance.client_profile import arguments_from_env
+    from conformance.client import arguments_from_env
     from prime_rl_dynamo.errors import PrimeRLDynamoError
 
     try:
