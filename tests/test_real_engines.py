@@ -50,22 +50,8 @@ def fleet() -> Iterator[RealEngineFleet]:
         yield started
 
 
-def _generate(engine: RealEngine) -> list[str]:
-    """The engine's greedy continuation of the tiny Llama's prompt, straight from vLLM."""
-    with httpx.Client(timeout=120.0) as client:
-        models = client.get(f"{engine.http_url}/v1/models").json()
-        model = models["data"][0]["id"]
-        reply = client.post(
-            f"{engine.http_url}/v1/completions",
-            json={"model": model, "prompt": tiny_llama.PROMPT, "max_tokens": 8, "temperature": 0},
-        )
-    assert reply.status_code == 200, reply.text
-    text: str = reply.json()["choices"][0]["text"]
-    return text.split()
-
-
 def _tokens(fleet: RealEngineFleet) -> dict[str, list[str]]:
-    return {e.key: _generate(e) for e in fleet.engines}
+    return {e.key: e.generate(tiny_llama.PROMPT) for e in fleet.engines}
 
 
 def _reload(pool: AdminPool, checkpoint: Path) -> dict[str, Any]:

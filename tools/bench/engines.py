@@ -25,8 +25,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from prime_rl_dynamo.errors import HarnessError
 from tools.bench.progress import NullReporter, Reporter
 from tools.bench.stats import summarize
@@ -74,21 +72,6 @@ def refusal(
             f"{available / _GIB:.1f} GiB available (MemAvailable)"
         )
     return None
-
-
-def _tokens(urls: list[str], prompt: str) -> list[list[str]]:
-    """Every engine's greedy continuation of ``prompt``, straight from vLLM."""
-    out = []
-    with httpx.Client(timeout=120.0, trust_env=False) as client:
-        for url in urls:
-            model = client.get(f"{url}/v1/models").json()["data"][0]["id"]
-            reply = client.post(
-                f"{url}/v1/completions",
-                json={"model": model, "prompt": prompt, "max_tokens": 8, "temperature": 0},
-            )
-            reply.raise_for_status()
-            out.append(reply.json()["choices"][0]["text"].split())
-    return out
 
 
 def run_engines(
@@ -147,8 +130,7 @@ def run_engines(
             phase.advance()
         say(f"engines: discovery ready in {', '.join(f'{s:.2f}' for s in discover_s)} s")
         checkpoints = [fleet.checkpoint(0), fleet.checkpoint(1)]
-        urls = [e.http_url for e in fleet.engines]
-        original = _tokens(urls, tiny_llama.PROMPT)
+        original = [e.generate(tiny_llama.PROMPT) for e in fleet.engines]
         update_s: list[float] = []
 
         async def update(checkpoint: Path) -> dict[str, Any]:
@@ -161,9 +143,9 @@ def run_engines(
             results = asyncio.run(update(target))
             update_s.append(time.perf_counter() - t0)
             codes = sorted(r.status_code for r in results.values())
-            if codes != [200] * len(urls):
+            if codes != [200] * len(fleet.engines):
                 raise HarnessError(f"a weight update answered {codes}, not 200 from every engine")
-            now = _tokens(urls, tiny_llama.PROMPT)
+            now = [e.generate(tiny_llama.PROMPT) for e in fleet.engines]
             if (now == original) == (target == checkpoints[1]):
                 raise HarnessError(
                     f"after the reload of {target.name} the engines generate {now}; the first "

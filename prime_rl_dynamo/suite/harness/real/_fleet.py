@@ -175,6 +175,19 @@ class RealEngine(Labelled):
         """Resident memory of the engine's process tree and its sidecar."""
         return sum(_tree_rss(p.pid) for p in (self.engine, self.sidecar) if p and p.pid)
 
+    def generate(self, prompt: str, max_tokens: int = 8) -> list[str]:
+        """The engine's greedy continuation of ``prompt``, straight from vLLM, word by word (an
+        error status raises ``httpx.HTTPStatusError``)."""
+        with httpx.Client(timeout=120.0, trust_env=False) as client:
+            model = client.get(f"{self.http_url}/v1/models").json()["data"][0]["id"]
+            reply = client.post(
+                f"{self.http_url}/v1/completions",
+                json={"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0},
+            )
+            reply.raise_for_status()
+        text: str = reply.json()["choices"][0]["text"]
+        return text.split()
+
 
 class RealEngineFleet(ListenerFleet[RealEngine], Fleet):
     """Real vLLM engines (one per entry of ``tensor_parallel``) behind Dynamo's vLLM sidecar.
